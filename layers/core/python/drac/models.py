@@ -1,0 +1,224 @@
+"""Pydantic models for every payload that crosses a stage or runtime boundary."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class Frozen(BaseModel):
+    """Base for immutable value objects."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ElementKind(StrEnum):
+    """What an element of the parsed Markdown is."""
+
+    HEADING = "heading"
+    PARAGRAPH = "paragraph"
+    LIST = "list"
+    CODE = "code"
+    QUOTE = "quote"
+    TABLE_ROW = "table_row"
+    HTML = "html"
+
+
+class Element(Frozen):
+    """One ID-addressed piece of a document's Markdown, text kept verbatim."""
+
+    id: str = Field(description="h<N> for headings, p<N> for content, p<N>.<M> for split pieces")
+    kind: ElementKind
+    text: str = Field(description="exact slice of the document's Markdown")
+    page: int = Field(ge=1, description="1-based page the element starts on")
+    level: int | None = Field(default=None, description="heading level 1-6 for headings")
+    ancestors: tuple[str, ...] = Field(
+        default=(), description="IDs of enclosing headings, outermost first"
+    )
+    table_id: str | None = Field(default=None, description="ID shared by the rows of one table")
+    table_header: str | None = Field(
+        default=None, description="header and separator lines of the row's table, verbatim"
+    )
+
+    @property
+    def is_heading(self) -> bool:
+        return self.kind is ElementKind.HEADING
+
+    @property
+    def title(self) -> str:
+        """Heading text without Markdown markers (the element text for non-headings)."""
+        if not self.is_heading:
+            return self.text
+        first = self.text.strip().splitlines()[0] if self.text.strip() else ""
+        if first.startswith("#"):
+            first = first.lstrip("#").strip()
+            stripped = first.rstrip("#")
+            if stripped != first and (not stripped or stripped.endswith(" ")):
+                first = stripped.strip()
+        return first
+
+
+class Section(Frozen):
+    """A run of elements small enough for one planner call, with its heading context."""
+
+    id: str
+    element_ids: tuple[str, ...]
+    heading_chain: tuple[str, ...] = Field(
+        default=(), description="IDs of ancestor headings that are not inside the section"
+    )
+    content_hash: str = Field(description="digest of the section's element texts and strategy-free context")
+
+
+class Strategy(Frozen):
+    """How to plan chunks: planner choice and size policy."""
+
+    name: str = "default"
+    planner: str = Field(default="rules", description="'rules' or 'llm'")
+    target_chars: int = Field(default=900, ge=100)
+    hard_limit_chars: int = Field(default=2000, ge=200)
+    min_chars: int = Field(default=250, ge=0)
+    min_blocks: int = Field(default=3, ge=1)
+    max_blocks: int = Field(default=8, ge=1)
+    section_budget: int = Field(default=60, ge=5, description="content elements per planner call")
+    preview_chars: int = Field(default=240, ge=40, le=400)
+    planner_model: str | None = None
+
+    @model_validator(mode="after")
+    def _sizes_are_ordered(self) -> Strategy:
+        if self.target_chars > self.hard_limit_chars:
+            raise ValueError("target_chars must not exceed hard_limit_chars")
+        if self.min_blocks > self.max_blocks:
+            raise ValueError("min_blocks must not exceed max_blocks")
+        return self
+
+
+class ParseConfig(Frozen):
+    """Parser settings; elements longer than max_element_chars are split into pieces."""
+
+    max_element_chars: int = Field(default=1200, ge=100)
+
+
+class TokenUsage(Frozen):
+    """Tokens a model call consumed."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+        )
+
+
+class PlanIssues(Frozen):
+    """What validation had to repair in a planner's answer."""
+
+    unknown_ids: tuple[str, ...] = ()
+    duplicate_ids: tuple[str, ...] = ()
+    missing_ids: tuple[str, ...] = ()
+    split_chunks: int = 0
+    fell_back_to_rules: bool = False
+    reason: str | None = None
+
+    @property
+    def clean(self) -> bool:
+        return not (
+            self.unknown_ids
+            or self.duplicate_ids
+            or self.missing_ids
+            or self.split_chunks
+            or self.fell_back_to_rules
+        )
+
+
+class SectionPlan(Frozen):
+    """The validated chunk plan of one section: arrays of element IDs."""
+
+    section_id: str
+    chunks: tuple[tuple[str, ...], ...]
+    planner: str
+    model: str | None = None
+    usage: TokenUsage = TokenUsage()
+    issues: PlanIssues = PlanIssues()
+    cached: bool = False
+
+
+class PlanVersion(Frozen):
+    """One numbered plan of a whole document."""
+
+    document_id: str
+    version: int = Field(ge=1)
+    strategy: Strategy
+    sections: tuple[SectionPlan, ...]
+    created_at: str
+
+    @property
+    def chunk_ids_arrays(self) -> list[tuple[str, ...]]:
+        return [chunk for section in self.sections for chunk in section.chunks]
+
+    @property
+    def usage(self) -> TokenUsage:
+        total = TokenUsage()
+        for section in self.sections:
+            total = total + section.usage
+        return total
+
+
+class Chunk(Frozen):
+    """A retrieval-ready chunk; `text` is exactly what gets embedded."""
+
+    document_id: str
+    source: str
+    chunk_id: str
+    plan_version: int
+    text: str
+    breadcrumb: str
+    element_ids: tuple[str, ...]
+    pages: tuple[int, ...]
+    tenant: str | None = None
+
+
+class DocumentStatus(StrEnum):
+    """Lifecycle of a document."""
+
+    REGISTERED = "REGISTERED"
+    CONVERTED = "CONVERTED"
+    INDEXED = "INDEXED"
+    PARTIAL = "PARTIAL"
+    FAILED = "FAILED"
+    DELETED = "DELETED"
+
+
+class DocumentRecord(BaseModel):
+    """What the system knows about one ingested document."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    document_id: str
+    source: str = Field(description="file name of the ingested source")
+    source_path: str | None = None
+    sha256: str
+    tenant: str | None = None
+    format: str = "markdown"
+    status: DocumentStatus = DocumentStatus.REGISTERED
+    pages: int = 0
+    active_version: int | None = None
+    warnings: list[str] = Field(default_factory=list)
+    error: str | None = None
+    created_at: str = ""
+    updated_at: str = ""
+
+
+class LedgerEntry(Frozen):
+    """One model call, for the token and cost ledger."""
+
+    document_id: str
+    stage: str = Field(description="conversion, planning or embedding")
+    model: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_ms: float = 0.0
+    outcome: str = "ok"
+    at: str = ""

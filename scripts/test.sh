@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Sets up (scripts/setup.sh) and runs the whole test suite: ruff, then pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+.venv/bin/ruff check .
+set +e
+.venv/bin/python -m pytest "$@"
+status=$?
+set -e
+# pytest exits 5 when it collected no tests; that is a broken suite here, not a pass.
+if [ "$status" -eq 5 ]; then
+  echo "test: pytest collected no tests" >&2
+  exit 1
+fi
+exit "$status"
