@@ -67,7 +67,9 @@ class Section(Frozen):
     heading_chain: tuple[str, ...] = Field(
         default=(), description="IDs of ancestor headings that are not inside the section"
     )
-    content_hash: str = Field(description="digest of the section's element texts and strategy-free context")
+    content_hash: str = Field(
+        description="digest of the section's element texts and strategy-free context"
+    )
 
 
 class Strategy(Frozen):

@@ -141,7 +141,9 @@ class ChunkIndex(ABC):
     """The searchable index of active chunks."""
 
     @abstractmethod
-    def upsert(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]] | None = None) -> None:
+    def upsert(
+        self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]] | None = None
+    ) -> None:
         """Add or replace chunks (by chunk_id)."""
 
     @abstractmethod

@@ -1,0 +1,119 @@
+"""Rebuild chunk text verbatim from stored elements (stage 4, second half).
+
+Only stored element text and the breadcrumb built from stored headings reach a chunk: the
+planner's answer contributes element IDs and nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from drac.ids import chunk_id_for
+from drac.models import Chunk, DocumentRecord, Element, PlanVersion
+
+BREADCRUMB_SEPARATOR = " >> "
+BREADCRUMB_MAX_CHARS = 300
+_ELISION = "…"
+
+
+def common_chain(elements: Sequence[Element]) -> tuple[str, ...]:
+    """Longest ancestor-heading chain shared by all the given elements."""
+    if not elements:
+        return ()
+    chain = elements[0].ancestors
+    for element in elements[1:]:
+        length = 0
+        for mine, theirs in zip(chain, element.ancestors, strict=False):
+            if mine != theirs:
+                break
+            length += 1
+        chain = chain[:length]
+    return chain
+
+
+def breadcrumb_for(chain: Sequence[str], by_id: Mapping[str, Element]) -> str:
+    """Join the chain's heading titles with ' >> ', eliding middle levels past 300 chars."""
+    titles = [by_id[heading].title for heading in chain if by_id[heading].title]
+    crumb = BREADCRUMB_SEPARATOR.join(titles)
+    if len(crumb) <= BREADCRUMB_MAX_CHARS:
+        return crumb
+    middle = titles[1:-1]
+    while middle:
+        middle.pop(0)
+        crumb = BREADCRUMB_SEPARATOR.join([titles[0], _ELISION, *middle, titles[-1]])
+        if len(crumb) <= BREADCRUMB_MAX_CHARS:
+            return crumb
+    return crumb[: BREADCRUMB_MAX_CHARS - 1] + _ELISION
+
+
+def layout(content: Sequence[Element], by_id: Mapping[str, Element]) -> tuple[str, str, list[str]]:
+    """Return (breadcrumb, body, element ids used) for content elements in document order.
+
+    Headings below the shared chain are written into the body before the first element under
+    them; a table's header and separator lines precede its first row in the chunk, and rows of
+    one table are joined by single newlines so each piece is still a valid table.
+    """
+    chain = common_chain(content)
+    used: list[str] = list(chain)
+    emitted: set[str] = set(chain)
+    parts: list[str] = []
+    previous_table: str | None = None
+    for element in content:
+        for heading in element.ancestors:
+            if heading not in emitted:
+                emitted.add(heading)
+                used.append(heading)
+                parts.append(by_id[heading].text)
+                previous_table = None
+        if element.table_id is not None and element.table_id == previous_table:
+            parts[-1] = parts[-1] + "\n" + element.text
+        elif element.table_header is not None:
+            parts.append(element.table_header + "\n" + element.text)
+        else:
+            parts.append(element.text)
+        previous_table = element.table_id
+        used.append(element.id)
+    return breadcrumb_for(chain, by_id), "\n\n".join(parts), used
+
+
+def chunk_text(content: Sequence[Element], by_id: Mapping[str, Element]) -> str:
+    """The exact text a chunk of these content elements would be embedded as."""
+    breadcrumb, body, _ = layout(content, by_id)
+    return f"{breadcrumb}\n\n{body}" if breadcrumb else body
+
+
+def content_of(
+    ids: Sequence[str], by_id: Mapping[str, Element], order: Mapping[str, int]
+) -> list[Element]:
+    """The content (non-heading) elements named by ids, in document order."""
+    wanted = {i for i in ids if i in by_id and not by_id[i].is_heading}
+    return [by_id[i] for i in sorted(wanted, key=order.__getitem__)]
+
+
+def assemble_chunks(
+    record: DocumentRecord, elements: Sequence[Element], plan: PlanVersion
+) -> list[Chunk]:
+    """Build the chunks of one plan version from the document's stored elements."""
+    by_id = {element.id: element for element in elements}
+    order = {element.id: index for index, element in enumerate(elements)}
+    chunks: list[Chunk] = []
+    for ids in plan.chunk_ids_arrays:
+        content = content_of(ids, by_id, order)
+        if not content:
+            continue
+        breadcrumb, body, used = layout(content, by_id)
+        pages = sorted({element.page for element in content})
+        chunks.append(
+            Chunk(
+                document_id=record.document_id,
+                source=record.source,
+                chunk_id=chunk_id_for(record.document_id, plan.version, used),
+                plan_version=plan.version,
+                text=f"{breadcrumb}\n\n{body}" if breadcrumb else body,
+                breadcrumb=breadcrumb,
+                element_ids=tuple(used),
+                pages=tuple(pages),
+                tenant=record.tenant,
+            )
+        )
+    return chunks

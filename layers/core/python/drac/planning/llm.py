@@ -1,0 +1,118 @@
+"""The LLM planner: shows a model element IDs and short previews, reads back ID arrays.
+
+The model never writes document text that is kept: its answer is parsed for IDs only.
+"""
+
+from __future__ import annotations
+
+from drac.clock import utc_now
+from drac.errors import PlanningError
+from drac.models import Element, ElementKind, LedgerEntry, Strategy, TokenUsage
+from drac.planning.answer import expand_ranges, parse_answer
+from drac.planning.base import Planner, Proposal, SectionView
+from drac.ports import Ledger, ModelCallError, ModelReply, TextModel
+
+SYSTEM_PROMPT = (
+    "You group document elements into retrieval chunks. Each line is: ID, kind, size in "
+    "characters, preview. Answer JSON only: an array of chunks, each an array of content IDs "
+    'in order; write a run of consecutive IDs as "pA-pB". Put every p-ID in exactly one '
+    "chunk. A chunk holds one topic: 3-8 related blocks, about {target} characters, never over "
+    "{limit}. Keep table rows (same t) together when they fit. Do not split at a heading "
+    "only to make tiny chunks."
+)
+RETRY_PROMPT = "That was not a JSON array of arrays of IDs. Answer with the JSON array only."
+_KIND_CODE = {
+    ElementKind.PARAGRAPH: "P",
+    ElementKind.LIST: "L",
+    ElementKind.CODE: "C",
+    ElementKind.QUOTE: "Q",
+    ElementKind.TABLE_ROW: "R",
+    ElementKind.HTML: "X",
+}
+
+
+def preview(element: Element, limit: int) -> str:
+    """One-line preview of an element's text, at most `limit` characters."""
+    flat = " ".join(element.text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def section_prompt(view: SectionView, strategy: Strategy) -> str:
+    """The user prompt for one section: heading context once, then one line per element."""
+    lines: list[str] = []
+    if view.section.heading_chain:
+        chain = " > ".join(view.by_id[h].title for h in view.section.heading_chain)
+        lines.append(f"In: {chain}")
+    for element in view.elements:
+        if element.is_heading:
+            lines.append(f"{element.id} {'#' * (element.level or 1)} {element.title}")
+            continue
+        kind = _KIND_CODE.get(element.kind, "P")
+        table = f" {element.table_id}" if element.table_id else ""
+        text = preview(element, strategy.preview_chars)
+        lines.append(f"{element.id} {kind}{table} {len(element.text)} {text}")
+    return "\n".join(lines)
+
+
+class LlmPlanner(Planner):
+    """Plans a section with a text model; one corrective retry, then the caller falls back."""
+
+    name = "llm"
+
+    def __init__(self, model: TextModel, ledger: Ledger, max_answer_tokens: int = 1024) -> None:
+        self.model = model
+        self.ledger = ledger
+        self.max_answer_tokens = max_answer_tokens
+
+    def _record(self, document_id: str, reply: ModelReply | None, outcome: str) -> None:
+        self.ledger.record(
+            LedgerEntry(
+                document_id=document_id,
+                stage="planning",
+                model=reply.model if reply else self.model.name,
+                input_tokens=reply.usage.input_tokens if reply else 0,
+                output_tokens=reply.usage.output_tokens if reply else 0,
+                latency_ms=reply.latency_ms if reply else 0.0,
+                outcome=outcome,
+                at=utc_now(),
+            )
+        )
+
+    def propose(self, view: SectionView, strategy: Strategy, document_id: str) -> Proposal:
+        """Ask the model for ID groups; raise PlanningError (with usage so far) when unusable."""
+        system = SYSTEM_PROMPT.format(target=strategy.target_chars, limit=strategy.hard_limit_chars)
+        prompt = section_prompt(view, strategy)
+        usage = TokenUsage()
+        notes: list[str] = []
+        content_order = [element.id for element in view.content]
+        for attempt in (prompt, f"{prompt}\n\n{RETRY_PROMPT}"):
+            try:
+                reply = self.model.complete(system, attempt, max_tokens=self.max_answer_tokens)
+            except ModelCallError as exc:
+                self._record(document_id, None, f"error: {exc}")
+                raise PlanningFailed(f"model call failed: {exc}", usage, notes) from exc
+            usage = usage + reply.usage
+            try:
+                groups = parse_answer(reply.text)
+            except PlanningError as exc:
+                self._record(document_id, reply, "unparseable")
+                notes.append(f"unparseable answer: {exc}")
+                continue
+            self._record(document_id, reply, "ok")
+            return Proposal(
+                groups=[expand_ranges(group, content_order) for group in groups],
+                planner=self.name,
+                model=reply.model,
+                usage=usage,
+                notes=notes,
+            )
+        raise PlanningFailed("; ".join(notes), usage, notes)
+
+
+class PlanningFailed(PlanningError):
+    """The model gave no usable plan; carries the tokens already spent."""
+
+    def __init__(self, reason: str, usage: TokenUsage, notes: list[str]) -> None:
+        super().__init__(reason)
+        self.usage = usage
+        self.notes = notes

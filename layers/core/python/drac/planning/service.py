@@ -1,0 +1,122 @@
+"""Plan a section or a whole document: cache, planner, fallback, validation, ledger."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from drac.assemble import layout
+from drac.clock import utc_now
+from drac.ids import digest_of
+from drac.models import Element, PlanVersion, Section, SectionPlan, Strategy
+from drac.planning.base import Planner, Proposal, SectionView, section_view
+from drac.planning.llm import LlmPlanner, PlanningFailed
+from drac.planning.rules import RulesPlanner
+from drac.planning.validate import validate
+from drac.ports import Ledger, NullLedger, PlanCache, TextModel
+
+
+def planner_for(strategy: Strategy, text_model: TextModel | None, ledger: Ledger) -> Planner:
+    """The planner a strategy asks for; 'llm' needs a configured text model."""
+    if strategy.planner == "rules":
+        return RulesPlanner()
+    if strategy.planner == "llm":
+        if text_model is None:
+            raise ValueError("strategy uses the llm planner but no planner model is configured")
+        return LlmPlanner(text_model, ledger)
+    raise ValueError(f"unknown planner {strategy.planner!r} (use 'rules' or 'llm')")
+
+
+def cache_key(section: Section, strategy: Strategy, planner: Planner) -> str:
+    """Key under which a section's plan is cached: its content and every planning setting."""
+    settings = strategy.model_dump(exclude={"name"})
+    model = getattr(getattr(planner, "model", None), "name", "")
+    return digest_of(
+        [section.content_hash, repr(sorted(settings.items())), planner.name, model], 32
+    )
+
+
+def plan_section(
+    section: Section,
+    elements: Sequence[Element],
+    strategy: Strategy,
+    *,
+    text_model: TextModel | None = None,
+    cache: PlanCache | None = None,
+    ledger: Ledger | None = None,
+    document_id: str = "",
+) -> SectionPlan:
+    """Plan one section into validated chunks of element IDs."""
+    ledger = ledger or NullLedger()
+    planner = planner_for(strategy, text_model, ledger)
+    return _plan(section_view(section, elements), strategy, planner, cache, document_id)
+
+
+def plan_document(
+    document_id: str,
+    elements: Sequence[Element],
+    sections: Sequence[Section],
+    strategy: Strategy,
+    version: int,
+    *,
+    text_model: TextModel | None = None,
+    cache: PlanCache | None = None,
+    ledger: Ledger | None = None,
+) -> PlanVersion:
+    """Plan every section of a document into a new numbered plan version."""
+    ledger = ledger or NullLedger()
+    planner = planner_for(strategy, text_model, ledger)
+    plans = []
+    for section in sections:
+        view = section_view(section, elements)
+        plans.append(_plan(view, strategy, planner, cache, document_id))
+    return PlanVersion(
+        document_id=document_id,
+        version=version,
+        strategy=strategy,
+        sections=tuple(plans),
+        created_at=utc_now(),
+    )
+
+
+def _plan(
+    view: SectionView,
+    strategy: Strategy,
+    planner: Planner,
+    cache: PlanCache | None,
+    document_id: str,
+) -> SectionPlan:
+    cacheable = cache is not None and not isinstance(planner, RulesPlanner)
+    key = cache_key(view.section, strategy, planner) if cacheable else ""
+    if cacheable and cache is not None:
+        hit = cache.get(key)
+        if hit is not None:
+            return hit.model_copy(update={"section_id": view.section.id, "cached": True})
+    proposal = _propose(view, strategy, planner, document_id)
+    chunks, issues = validate(proposal, view, strategy)
+    arrays = tuple(tuple(layout([view.by_id[i] for i in chunk], view.by_id)[2]) for chunk in chunks)
+    plan = SectionPlan(
+        section_id=view.section.id,
+        chunks=arrays,
+        planner=proposal.planner,
+        model=proposal.model,
+        usage=proposal.usage,
+        issues=issues,
+    )
+    if cacheable and cache is not None and not proposal.fell_back:
+        cache.put(key, plan)
+    return plan
+
+
+def _propose(view: SectionView, strategy: Strategy, planner: Planner, document_id: str) -> Proposal:
+    try:
+        return planner.propose(view, strategy, document_id)
+    except PlanningFailed as failure:
+        fallback = RulesPlanner().propose(view, strategy, document_id)
+        return Proposal(
+            groups=fallback.groups,
+            planner=f"{planner.name}->rules",
+            model=getattr(getattr(planner, "model", None), "name", None),
+            usage=failure.usage,
+            notes=[*failure.notes, f"fell back to rules: {failure}"],
+            fell_back=True,
+        )
