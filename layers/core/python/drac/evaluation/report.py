@@ -40,20 +40,27 @@ def overall_table(report: EvalReport) -> Table:
     return table
 
 
+def _group_cells(report: EvalReport, group: str, metric: str) -> list[tuple[str, list[str]]]:
+    rows = []
+    for result in report.results:
+        groups = result.by_query_type if group == "query_type" else result.by_company
+        cells = [
+            f"{groups[name][metric]:.3f}" if name in groups else "-"
+            for name in report.group_sizes.get(group, {})
+        ]
+        rows.append((result.label, cells))
+    return rows
+
+
 def group_table(report: EvalReport, group: str) -> Table:
-    """One row per query type (or company), one column per system, cells = R@k."""
+    """One row per system, one column per query type (or company, with its query count)."""
     metric = _group_metric(report)
     table = Table(title=f"{metric} by {group.replace('_', ' ')}")
-    table.add_column(group.replace("_", " "))
-    table.add_column("queries", justify="right")
-    for result in report.results:
-        table.add_column(result.label, justify="right")
+    table.add_column("chunk set / retriever")
     for name, count in report.group_sizes.get(group, {}).items():
-        cells = []
-        for result in report.results:
-            groups = result.by_query_type if group == "query_type" else result.by_company
-            cells.append(f"{groups[name][metric]:.3f}" if name in groups else "-")
-        table.add_row(name, str(count), *cells)
+        table.add_column(f"{name} ({count})", justify="right")
+    for label, cells in _group_cells(report, group, metric):
+        table.add_row(label, *cells)
     return table
 
 
@@ -91,14 +98,10 @@ def markdown_report(report: EvalReport) -> str:
         )
     for group in ("query_type", "company"):
         metric = _group_metric(report)
+        names = [f"{n} ({c})" for n, c in report.group_sizes.get(group, {}).items()]
         lines += ["", f"{metric} by {group.replace('_', ' ')}:", ""]
-        labels = " | ".join(r.label for r in report.results)
-        lines.append(f"| {group.replace('_', ' ')} | n | {labels} |")
-        lines.append("|---|---:|" + "---:|" * len(report.results))
-        for name, count in report.group_sizes.get(group, {}).items():
-            cells = []
-            for r in report.results:
-                groups = r.by_query_type if group == "query_type" else r.by_company
-                cells.append(f"{groups[name][metric]:.3f}" if name in groups else "-")
-            lines.append(f"| {name} | {count} | " + " | ".join(cells) + " |")
+        lines.append("| chunk set / retriever | " + " | ".join(names) + " |")
+        lines.append("|---|" + "---:|" * len(names))
+        for label, cells in _group_cells(report, group, metric):
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
