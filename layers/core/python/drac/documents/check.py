@@ -1,0 +1,144 @@
+"""Check (and minimally repair) a model's Markdown for one batch of pages."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from drac.documents.prompt import page_marker
+
+MARKER = re.compile(r"<!--\s*Page\s+(\d+)\b.*?-->", re.IGNORECASE | re.DOTALL)
+_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)+\|?\s*$")
+_GRID_RULE = re.compile(r"^\s*\+[-=+]{3,}\+\s*$")
+_FENCE = re.compile(r"^\s*```[a-zA-Z]*\s*\n(.*?)\n\s*```\s*$", re.DOTALL)
+
+TEXT_HEAVY_CHARS = 200
+"""A page whose text layer has at least this many characters is text-heavy."""
+SHORT_RATIO = 0.3
+"""Output below this share of the text layer's length is suspiciously short."""
+
+
+class BatchCheck(BaseModel):
+    """What checking a batch's Markdown found; `ok` means every page marker is right."""
+
+    model_config = ConfigDict(frozen=True)
+
+    pages: tuple[int, ...]
+    markers: tuple[int, ...]
+    table_lines: int = 0
+    short_pages: tuple[int, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        """True when the markers are exactly the batch's pages, in order."""
+        return self.markers == self.pages
+
+
+def clean_model_markdown(text: str) -> str:
+    """Return a model answer without a wrapping code fence, with "\\n" newlines, trimmed."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").strip()
+    fenced = _FENCE.match(text)
+    if fenced:
+        text = fenced.group(1).strip()
+    return text
+
+
+def markers_in(markdown: str) -> list[int]:
+    """Return the page numbers of the `<!-- Page N -->` markers in order of appearance."""
+    return [int(match.group(1)) for match in MARKER.finditer(markdown)]
+
+
+def page_texts(markdown: str) -> dict[int, str]:
+    """Return each marked page's Markdown (text between its marker and the next)."""
+    found = list(MARKER.finditer(markdown))
+    result: dict[int, str] = {}
+    for index, match in enumerate(found):
+        end = found[index + 1].start() if index + 1 < len(found) else len(markdown)
+        number = int(match.group(1))
+        result[number] = result.get(number, "") + markdown[match.end() : end].strip()
+    return result
+
+
+def check_batch(
+    markdown: str,
+    pages: Sequence[int],
+    text_chars: Mapping[int, int] | None = None,
+) -> BatchCheck:
+    """Check a batch's Markdown: markers for exactly `pages` in order, table syntax, short pages."""
+    expected = tuple(pages)
+    found = tuple(markers_in(markdown))
+    warnings: list[str] = []
+    missing = [number for number in expected if number not in found]
+    unexpected = [number for number in found if number not in expected]
+    if missing:
+        warnings.append(f"page markers missing for pages {_numbers(missing)}")
+    if unexpected:
+        warnings.append(f"unexpected page markers for pages {_numbers(unexpected)}")
+    if not missing and not unexpected and found != expected:
+        warnings.append(f"page markers out of order or repeated: {_numbers(found)}")
+    table_lines = sum(
+        1
+        for line in markdown.splitlines()
+        if _TABLE_ROW.match(line) or _TABLE_RULE.match(line) or _GRID_RULE.match(line)
+    )
+    if table_lines:
+        warnings.append(f"{table_lines} lines of Markdown table syntax (tables should be prose)")
+    short: list[int] = []
+    if text_chars:
+        texts = page_texts(markdown) if found else {}
+        for number in expected:
+            layer = text_chars.get(number, 0)
+            produced = len(texts.get(number, "")) if found else len(markdown) // len(expected)
+            if layer >= TEXT_HEAVY_CHARS and produced < SHORT_RATIO * layer:
+                short.append(number)
+                warnings.append(
+                    f"page {number}: output has {produced} characters but its text layer has "
+                    f"{layer}; content may be missing"
+                )
+    return BatchCheck(
+        pages=expected,
+        markers=found,
+        table_lines=table_lines,
+        short_pages=tuple(short),
+        warnings=tuple(warnings),
+    )
+
+
+def repair_markers(markdown: str, pages: Sequence[int]) -> tuple[str, list[str]]:
+    """Return the Markdown with page markers made consistent with `pages`, and what was changed.
+
+    A model that numbered its pages 1..k instead of the document's numbers is renumbered;
+    markers for pages outside the batch are dropped; a missing first marker is prepended.
+    """
+    expected = list(pages)
+    found = markers_in(markdown)
+    notes: list[str] = []
+    if found == expected:
+        return markdown, notes
+    if len(found) == len(expected) and len(set(found)) == len(found):
+        iterator = iter(expected)
+        markdown = MARKER.sub(lambda _match: page_marker(next(iterator)), markdown)
+        notes.append(f"renumbered page markers {_numbers(found)} to {_numbers(expected)}")
+        return markdown, notes
+    stray = [number for number in found if number not in expected]
+    if stray:
+        markdown = MARKER.sub(
+            lambda match: match.group(0) if int(match.group(1)) in expected else "", markdown
+        )
+        notes.append(f"dropped page markers for pages outside the batch: {_numbers(stray)}")
+    remaining = markers_in(markdown)
+    if expected[0] not in remaining:
+        first = MARKER.search(markdown)
+        lead = markdown[: first.start()] if first else markdown
+        if lead.strip() or not remaining:
+            markdown = f"{page_marker(expected[0])}\n\n{markdown.lstrip()}"
+            notes.append(f"added the missing marker for page {expected[0]}")
+    return markdown, notes
+
+
+def _numbers(values: Sequence[int]) -> str:
+    return ", ".join(str(value) for value in values)

@@ -1,0 +1,382 @@
+"""The offline converter: Markdown from a PDF's text layer, with no model.
+
+Headings are recovered from font size and weight, lists from bullet glyphs and indentation,
+paragraphs from line spacing; reading order is PDFium's text order. Pages without a text
+layer (scans) get a marker comment and a warning: they need a vision model.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
+from pydantic import BaseModel, ConfigDict
+
+from drac.documents.prompt import page_marker
+from drac.documents.render import PDFIUM_LOCK, open_pdf
+
+BULLETS = frozenset("•●○◦▪▫■□➢➤►▶✓✔❖◆◇‣⁃∙·")
+DASH_BULLETS = frozenset("-–—*")
+_ORDERED = re.compile(r"^(\d{1,3}[.)])\s+(.*)$")
+_PAGE_NUMBER = re.compile(r"^(?:page\s+)?\d{1,4}(?:\s*(?:/|of)\s*\d{1,4})?$", re.IGNORECASE)
+_HEADING_END = (".", ",", ";")
+
+
+class OfflinePage(BaseModel):
+    """The Markdown of one page from its text layer."""
+
+    model_config = ConfigDict(frozen=True)
+
+    number: int
+    markdown: str
+    has_text_layer: bool
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass
+class _Line:
+    chars: list[tuple[str, bool]]
+    size: float
+    bold: bool
+    x0: float
+    baseline: float
+    hyphen_end: bool = False
+    text: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.text = "".join(ch for ch, _ in self.chars).strip()
+
+    @property
+    def style(self) -> tuple[float, bool]:
+        return (self.size, self.bold)
+
+
+def offline_markdown(data: bytes, max_pages: int = 5000) -> list[OfflinePage]:
+    """Return one OfflinePage per page of the PDF, in order, each starting with its page marker."""
+    with open_pdf(data, max_pages) as document, PDFIUM_LOCK:
+        heights = []
+        pages: list[list[_Line]] = []
+        for index in range(len(document)):
+            page = document[index]
+            try:
+                heights.append(page.get_height())
+                pages.append(_page_lines(page))
+            finally:
+                page.close()
+    scale = _HeadingScale.from_pages(pages)
+    result = []
+    for number, (lines, height) in enumerate(zip(pages, heights, strict=True), start=1):
+        result.append(_page_result(number, lines, height, scale))
+    return result
+
+
+def _page_result(
+    number: int, lines: list[_Line], height: float, scale: _HeadingScale
+) -> OfflinePage:
+    marker = page_marker(number)
+    if not any(line.text for line in lines):
+        note = f"<!-- Page {number}: no text layer (scanned page?); needs a vision model -->"
+        warning = f"page {number} has no text layer; it needs a vision model to be converted"
+        return OfflinePage(
+            number=number,
+            markdown=f"{marker}\n\n{note}",
+            has_text_layer=False,
+            warnings=(warning,),
+        )
+    lines = [line for line in lines if line.text and not _is_page_furniture(line, height)]
+    body = _Blocks(scale).markdown(lines)
+    return OfflinePage(number=number, markdown=f"{marker}\n\n{body}".rstrip(), has_text_layer=True)
+
+
+def _page_lines(page: pdfium.PdfPage) -> list[_Line]:
+    textpage = page.get_textpage()
+    try:
+        return list(_lines_of(textpage.raw, textpage.count_chars()))
+    finally:
+        textpage.close()
+
+
+def _lines_of(raw: object, count: int) -> Iterator[_Line]:
+    x, y = ctypes.c_double(), ctypes.c_double()
+    font_name = ctypes.create_string_buffer(128)
+    flags = ctypes.c_int()
+    chars: list[tuple[str, bool]] = []
+    sizes: Counter[float] = Counter()
+    bold_count = 0
+    first_x = baseline = 0.0
+    hyphen = False
+    for index in range(count):
+        code = pdfium_c.FPDFText_GetUnicode(raw, index)
+        char = chr(code) if code else ""
+        if char in ("\n", "\r"):
+            if char == "\n" and chars:
+                yield _finish(chars, sizes, bold_count, first_x, baseline, hyphen)
+                chars, sizes, bold_count, hyphen = [], Counter(), 0, False
+            continue
+        if not char or 0xE000 <= code <= 0xF8FF or code == 0xFFFE:
+            if not chars and code:
+                chars.append(("•", False))  # private-use glyphs at a line start are bullets
+            continue
+        if char.isspace():
+            chars.append((" ", chars[-1][1] if chars else False))
+            continue
+        weight = pdfium_c.FPDFText_GetFontWeight(raw, index)
+        if weight < 0:
+            pdfium_c.FPDFText_GetFontInfo(raw, index, font_name, 128, ctypes.byref(flags))
+            bold = b"bold" in font_name.value.lower() or b"black" in font_name.value.lower()
+        else:
+            bold = weight >= 500
+        if not any(ch != " " for ch, _ in chars):
+            pdfium_c.FPDFText_GetCharOrigin(raw, index, ctypes.byref(x), ctypes.byref(y))
+            first_x, baseline = x.value, y.value
+        size = round(pdfium_c.FPDFText_GetFontSize(raw, index) * 2) / 2
+        sizes[size] += 1
+        bold_count += bold
+        hyphen = char == "-" and pdfium_c.FPDFText_IsHyphen(raw, index) == 1
+        chars.append((char, bold))
+    if chars:
+        yield _finish(chars, sizes, bold_count, first_x, baseline, hyphen)
+
+
+def _finish(
+    chars: list[tuple[str, bool]],
+    sizes: Counter[float],
+    bold_count: int,
+    x0: float,
+    baseline: float,
+    hyphen: bool,
+) -> _Line:
+    visible = sum(sizes.values())
+    size = sizes.most_common(1)[0][0] if sizes else 0.0
+    return _Line(
+        chars=chars,
+        size=size,
+        bold=visible > 0 and bold_count >= 0.9 * visible,
+        x0=x0,
+        baseline=baseline,
+        hyphen_end=hyphen,
+    )
+
+
+def _is_page_furniture(line: _Line, height: float) -> bool:
+    """A bare page number in the top or bottom margin is not content."""
+    in_margin = line.baseline < 0.13 * height or line.baseline > 0.9 * height
+    return in_margin and bool(_PAGE_NUMBER.match(line.text))
+
+
+class _HeadingScale:
+    """Maps a line's (size, bold) style to a heading level, from document-wide statistics."""
+
+    def __init__(self, body_size: float, levels: dict[tuple[float, bool], int]) -> None:
+        self.body_size = body_size
+        self.levels = levels
+
+    @classmethod
+    def from_pages(cls, pages: list[list[_Line]]) -> _HeadingScale:
+        weights: Counter[float] = Counter()
+        for lines in pages:
+            for line in lines:
+                weights[line.size] += len(line.text)
+        body = weights.most_common(1)[0][0] if weights else 10.0
+        styles = {
+            line.style
+            for lines in pages
+            for line in lines
+            if line.text and _could_be_heading(line, body)
+        }
+        ordered = sorted(styles, key=lambda style: (-style[0], not style[1]))
+        return cls(body, {style: min(rank, 4) for rank, style in enumerate(ordered, start=1)})
+
+    def level(self, line: _Line) -> int | None:
+        if not _could_be_heading(line, self.body_size):
+            return None
+        return self.levels.get(line.style)
+
+
+def _could_be_heading(line: _Line, body: float) -> bool:
+    text = line.text
+    if not text or len(text) > 150 or _list_marker(text) is not None:
+        return False
+    if line.size >= body * 1.12:
+        return True
+    return line.bold and line.size >= body * 0.95 and not text.endswith(_HEADING_END)
+
+
+def _list_marker(text: str) -> tuple[str, str] | None:
+    """Return (marker, rest) when the line starts a list item."""
+    first = text[0]
+    if first in BULLETS:
+        return "-", text[1:].strip()
+    if first in DASH_BULLETS and len(text) > 1 and text[1] == " ":
+        return "-", text[2:].strip()
+    ordered = _ORDERED.match(text)
+    if ordered:
+        return ordered.group(1), ordered.group(2)
+    return None
+
+
+class _Blocks:
+    """Groups a page's lines into Markdown blocks: headings, list items and paragraphs."""
+
+    def __init__(self, scale: _HeadingScale) -> None:
+        self.scale = scale
+        self.blocks: list[tuple[str, str]] = []
+        self.current: list[_Line] = []
+        self.kind = ""  # "heading", "item", "para"
+        self.heading_level = 0
+        self.list_stack: list[tuple[float, int]] = []  # (bullet x, child indent)
+        self.item_prefix = ""
+
+    def markdown(self, lines: list[_Line]) -> str:
+        """Return the lines as Markdown: blocks apart by a blank line, list items kept tight."""
+        for line in lines:
+            self._add(line)
+        self._flush()
+        out, out_kind = "", ""
+        for kind, block in self.blocks:
+            separator = "\n" if kind == "item" and out_kind == "item" else "\n\n"
+            out = f"{out}{separator}{block}" if out else block
+            out_kind = kind
+        return out
+
+    def _add(self, line: _Line) -> None:
+        previous = self.current[-1] if self.current else None
+        if previous is not None and _same_row(previous, line):
+            if self.kind == "heading":  # a heading does not share its row: a table cell
+                self.kind = "para"
+            self.current.append(line)
+            return
+        level = self.scale.level(line)
+        near = previous is not None and _close(previous, line)
+        if level is not None:
+            same = self.kind == "heading" and level == self.heading_level and near
+            if not same:
+                self._flush()
+                self.kind, self.heading_level = "heading", level
+                self.list_stack = []
+            self.current.append(line)
+            return
+        marker = _list_marker(line.text)
+        if marker is not None:
+            self._flush()
+            self._start_item(line, marker[0])
+            self.current.append(line)
+            return
+        if self.kind == "item" and near and line.x0 > self.list_stack[-1][0] + 2:
+            self.current.append(line)
+            return
+        if self.kind == "para" and near and previous is not None and line.size == previous.size:
+            self.current.append(line)
+            return
+        self._flush()
+        self.list_stack = []
+        self.kind = "para"
+        self.current.append(line)
+
+    def _start_item(self, line: _Line, marker: str) -> None:
+        while self.list_stack and line.x0 < self.list_stack[-1][0] - 3:
+            self.list_stack.pop()
+        if self.list_stack and abs(line.x0 - self.list_stack[-1][0]) <= 3:
+            self.list_stack.pop()
+        indent = self.list_stack[-1][1] if self.list_stack else 0
+        self.list_stack.append((line.x0, indent + len(marker) + 1))
+        self.kind = "item"
+        self.item_prefix = " " * indent + marker + " "
+
+    def _flush(self) -> None:
+        if not self.current:
+            return
+        if self.kind == "heading":
+            title = _join([line.text for line in self.current], self.current)
+            self.blocks.append(("heading", "#" * self.heading_level + " " + title))
+        elif self.kind == "item":
+            first = self.current[0]
+            marker = _list_marker(first.text)
+            texts = [_inline(first, skip_marker=True, marker=marker)]
+            texts += [_inline(line) for line in self.current[1:]]
+            self.blocks.append(("item", self.item_prefix + _join(texts, self.current)))
+        else:
+            text = _join([_inline(line) for line in self.current], self.current)
+            self.blocks.append(("para", _escape_start(text)))
+        self.current = []
+        self.kind = ""
+
+
+def _close(previous: _Line, line: _Line) -> bool:
+    """True when `line` follows `previous` at normal line spacing (same block)."""
+    gap = previous.baseline - line.baseline
+    return 0 < gap <= 1.5 * max(previous.size, line.size)
+
+
+def _same_row(previous: _Line, line: _Line) -> bool:
+    """True when `line` continues `previous`'s visual row (e.g. the next table cell).
+
+    The next cell starts to the right, on the same baseline or up to a few lines higher
+    (when the previous cell wrapped onto several lines).
+    """
+    size = max(previous.size, line.size, 1.0)
+    drop = previous.baseline - line.baseline
+    return line.x0 > previous.x0 + 1 and -4 * size <= drop < 0.35 * size
+
+
+def _join(texts: list[str], lines: list[_Line]) -> str:
+    out = ""
+    for text, line_before in zip(texts, [None, *lines[:-1]], strict=True):
+        if not out:
+            out = text
+        elif line_before is not None and line_before.hyphen_end and out.endswith("-"):
+            out = out[:-1] + text
+        else:
+            out = f"{out} {text}"
+    return out.replace("** **", " ")
+
+
+def _inline(line: _Line, skip_marker: bool = False, marker: tuple[str, str] | None = None) -> str:
+    """Return the line's text with bold runs marked `**...**` (unless the whole line is bold)."""
+    chars = line.chars
+    if skip_marker and marker is not None:
+        chars = _drop_marker(chars, line.text, marker[1])
+    text = "".join(ch for ch, _ in chars).strip()
+    if not any(bold for ch, bold in chars if ch != " "):
+        return text
+    runs: list[tuple[str, bool]] = []
+    for char, bold in chars:
+        if runs and (runs[-1][1] == bold or char == " "):
+            runs[-1] = (runs[-1][0] + char, runs[-1][1])
+        else:
+            runs.append((char, bold))
+    pieces = []
+    for run, bold in runs:
+        core = run.strip()
+        if bold and any(ch.isalnum() for ch in core):
+            lead = run[: len(run) - len(run.lstrip())]
+            trail = run[len(run.rstrip()) :]
+            pieces.append(f"{lead}**{core}**{trail}")
+        else:
+            pieces.append(run)
+    return "".join(pieces).strip()
+
+
+def _drop_marker(chars: list[tuple[str, bool]], text: str, rest: str) -> list[tuple[str, bool]]:
+    """Return the characters after the list marker (the marker is `text` minus `rest`)."""
+    to_drop = sum(1 for ch in text[: len(text) - len(rest)] if ch != " ")
+    index = 0
+    while index < len(chars) and to_drop:
+        if chars[index][0] != " ":
+            to_drop -= 1
+        index += 1
+    while index < len(chars) and chars[index][0] == " ":
+        index += 1
+    return chars[index:]
+
+
+def _escape_start(text: str) -> str:
+    """Keep a paragraph that happens to start like Markdown syntax from becoming it."""
+    if text.startswith(("#", ">")):
+        return "\\" + text
+    return text
