@@ -1,0 +1,225 @@
+"""`drac ingest` and `drac replan`: the commands that write to the workspace."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+
+import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from drac.cli import cli
+from drac.cli.models_setup import build_models
+from drac.cli.options import (
+    json_option,
+    model_option,
+    open_workspace,
+    print_json,
+    stderr,
+    strategy_options,
+    workspace_option,
+)
+from drac.errors import DracError
+from drac.models import Strategy
+from drac.pipeline import (
+    IngestSettings,
+    Outcome,
+    collect_inputs,
+    ingest_file,
+    live_documents,
+    replan_document,
+)
+from drac.strategies import resolve_strategy
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=stderr,
+        transient=False,
+    )
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@workspace_option
+@strategy_options
+@model_option
+@click.option("--tenant", default=None, help="Tenant the documents belong to.")
+@click.option("--force", is_flag=True, help="Convert again even when the content is unchanged.")
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(1, 32),
+    default=min(4, os.cpu_count() or 1),
+    show_default=True,
+    help="Documents processed at once.",
+)
+@json_option
+def ingest(
+    paths: tuple[Path, ...],
+    workspace: Path,
+    strategy: str | None,
+    planner: str | None,
+    target_chars: int | None,
+    hard_limit_chars: int | None,
+    section_budget: int | None,
+    model: str | None,
+    tenant: str | None,
+    force: bool,
+    jobs: int,
+    as_json: bool,
+) -> None:
+    """Ingest files or folders (PDF, DOCX, PPTX, XLSX, HTML, Markdown, text, scans)."""
+    chosen = _strategy(strategy, planner, target_chars, hard_limit_chars, section_budget)
+    vision, text_model = build_models(model, chosen)
+    files, outcomes = collect_inputs(list(paths))
+    for missing in outcomes:
+        stderr.print(f"[red]FAILED[/] {missing.path}: {missing.error}")
+    settings = IngestSettings(strategy=chosen, force=force, tenant=tenant)
+    ws = open_workspace(workspace, create=True)
+    try:
+
+        def run(path: Path, report: Callable[[int, int], None]) -> Outcome:
+            return ingest_file(
+                path, ws, settings, vision=vision, text_model=text_model, progress=report
+            )
+
+        outcomes.extend(_run_all(files, run, jobs, "ingest"))
+    finally:
+        ws.close()
+    _report(outcomes, as_json)
+
+
+def _run_all(
+    files: Sequence[Path],
+    run: Callable[[Path, Callable[[int, int], None]], Outcome],
+    jobs: int,
+    label: str,
+) -> list[Outcome]:
+    outcomes: list[Outcome] = []
+    with _progress() as progress:
+        overall = progress.add_task(label, total=len(files))
+
+        def one(path: Path) -> Outcome:
+            task = progress.add_task(f"  {path.name[:40]}", total=None, visible=False)
+
+            def report(done: int, total: int) -> None:
+                progress.update(task, completed=done, total=total, visible=total > 1)
+
+            try:
+                return run(path, report)
+            finally:
+                progress.remove_task(task)
+
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            futures = {pool.submit(one, path): path for path in files}
+            for future in as_completed(futures):
+                outcome = future.result()
+                outcomes.append(outcome)
+                if outcome.failed:
+                    progress.console.print(f"[red]FAILED[/] {outcome.path}: {outcome.error}")
+                progress.advance(overall)
+    order = {str(path): index for index, path in enumerate(files)}
+    return sorted(outcomes, key=lambda o: order.get(o.path, -1))
+
+
+def _strategy(
+    name: str | None,
+    planner: str | None,
+    target_chars: int | None,
+    hard_limit_chars: int | None,
+    section_budget: int | None,
+) -> Strategy:
+    try:
+        return resolve_strategy(
+            name,
+            planner=planner,
+            target_chars=target_chars,
+            hard_limit_chars=hard_limit_chars,
+            section_budget=section_budget,
+        )
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="strategy options") from exc
+
+
+def _report(outcomes: list[Outcome], as_json: bool) -> None:
+    failed = [outcome for outcome in outcomes if outcome.failed]
+    if as_json:
+        print_json({"outcomes": outcomes, "failed": len(failed)})
+    else:
+        counts = Counter(outcome.status for outcome in outcomes)
+        table = Table(title="drac summary")
+        for column in ("status", "documents", "pages", "chunks"):
+            table.add_column(column, justify="left" if column == "status" else "right")
+        for status, count in sorted(counts.items()):
+            subset = [outcome for outcome in outcomes if outcome.status == status]
+            table.add_row(
+                status,
+                str(count),
+                str(sum(outcome.pages for outcome in subset)),
+                str(sum(outcome.chunks for outcome in subset)),
+            )
+        stderr.print(table)
+        for outcome in outcomes:
+            for warning in outcome.warnings[:3]:
+                stderr.print(f"[yellow]warning[/] {Path(outcome.path).name}: {warning}")
+        for outcome in failed:
+            stderr.print(f"[red]FAILED[/] {outcome.path}: {outcome.error}")
+    if failed:
+        raise SystemExit(1)
+
+
+@cli.command()
+@click.argument("documents", nargs=-1)
+@workspace_option
+@strategy_options
+@model_option
+@json_option
+def replan(
+    documents: tuple[str, ...],
+    workspace: Path,
+    strategy: str | None,
+    planner: str | None,
+    target_chars: int | None,
+    hard_limit_chars: int | None,
+    section_budget: int | None,
+    model: str | None,
+    as_json: bool,
+) -> None:
+    """Plan stored documents again (all, or those named) without converting anything."""
+    chosen = _strategy(strategy, planner, target_chars, hard_limit_chars, section_budget)
+    _, text_model = build_models(model, chosen)
+    ws = open_workspace(workspace)
+    outcomes: list[Outcome] = []
+    try:
+        try:
+            records = live_documents(ws, documents)
+        except DracError as exc:
+            raise click.ClickException(str(exc)) from exc
+        with _progress() as progress:
+            task = progress.add_task("replan", total=len(records))
+            for record in records:
+                try:
+                    outcomes.append(replan_document(record, ws, chosen, text_model=text_model))
+                except DracError as exc:
+                    outcomes.append(
+                        Outcome(
+                            path=record.source,
+                            document_id=record.document_id,
+                            status="FAILED",
+                            error=str(exc),
+                        )
+                    )
+                    progress.console.print(f"[red]FAILED[/] {record.source}: {exc}")
+                progress.advance(task)
+    finally:
+        ws.close()
+    _report(outcomes, as_json)

@@ -1,0 +1,30 @@
+"""Build the model clients a command asks for (offline needs none)."""
+
+from __future__ import annotations
+
+import click
+
+from drac.models import Strategy
+from drac.ports import TextModel, VisionModel
+
+
+def build_models(
+    backend: str | None, strategy: Strategy
+) -> tuple[VisionModel | None, TextModel | None]:
+    """The vision model for conversion and the text model for LLM planning, per settings.
+
+    Exits with a clear message when the llm planner is asked for without a model backend.
+    """
+    from drac.clients.config import ModelSettings, make_text_model, make_vision_model
+
+    settings = ModelSettings.load()
+    if backend:
+        settings = settings.model_copy(update={"backend": backend})
+    vision = make_vision_model(settings)
+    text_model = make_text_model(settings) if strategy.planner == "llm" else None
+    if strategy.planner == "llm" and text_model is None:
+        raise click.UsageError(
+            "the llm planner needs a model: pass --model bedrock or --model openai"
+            " (or set DRAC_MODEL), or use --planner rules"
+        )
+    return vision, text_model

@@ -1,0 +1,106 @@
+"""Options and helpers shared by the CLI commands."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from pydantic import BaseModel
+from rich.console import Console
+
+from drac.errors import DracError
+from drac.local.workspace import DEFAULT_WORKSPACE, Workspace
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+stdout = Console(soft_wrap=True)
+stderr = Console(stderr=True, soft_wrap=True)
+
+
+def workspace_option(function: F) -> F:
+    """Add `--workspace DIR` (default ./.drac, or $DRAC_WORKSPACE)."""
+    return click.option(
+        "--workspace",
+        "-w",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=DEFAULT_WORKSPACE,
+        envvar="DRAC_WORKSPACE",
+        show_default=True,
+        help="Workspace folder holding drac's state.",
+    )(function)
+
+
+def json_option(function: F) -> F:
+    """Add `--json` for machine-readable output."""
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")(
+        function
+    )
+
+
+def open_workspace(path: Path, *, create: bool = False) -> Workspace:
+    """Open the workspace at path, or exit with a clear message."""
+    try:
+        return Workspace(path, create=create)
+    except DracError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def print_json(value: Any) -> None:
+    """Print a JSON document (pydantic models included) to stdout."""
+    if isinstance(value, BaseModel):
+        text = value.model_dump_json(indent=2)
+    else:
+        text = json.dumps(_plain(value), indent=2, ensure_ascii=False)
+    sys.stdout.write(text + "\n")
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    return value
+
+
+def strategy_options(function: F) -> F:
+    """Add the strategy selection options (a preset name plus overrides)."""
+    options = [
+        click.option(
+            "--strategy", "-s", default=None, help="Strategy preset: default, fine, coarse, llm."
+        ),
+        click.option(
+            "--planner", type=click.Choice(["rules", "llm"]), default=None, help="Planner override."
+        ),
+        click.option(
+            "--target-chars", type=int, default=None, help="Target chunk size in characters."
+        ),
+        click.option(
+            "--hard-limit",
+            "hard_limit_chars",
+            type=int,
+            default=None,
+            help="Chunk size never exceeded.",
+        ),
+        click.option(
+            "--section-budget", type=int, default=None, help="Content elements per planner call."
+        ),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def model_option(function: F) -> F:
+    """Add `--model offline|bedrock|openai` (default from DRAC_MODEL / drac.toml, else offline)."""
+    return click.option(
+        "--model",
+        type=click.Choice(["offline", "bedrock", "openai"]),
+        default=None,
+        help="Model backend for conversion and LLM planning (default: offline).",
+    )(function)

@@ -1,0 +1,69 @@
+-- The local workspace database. Files under documents/ hold the same data in readable form.
+PRAGMA journal_mode = WAL;
+
+CREATE TABLE IF NOT EXISTS documents (
+    document_id    TEXT PRIMARY KEY,
+    source         TEXT NOT NULL,
+    source_path    TEXT,
+    sha256         TEXT NOT NULL,
+    tenant         TEXT,
+    format         TEXT NOT NULL,
+    status         TEXT NOT NULL,
+    pages          INTEGER NOT NULL DEFAULT 0,
+    active_version INTEGER,
+    warnings       TEXT NOT NULL DEFAULT '[]',
+    error          TEXT,
+    created_at     TEXT NOT NULL,
+    updated_at     TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS documents_by_path ON documents (source_path);
+
+CREATE TABLE IF NOT EXISTS elements (
+    document_id  TEXT NOT NULL,
+    seq          INTEGER NOT NULL,
+    element_id   TEXT NOT NULL,
+    data         TEXT NOT NULL,
+    PRIMARY KEY (document_id, seq)
+);
+
+CREATE TABLE IF NOT EXISTS plan_versions (
+    document_id   TEXT NOT NULL,
+    version       INTEGER NOT NULL,
+    strategy      TEXT NOT NULL,
+    planner       TEXT NOT NULL,
+    input_tokens  INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    data          TEXT NOT NULL,
+    created_at    TEXT NOT NULL,
+    PRIMARY KEY (document_id, version)
+);
+
+CREATE TABLE IF NOT EXISTS chunks (
+    chunk_id      TEXT PRIMARY KEY,
+    document_id   TEXT NOT NULL,
+    plan_version  INTEGER NOT NULL,
+    seq           INTEGER NOT NULL,
+    data          TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_by_document ON chunks (document_id, seq);
+
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5 (
+    chunk_id UNINDEXED, breadcrumb, text, tokenize = 'unicode61 remove_diacritics 2'
+);
+
+CREATE TABLE IF NOT EXISTS plan_cache (
+    cache_key  TEXT PRIMARY KEY,
+    data       TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS ledger (
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    document_id   TEXT NOT NULL,
+    stage         TEXT NOT NULL,
+    model         TEXT NOT NULL,
+    input_tokens  INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    latency_ms    REAL NOT NULL,
+    outcome       TEXT NOT NULL,
+    at            TEXT NOT NULL
+);

@@ -1,0 +1,314 @@
+"""The local pipeline: files in, chunks out, one document at a time, failures contained.
+
+Every stage is a pure function from the core; this module only wires them to a Workspace.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from drac.assemble import assemble_chunks
+from drac.documents.convert import ConversionOptions, convert_to_markdown
+from drac.errors import DocumentError, DracError
+from drac.ids import document_id_for, sha256_hex
+from drac.local.workspace import Workspace
+from drac.models import DocumentRecord, DocumentStatus, ParseConfig, PlanVersion, Strategy
+from drac.parsing import normalise_newlines, parse_markdown
+from drac.planning import plan_document
+from drac.ports import TextModel, VisionModel
+from drac.sectioning import make_sections
+
+DOCUMENT_SUFFIXES = frozenset(
+    {".pdf", ".docx", ".pptx", ".xlsx", ".html", ".htm", ".md", ".markdown", ".txt"}
+    | {".png", ".jpg", ".jpeg", ".tif", ".tiff"}
+)
+"""File endings picked up when a folder is ingested (files named explicitly are always tried)."""
+
+# Room kept in a chunk beside its largest element: breadcrumb (max 300) and a table header.
+_CHUNK_HEADROOM = 500
+
+ProgressCallback = Callable[[int, int], None]
+
+
+class IngestSettings(BaseModel):
+    """How `ingest` runs: strategy, parser, conversion and re-ingest policy."""
+
+    model_config = ConfigDict(frozen=True)
+
+    strategy: Strategy = Field(default_factory=Strategy)
+    parse: ParseConfig = Field(default_factory=ParseConfig)
+    conversion: ConversionOptions = Field(default_factory=ConversionOptions)
+    force: bool = False
+    tenant: str | None = None
+
+    def parse_config(self) -> ParseConfig:
+        """Parser settings whose largest element still fits the strategy's hard limit."""
+        fitting = max(100, self.strategy.hard_limit_chars - _CHUNK_HEADROOM)
+        return ParseConfig(max_element_chars=min(self.parse.max_element_chars, fitting))
+
+
+class Outcome(BaseModel):
+    """What happened to one input file or one re-planned document."""
+
+    path: str
+    document_id: str | None = None
+    status: str
+    pages: int = 0
+    elements: int = 0
+    chunks: int = 0
+    plan_version: int | None = None
+    warnings: list[str] = Field(default_factory=list)
+    error: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def failed(self) -> bool:
+        return self.status == DocumentStatus.FAILED.value
+
+
+def collect_inputs(paths: Sequence[Path]) -> tuple[list[Path], list[Outcome]]:
+    """Expand folders (recursively, known document endings, no hidden entries) into files.
+
+    Paths that do not exist come back as FAILED outcomes instead of stopping the run.
+    """
+    files: list[Path] = []
+    missing: list[Outcome] = []
+    for path in paths:
+        if path.is_dir():
+            files.extend(
+                candidate
+                for candidate in sorted(path.rglob("*"))
+                if candidate.is_file()
+                and candidate.suffix.lower() in DOCUMENT_SUFFIXES
+                and not any(part.startswith(".") for part in candidate.relative_to(path).parts)
+            )
+        elif path.is_file():
+            files.append(path)
+        else:
+            missing.append(Outcome(path=str(path), status="FAILED", error="no such file or folder"))
+    return list(dict.fromkeys(files)), missing
+
+
+def ingest_file(
+    path: Path,
+    workspace: Workspace,
+    settings: IngestSettings,
+    *,
+    vision: VisionModel | None = None,
+    text_model: TextModel | None = None,
+    progress: ProgressCallback | None = None,
+) -> Outcome:
+    """Convert, parse, section, plan and assemble one file into the workspace.
+
+    Never raises for a bad document: the outcome says FAILED with the reason, and whatever
+    the workspace held before stays intact.
+    """
+    started = time.monotonic()
+    source_path = str(path.resolve())
+    record: DocumentRecord | None = None
+    try:
+        data = _read(path)
+        document_id = document_id_for(data, settings.tenant)
+        existing = workspace.get_document(document_id)
+        if existing and not settings.force and existing.status in _DONE:
+            return Outcome(
+                path=str(path),
+                document_id=document_id,
+                status="UNCHANGED",
+                pages=existing.pages,
+                chunks=len(workspace.active_chunks(document_id)),
+                plan_version=existing.active_version,
+                seconds=time.monotonic() - started,
+            )
+        record = DocumentRecord(
+            document_id=document_id,
+            source=path.name,
+            source_path=source_path,
+            sha256=sha256_hex(data),
+            tenant=settings.tenant,
+        )
+        return _ingest(data, record, workspace, settings, vision, text_model, progress, started)
+    except (DocumentError, OSError) as exc:
+        return _failure(path, workspace, record, exc, started)
+    except Exception as exc:  # a bug must not stop the other documents; say what it was
+        wrapped = DracError(f"unexpected error ({type(exc).__name__}): {exc}")
+        return _failure(path, workspace, record, wrapped, started)
+
+
+_DONE = (DocumentStatus.INDEXED, DocumentStatus.PARTIAL)
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except IsADirectoryError as exc:
+        raise DocumentError("is a folder, not a file") from exc
+    except PermissionError as exc:
+        raise DocumentError("permission denied") from exc
+
+
+def _ingest(
+    data: bytes,
+    record: DocumentRecord,
+    workspace: Workspace,
+    settings: IngestSettings,
+    vision: VisionModel | None,
+    text_model: TextModel | None,
+    progress: ProgressCallback | None,
+    started: float,
+) -> Outcome:
+    conversion = convert_to_markdown(
+        data,
+        record.source,
+        options=settings.conversion,
+        vision=vision,
+        ledger=workspace.ledger,
+        document_id=record.document_id,
+        progress=progress,
+    )
+    record.format = conversion.format
+    record.pages = conversion.pages
+    record.warnings = [*conversion.warnings, *conversion.failures]
+    markdown = normalise_newlines(conversion.markdown)
+    elements = parse_markdown(markdown, settings.parse_config())
+    if not any(not element.is_heading for element in elements):
+        raise DocumentError("the document has no text content to chunk")
+    sections = make_sections(elements, settings.strategy.section_budget)
+    plan = plan_document(
+        record.document_id,
+        elements,
+        sections,
+        settings.strategy,
+        version=workspace.plans.latest_version(record.document_id) + 1,
+        text_model=text_model,
+        cache=workspace.plan_cache,
+        ledger=workspace.ledger,
+    )
+    record.status = (
+        DocumentStatus.PARTIAL if conversion.status == "partial" else DocumentStatus.INDEXED
+    )
+    record.error = None
+    chunks = assemble_chunks(record, elements, plan)
+    replaces = [
+        old
+        for old in workspace.documents_at_path(record.source_path or "")
+        if old.document_id != record.document_id
+    ]
+    workspace.commit_ingest(record, data, markdown, elements, sections, plan, chunks, replaces)
+    return Outcome(
+        path=record.source_path or record.source,
+        document_id=record.document_id,
+        status=record.status.value,
+        pages=record.pages,
+        elements=len(elements),
+        chunks=len(chunks),
+        plan_version=plan.version,
+        warnings=record.warnings + _plan_warnings(plan),
+        seconds=time.monotonic() - started,
+    )
+
+
+def _failure(
+    path: Path,
+    workspace: Workspace,
+    record: DocumentRecord | None,
+    error: Exception,
+    started: float,
+) -> Outcome:
+    reason = _reason(error)
+    if record is not None:
+        existing = workspace.get_document(record.document_id)
+        if existing is None or existing.status is DocumentStatus.FAILED:
+            record.status = DocumentStatus.FAILED
+            record.error = reason
+            workspace.save_document(record)
+    return Outcome(
+        path=str(path),
+        document_id=record.document_id if record else None,
+        status=DocumentStatus.FAILED.value,
+        error=reason,
+        seconds=time.monotonic() - started,
+    )
+
+
+def _reason(error: Exception) -> str:
+    if isinstance(error, OSError) and not isinstance(error, DracError):
+        return error.strerror or str(error)
+    return str(error) or type(error).__name__
+
+
+def _plan_warnings(plan: PlanVersion) -> list[str]:
+    warnings = []
+    for section in plan.sections:
+        if section.issues.fell_back_to_rules:
+            warnings.append(
+                f"{section.section_id}: planner fell back to rules ({section.issues.reason})"
+            )
+        elif not section.issues.clean:
+            issues = section.issues
+            warnings.append(
+                f"{section.section_id}: plan repaired (unknown {len(issues.unknown_ids)},"
+                f" duplicate {len(issues.duplicate_ids)}, missing {len(issues.missing_ids)},"
+                f" split {issues.split_chunks})"
+            )
+    return warnings
+
+
+def replan_document(
+    record: DocumentRecord,
+    workspace: Workspace,
+    strategy: Strategy,
+    *,
+    text_model: TextModel | None = None,
+) -> Outcome:
+    """Plan a stored document anew from its stored elements and make that version active.
+
+    Sources are not read and nothing is converted again.
+    """
+    started = time.monotonic()
+    elements = workspace.get_elements(record.document_id)
+    if not elements:
+        raise DracError(f"{record.source}: no stored elements (status {record.status.value})")
+    sections = make_sections(elements, strategy.section_budget)
+    plan = plan_document(
+        record.document_id,
+        elements,
+        sections,
+        strategy,
+        version=workspace.plans.latest_version(record.document_id) + 1,
+        text_model=text_model,
+        cache=workspace.plan_cache,
+        ledger=workspace.ledger,
+    )
+    chunks = assemble_chunks(record, elements, plan)
+    too_big = [chunk for chunk in chunks if len(chunk.text) > strategy.hard_limit_chars]
+    if too_big:
+        largest = max(len(chunk.text) for chunk in too_big)
+        raise DracError(
+            f"{record.source}: hard limit {strategy.hard_limit_chars} is below this document's"
+            f" largest single-element chunk ({largest} characters); use a larger limit"
+        )
+    workspace.commit_plan(record, plan, chunks)
+    return Outcome(
+        path=record.source_path or record.source,
+        document_id=record.document_id,
+        status=record.status.value,
+        pages=record.pages,
+        elements=len(elements),
+        chunks=len(chunks),
+        plan_version=plan.version,
+        warnings=_plan_warnings(plan),
+        seconds=time.monotonic() - started,
+    )
+
+
+def live_documents(workspace: Workspace, references: Iterable[str] = ()) -> list[DocumentRecord]:
+    """The named documents (ids, names or paths), or every live document when none is named."""
+    names = list(references)
+    if names:
+        return [workspace.find_document(name) for name in names]
+    return [d for d in workspace.documents() if d.status in _DONE]

@@ -1,0 +1,31 @@
+"""Named chunking strategies, and building one from a name plus overrides."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drac.models import Strategy
+
+PRESETS: dict[str, Strategy] = {
+    "default": Strategy(name="default"),
+    "fine": Strategy(name="fine", target_chars=500, min_chars=150, hard_limit_chars=1500),
+    "coarse": Strategy(name="coarse", target_chars=1400, min_chars=500, hard_limit_chars=2500),
+    "llm": Strategy(name="llm", planner="llm"),
+}
+
+
+def resolve_strategy(name: str | None = None, **overrides: Any) -> Strategy:
+    """The preset called `name` (default: 'default') with non-None overrides applied.
+
+    Overriding any setting of a preset names the result '<preset>+custom' unless a name is
+    given among the overrides.
+    """
+    preset = PRESETS.get(name or "default")
+    if preset is None:
+        known = ", ".join(sorted(PRESETS))
+        raise ValueError(f"unknown strategy {name!r} (known: {known})")
+    changes = {key: value for key, value in overrides.items() if value is not None}
+    if not changes:
+        return preset
+    changes.setdefault("name", f"{preset.name}+custom")
+    return Strategy.model_validate({**preset.model_dump(), **changes})
