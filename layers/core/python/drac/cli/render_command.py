@@ -1,0 +1,70 @@
+"""`drac render`: write the page images of documents exactly as the pipeline renders them."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from drac.cli import cli
+from drac.documents.convert import ConversionOptions
+from drac.documents.detect import detect_format
+from drac.documents.normalise import normalise_to_pdf
+from drac.documents.render import page_count, render_pages
+from drac.errors import DocumentError
+
+
+@cli.command("render")
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="folder")
+@click.option("--dpi", default=200, show_default=True, type=click.IntRange(36, 600))
+@click.option("--max-side", default=1568, show_default=True, type=click.IntRange(64, 8000))
+def render_command(files: tuple[str, ...], out_dir: str, dpi: int, max_side: int) -> None:
+    """Render each FILE's pages to OUT/<file stem>/page-0001.png, ... (as ingest would)."""
+    console = Console(stderr=True)
+    options = ConversionOptions(dpi=dpi, max_side_px=max_side)
+    failed = 0
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+    ) as progress:
+        for name in files:
+            path = Path(name)
+            try:
+                written = _render_file(path, Path(out_dir), options, progress)
+            except DocumentError as exc:
+                failed += 1
+                progress.console.print(f"[red]{path.name}: {exc}[/red]")
+                continue
+            progress.console.print(f"{path.name}: {written}")
+    if failed:
+        console.print(f"{failed} of {len(files)} documents failed")
+        sys.exit(1)
+
+
+def _render_file(path: Path, out_root: Path, options: ConversionOptions, progress: Progress) -> str:
+    data = path.read_bytes()
+    if len(data) > options.max_file_bytes:
+        raise DocumentError(f"file is larger than {options.max_file_bytes} bytes")
+    detection = detect_format(data, path.name)
+    if detection.warning:
+        progress.console.print(f"[yellow]{path.name}: {detection.warning}[/yellow]")
+    if detection.format.is_text:
+        return "no pages to render (Markdown and text are used as-is)"
+    pdf = normalise_to_pdf(
+        data, detection.format, timeout_s=options.libreoffice_timeout_s, max_pages=options.max_pages
+    )
+    total = page_count(pdf, options.max_pages)
+    target = out_root / path.stem
+    target.mkdir(parents=True, exist_ok=True)
+    task = progress.add_task(path.name, total=total)
+    for page in render_pages(pdf, options.render_options()):
+        (target / f"page-{page.number:04d}.png").write_bytes(page.png)
+        progress.advance(task)
+    return f"{total} pages -> {target}"

@@ -1,0 +1,1 @@
+"""Model clients implementing the VisionModel and TextModel ports (Bedrock, OpenAI-compatible)."""
