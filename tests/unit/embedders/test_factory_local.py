@@ -1,0 +1,57 @@
+import importlib.util
+import os
+import sys
+
+import pytest
+
+from drac.embedders.bedrock import TitanEmbedder
+from drac.embedders.factory import embedder_from_env, embedder_from_spec
+from drac.embedders.local import EmbedderUnavailable, SentenceTransformerEmbedder
+from drac.embedders.openai import OpenAIEmbedder
+
+
+def test_factory_choices():
+    assert embedder_from_spec(None, {}) is None
+    assert embedder_from_spec("none", {}) is None
+    assert embedder_from_env({}) is None
+    settings = {"AWS_REGION": "eu-west-1", "DRAC_EMBED_DIMENSIONS": "512"}
+    titan = embedder_from_spec("bedrock", settings)
+    assert isinstance(titan, TitanEmbedder)
+    assert (titan.region, titan.dimension) == ("eu-west-1", 512)
+    assert titan._client is None  # no AWS client until first use
+    openai = embedder_from_env({"DRAC_EMBEDDER": "openai", "DRAC_EMBED_MODEL": "m",
+                                "OPENAI_API_KEY": "sk"})
+    assert isinstance(openai, OpenAIEmbedder)
+    assert (openai.base_url, openai.model, openai.api_key) == ("http://localhost:11434/v1", "m",
+                                                               "sk")
+    local = embedder_from_spec("local:/models/mini", {})
+    assert isinstance(local, SentenceTransformerEmbedder)
+    assert local.name == "local:mini"
+    with pytest.raises(EmbedderUnavailable, match="unknown embedder"):
+        embedder_from_spec("word2vec", {})
+
+
+def test_local_missing_folder_and_missing_package_are_clear(tmp_path, monkeypatch):
+    with pytest.raises(EmbedderUnavailable, match="not found"):
+        SentenceTransformerEmbedder(tmp_path / "absent").embed(["x"])
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)
+    with pytest.raises(EmbedderUnavailable, match="drac\\[embed\\]"):
+        SentenceTransformerEmbedder(tmp_path).embed(["x"])
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("sentence_transformers") is None,
+                    reason="sentence-transformers not installed (optional extra)")
+@pytest.mark.skipif(os.environ.get("DRAC_TEST_LOCAL_EMBEDDER") != "1",
+                    reason="loads torch; set DRAC_TEST_LOCAL_EMBEDDER=1 to run")
+def test_local_reference_model_when_available():
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[4] / "shared" / "models" / "all-MiniLM-L6-v2"
+    if not folder.is_dir():
+        pytest.skip("reference model folder not present")
+    embedder = SentenceTransformerEmbedder(folder)
+    vectors = embedder.embed(["premium payment term", "baggage allowance"])
+    assert embedder.dimension == 384
+    assert len(vectors) == 2
+    assert sum(x * x for x in vectors[0]) == pytest.approx(1.0, abs=1e-4)
