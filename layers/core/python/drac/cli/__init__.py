@@ -17,6 +17,7 @@ def _register_commands() -> None:
     # Each command module adds its commands to `cli` on import.
     from drac.cli import ingest_commands, query_commands  # noqa: F401
     from drac.cli import render_command  # noqa: F401
+    from drac.cli import eval_commands  # noqa: F401
 
 
 def main() -> None:

@@ -80,3 +80,18 @@ def fixed_chunk_set(
         for index, piece in enumerate(fixed_windows(text, window, overlap)):
             chunks.append(EvalChunk(chunk_id=f"{source}#fixed-{index}", source=source, text=piece))
     return ChunkSet(name=name, chunks=tuple(chunks))
+
+
+def pdf_sibling(source_path: Path) -> Path | None:
+    """The PDF of an ingested file: itself when a PDF, else `<stem>.pdf` beside it or in a
+    sibling `pdf/` folder (the corpus layout `<company>/<format>/<stem>.<ext>`)."""
+    source_path = Path(source_path)
+    if source_path.suffix.lower() == ".pdf" and source_path.is_file():
+        return source_path
+    for candidate in (
+        source_path.with_suffix(".pdf"),
+        source_path.parent.parent / "pdf" / f"{source_path.stem}.pdf",
+    ):
+        if candidate.is_file():
+            return candidate
+    return None

@@ -1,0 +1,180 @@
+"""`drac eval` (retrieval quality by the paper's protocol) and `drac cost` (the token bill)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from drac.cli import cli
+from drac.cli.options import json_option, open_workspace, print_json, stdout, workspace_option
+from drac.costs.prices import load_prices
+from drac.costs.report import CostReport, cost_report
+from drac.errors import DracError
+from drac.evaluation.baseline import fixed_chunk_set, pdf_sibling, pdf_text
+from drac.evaluation.chunksets import ChunkSet, EvalChunk, load_chunk_set
+from drac.evaluation.queries import load_queries
+from drac.evaluation.report import print_report
+from drac.evaluation.runner import evaluate
+from drac.local.workspace import Workspace
+from drac.models import DocumentStatus
+
+
+def workspace_chunk_set(ws: Workspace) -> ChunkSet:
+    """The workspace's active chunks as the `drac` chunk set."""
+    chunks = tuple(
+        EvalChunk(chunk_id=c.chunk_id, source=c.source, text=c.text) for c in ws.active_chunks()
+    )
+    return ChunkSet(name="drac", chunks=chunks)
+
+
+def workspace_fixed_set(ws: Workspace) -> tuple[ChunkSet, int]:
+    """Fixed 1,000/200 windows over each live document's PDF text layer when its PDF is
+    found, else over its converted Markdown; also returns how many used the PDF."""
+    documents: list[tuple[str, str]] = []
+    from_pdf = 0
+    for record in ws.documents():
+        if record.status in (DocumentStatus.DELETED, DocumentStatus.FAILED):
+            continue
+        pdf = pdf_sibling(Path(record.source_path)) if record.source_path else None
+        text = pdf_text(pdf) if pdf else ""
+        if text.strip():
+            from_pdf += 1
+        else:
+            try:
+                text = ws.get_markdown(record.document_id)
+            except KeyError:
+                continue
+        documents.append((record.source, text))
+    return fixed_chunk_set(documents, name="fixed 1000/200"), from_pdf
+
+
+@cli.command("eval")
+@click.argument("queries", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@workspace_option
+@click.option("--baseline", type=click.Choice(["fixed"]), multiple=True,
+              help="Add the fixed 1,000-character / 200-overlap windows over the same documents.")
+@click.option("--compare", "compare", multiple=True,
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Another chunk set as JSON Lines (at least text and source); repeatable.")
+@click.option("--embedder", default=None,
+              help="none, bedrock, openai or local:PATH (default: $DRAC_EMBEDDER, else none).")
+@click.option("-k", "k", type=click.IntRange(1, 100), default=6, show_default=True)
+@json_option
+def eval_command(queries: Path, workspace: Path, baseline: tuple[str, ...],
+                 compare: tuple[Path, ...], embedder: str | None, k: int, as_json: bool) -> None:
+    """Score retrieval on QUERIES.csv: R@k, R@3, P@3, P@k, MRR, NDCG@k per chunk set."""
+    from drac.embedders.factory import embedder_from_spec
+
+    sets: list[ChunkSet] = []
+    notes: list[str] = []
+    if (workspace / "drac.sqlite").exists():
+        ws = open_workspace(workspace)
+        try:
+            drac_set = workspace_chunk_set(ws)
+            if drac_set.chunks:
+                sets.append(drac_set)
+            if "fixed" in baseline:
+                fixed, from_pdf = workspace_fixed_set(ws)
+                sets.append(fixed)
+                notes.append(f"fixed windows: {from_pdf} document(s) from the PDF text layer, "
+                             f"{len(fixed.documents) - from_pdf} from converted Markdown")
+        finally:
+            ws.close()
+    elif baseline:
+        raise click.UsageError(f"--baseline needs a workspace; none at {workspace}")
+    try:
+        sets.extend(load_chunk_set(path) for path in compare)
+        chosen = embedder_from_spec(embedder if embedder is not None
+                                    else os.environ.get("DRAC_EMBEDDER"))
+        if not sets:
+            raise click.UsageError("nothing to evaluate: ingest documents or pass --compare")
+        report = evaluate(sets, load_queries(queries), chosen, k=k)
+    except (DracError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    if notes:
+        report = report.model_copy(update={"notes": (*report.notes, *notes)})
+    if as_json:
+        print_json(report)
+        return
+    wide = stdout if stdout.is_terminal else Console(soft_wrap=True, width=200)
+    print_report(report, wide)
+
+
+def _money(value: float) -> str:
+    return f"${value:,.4f}" if value < 100 else f"${value:,.0f}"
+
+
+def print_cost(report: CostReport) -> None:
+    """Print the per-document table, the totals and the projection."""
+    table = Table(title=f"Model calls by stage (prices as of {report.prices_as_of})")
+    for name in ("document", "pages", "conversion in/out", "planning in/out",
+                 "embedding in", "dollars", f"agentic ({report.reference_model})"):
+        table.add_column(name, justify="left" if name == "document" else "right")
+    for doc in report.documents:
+        conv, plan, emb = (doc.stages[s] for s in ("conversion", "planning", "embedding"))
+        table.add_row(doc.source, str(doc.pages),
+                      f"{conv.input_tokens:,}/{conv.output_tokens:,}",
+                      f"{plan.input_tokens:,}/{plan.output_tokens:,}",
+                      f"{emb.input_tokens:,}", _money(doc.total_dollars),
+                      _money(doc.agentic.dollars))
+    t = report.totals
+    table.add_row("[bold]total[/]", str(report.pages),
+                  f"{t['conversion'].input_tokens:,}/{t['conversion'].output_tokens:,}",
+                  f"{t['planning'].input_tokens:,}/{t['planning'].output_tokens:,}",
+                  f"{t['embedding'].input_tokens:,}",
+                  _money(sum(s.dollars for s in t.values())), _money(report.agentic_total.dollars))
+    stdout.print(table)
+    stdout.print(
+        f"Dollars: conversion {_money(t['conversion'].dollars)}, planning "
+        f"{_money(t['planning'].dollars)}, embedding {_money(t['embedding'].dollars)}."
+    )
+    stdout.print(
+        f"Chunking at {report.reference_model} prices: drac planning "
+        f"{_money(report.planning_at_reference)} vs agentic (document read and rewritten, "
+        f"4 chars/token: {report.agentic_total.input_tokens:,} in / "
+        f"{report.agentic_total.output_tokens:,} out) {_money(report.agentic_total.dollars)}."
+    )
+    p = report.projection
+    stdout.print(
+        f"Per 1,000,000 pages: first index {_money(p.first_index)}; each re-index "
+        f"{_money(p.reindex)} (planning + embedding, no conversion) vs agentic "
+        f"{_money(p.agentic_reindex)}; chunking alone at {report.reference_model} prices "
+        f"{_money(p.drac_chunking_at_reference)} drac vs "
+        f"{_money(p.agentic_chunking_at_reference)} agentic."
+    )
+    if report.unpriced_models:
+        stdout.print(f"[yellow]No price for: {', '.join(report.unpriced_models)} "
+                     "(counted as $0; add them with --prices).[/]")
+
+
+@cli.command("cost")
+@workspace_option
+@click.option("--prices", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, help="Price table overrides (TOML or JSON).")
+@json_option
+def cost_command(workspace: Path, prices: Path | None, as_json: bool) -> None:
+    """Tokens and dollars per document and stage, the agentic equivalent, and projections."""
+    try:
+        table = load_prices(prices)
+    except (ValueError, OSError) as exc:
+        raise click.ClickException(f"bad price file: {exc}") from exc
+    ws = open_workspace(workspace)
+    try:
+        records = [d for d in ws.documents() if d.status is not DocumentStatus.DELETED]
+        sizes: dict[str, int] = {}
+        for record in records:
+            try:
+                sizes[record.document_id] = len(ws.get_markdown(record.document_id))
+            except KeyError:
+                sizes[record.document_id] = 0
+        report = cost_report(records, ws.ledger_entries(), sizes, table)
+    finally:
+        ws.close()
+    if as_json:
+        print_json(report)
+        return
+    print_cost(report)
