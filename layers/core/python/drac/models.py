@@ -77,11 +77,15 @@ class Strategy(Frozen):
 
     name: str = "default"
     planner: str = Field(default="rules", description="'rules' or 'llm'")
-    target_chars: int = Field(default=900, ge=100)
-    hard_limit_chars: int = Field(default=2000, ge=200)
-    min_chars: int = Field(default=250, ge=0)
-    min_blocks: int = Field(default=3, ge=1)
-    max_blocks: int = Field(default=8, ge=1)
+    # Defaults chosen by bench/strategy_sweep.py (BENCHMARKS.md, "Choosing the default chunk size").
+    target_chars: int = Field(default=1100, ge=100, description="chunk size aimed at")
+    hard_limit_chars: int = Field(default=2000, ge=200, description="never exceeded")
+    min_chars: int = Field(
+        default=700, ge=0, description="a heading boundary closes a chunk only past this"
+    )
+    max_blocks: int = Field(
+        default=8, ge=1, description="content blocks per chunk (a table counts once)"
+    )
     section_budget: int = Field(default=60, ge=5, description="content elements per planner call")
     preview_chars: int = Field(default=240, ge=40, le=400)
     planner_model: str | None = None
@@ -90,8 +94,8 @@ class Strategy(Frozen):
     def _sizes_are_ordered(self) -> Strategy:
         if self.target_chars > self.hard_limit_chars:
             raise ValueError("target_chars must not exceed hard_limit_chars")
-        if self.min_blocks > self.max_blocks:
-            raise ValueError("min_blocks must not exceed max_blocks")
+        if self.min_chars > self.target_chars:
+            raise ValueError("min_chars must not exceed target_chars")
         return self
 
 

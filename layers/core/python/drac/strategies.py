@@ -8,8 +8,8 @@ from drac.models import Strategy
 
 PRESETS: dict[str, Strategy] = {
     "default": Strategy(name="default"),
-    "fine": Strategy(name="fine", target_chars=500, min_chars=150, hard_limit_chars=1500),
-    "coarse": Strategy(name="coarse", target_chars=1400, min_chars=500, hard_limit_chars=2500),
+    "fine": Strategy(name="fine", target_chars=600, min_chars=300, hard_limit_chars=1500),
+    "coarse": Strategy(name="coarse", target_chars=1600, min_chars=1000, hard_limit_chars=3000),
     "llm": Strategy(name="llm", planner="llm"),
 }
 

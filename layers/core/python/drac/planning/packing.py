@@ -75,7 +75,7 @@ def _should_close(
         return False  # keep a table's rows together while they fit
     if block_count([*current, element]) > strategy.max_blocks:
         return True
-    big_enough = current_size >= strategy.min_chars and block_count(current) >= 1
+    big_enough = current_size >= strategy.min_chars
     overshoot = candidate_size - strategy.target_chars
     if candidate_size > strategy.target_chars and overshoot > strategy.target_chars - current_size:
         return big_enough
