@@ -53,9 +53,8 @@ def main() -> int:
     print(f"{'setting':45s} {'retriever':8s} {'R@6':>6s} {'R@3':>6s} {'MRR':>6s}")
     for result in report.results:
         m = result.overall
-        print(
-            f"{result.chunk_set:45s} {result.retriever:8s} {m['R@6']:6.3f} {m['R@3']:6.3f} {m['MRR']:6.3f}"
-        )
+        scores = f"{m['R@6']:6.3f} {m['R@3']:6.3f} {m['MRR']:6.3f}"
+        print(f"{result.chunk_set:45s} {result.retriever:8s} {scores}")
     return 0
 
 
