@@ -15,7 +15,7 @@ from drac.cli.options import json_option, open_workspace, print_json, stdout, wo
 from drac.errors import DracError
 from drac.local.workspace import Workspace
 from drac.models import DocumentRecord, Element
-from drac.planning.llm import preview
+from drac.planning.llm import one_line, preview
 
 
 @cli.command()
@@ -57,7 +57,7 @@ def search(query: str, k: int, workspace: Path, as_json: bool) -> None:
             f"[bold]{rank}. {chunk.source}[/] p.{pages}  score {hit.score:.2f}  {chunk.chunk_id}"
         )
         stdout.print(f"   [dim]{chunk.breadcrumb}[/]")
-        stdout.print(f"   {preview(_body(chunk.text, chunk.breadcrumb), 240)}\n", highlight=False)
+        stdout.print(f"   {one_line(_body(chunk.text, chunk.breadcrumb), 240)}\n", highlight=False)
 
 
 def _body(text: str, breadcrumb: str) -> str:
@@ -81,12 +81,13 @@ def status(workspace: Path, as_json: bool) -> None:
         )
         return
     table = Table(title=f"drac workspace {workspace}")
-    for column in ("document", "source", "format", "status", "pages", "chunks", "plan", "note"):
-        table.add_column(column, overflow="fold")
+    for column in ("document", "source", "format", "status", "pages", "chunks", "plan"):
+        table.add_column(column, no_wrap=column != "source")
+    table.add_column("note", overflow="fold")
     for d in documents:
         note = d.error or (d.warnings[0] if d.warnings else "")
         table.add_row(
-            d.document_id,
+            d.document_id[:12],
             d.source,
             d.format,
             d.status.value,

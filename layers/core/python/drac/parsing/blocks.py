@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass
-from functools import lru_cache
 
 import mistune
 from mistune.block_parser import BlockParser
@@ -111,8 +111,18 @@ def _parse_grid_table(parser: BlockParser, match: re.Match[str], state: BlockSta
     return match.end()
 
 
-@lru_cache(maxsize=1)
+_local = threading.local()
+
+
 def _parser() -> _SpanParser:
+    """This thread's parser (a parser keeps per-parse state, so threads must not share one)."""
+    parser = getattr(_local, "parser", None)
+    if parser is None:
+        parser = _local.parser = _new_parser()
+    return parser
+
+
+def _new_parser() -> _SpanParser:
     parser = _SpanParser()
     # Markdown() wires the plugin's table rules into our parser; the object is not needed after.
     mistune.Markdown(block=parser, plugins=[import_plugin("table")])

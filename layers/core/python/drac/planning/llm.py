@@ -33,7 +33,12 @@ _KIND_CODE = {
 
 def preview(element: Element, limit: int) -> str:
     """One-line preview of an element's text, at most `limit` characters."""
-    flat = " ".join(element.text.split())
+    return one_line(element.text, limit)
+
+
+def one_line(text: str, limit: int) -> str:
+    """Text with whitespace runs folded to single spaces, cut to `limit` characters with '…'."""
+    flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
