@@ -123,21 +123,27 @@ def repair_markers(markdown: str, pages: Sequence[int]) -> tuple[str, list[str]]
         iterator = iter(expected)
         markdown = MARKER.sub(lambda _match: page_marker(next(iterator)), markdown)
         notes.append(f"renumbered page markers {_numbers(found)} to {_numbers(expected)}")
-        return markdown, notes
-    stray = [number for number in found if number not in expected]
-    if stray:
-        markdown = MARKER.sub(
-            lambda match: match.group(0) if int(match.group(1)) in expected else "", markdown
-        )
-        notes.append(f"dropped page markers for pages outside the batch: {_numbers(stray)}")
-    remaining = markers_in(markdown)
-    if expected[0] not in remaining:
-        first = MARKER.search(markdown)
-        lead = markdown[: first.start()] if first else markdown
-        if lead.strip() or not remaining:
-            markdown = f"{page_marker(expected[0])}\n\n{markdown.lstrip()}"
-            notes.append(f"added the missing marker for page {expected[0]}")
-    return markdown, notes
+    else:
+        stray = [number for number in found if number not in expected]
+        if stray:
+            markdown = MARKER.sub(
+                lambda match: match.group(0) if int(match.group(1)) in expected else "", markdown
+            )
+            notes.append(f"dropped page markers for pages outside the batch: {_numbers(stray)}")
+    return _marker_first(markdown, expected[0], notes), notes
+
+
+def _marker_first(markdown: str, first_page: int, notes: list[str]) -> str:
+    """Make the Markdown start with the first page's marker when text precedes every marker."""
+    first = MARKER.search(markdown)
+    if first is not None and not markdown[: first.start()].strip():
+        return markdown
+    if first is not None and int(first.group(1)) == first_page:
+        markdown = markdown[: first.start()] + markdown[first.end() :]
+        notes.append(f"moved the marker of page {first_page} before its content")
+    else:
+        notes.append(f"added the missing marker for page {first_page}")
+    return f"{page_marker(first_page)}\n\n{markdown.strip()}"
 
 
 def _numbers(values: Sequence[int]) -> str:

@@ -25,6 +25,8 @@ DASH_BULLETS = frozenset("-–—*")
 _ORDERED = re.compile(r"^(\d{1,3}[.)])\s+(.*)$")
 _PAGE_NUMBER = re.compile(r"^(?:page\s+)?\d{1,4}(?:\s*(?:/|of)\s*\d{1,4})?$", re.IGNORECASE)
 _HEADING_END = (".", ",", ";")
+_BOLD_NAMES = (b"bold", b"black", b"heavy", b"semibold", b"demi")
+_FORCE_BOLD = 1 << 18
 
 
 class OfflinePage(BaseModel):
@@ -126,9 +128,10 @@ def _lines_of(raw: object, count: int) -> Iterator[_Line]:
             chars.append((" ", chars[-1][1] if chars else False))
             continue
         weight = pdfium_c.FPDFText_GetFontWeight(raw, index)
-        if weight < 0:
+        if weight <= 0:  # unknown (e.g. standard fonts without a descriptor): use the name
             pdfium_c.FPDFText_GetFontInfo(raw, index, font_name, 128, ctypes.byref(flags))
-            bold = b"bold" in font_name.value.lower() or b"black" in font_name.value.lower()
+            name = font_name.value.lower()
+            bold = any(word in name for word in _BOLD_NAMES) or bool(flags.value & _FORCE_BOLD)
         else:
             bold = weight >= 500
         if not any(ch != " " for ch, _ in chars):

@@ -31,7 +31,8 @@ def batch_prompt(pages: Sequence[int], total_pages: int) -> str:
     markers = ", ".join(f"`{page_marker(number)}`" for number in pages)
     noun = "image" if count == 1 else "images"
     return (
-        f"The {count} attached {noun} are pages {_span(pages)} of a {total_pages}-page document, "
+        f"The {count} attached {noun} {'is page' if count == 1 else 'are pages'} "
+        f"{_span(pages)} of a {total_pages}-page document, "
         f"in order:\n{listing}\n\n"
         f"Convert them to Markdown following every rule. Start each page's content with its "
         f"marker, exactly these {count} in this order: {markers}. "

@@ -60,8 +60,8 @@ def render_scale(
     scale = dpi / POINTS_PER_INCH
     if longest * scale > max_side_px:
         scale = max_side_px / longest
-        # PDFium rounds the bitmap size; keep the longest side within the cap.
-        while round(longest * scale) > max_side_px:
+        # pypdfium2 rounds the bitmap size up; keep the longest side within the cap.
+        while math.ceil(longest * scale) > max_side_px:
             scale = math.nextafter(scale, 0.0)
     return scale
 
@@ -73,7 +73,7 @@ def open_pdf(data: bytes, max_pages: int = 5000) -> Iterator[pdfium.PdfDocument]
         try:
             document = pdfium.PdfDocument(data)
         except pdfium.PdfiumError as exc:
-            raise DocumentError(_open_error_reason(str(exc))) from exc
+            raise DocumentError(_open_error_reason(exc, data)) from exc
         pages = len(document)
     try:
         if pages == 0:
@@ -86,13 +86,26 @@ def open_pdf(data: bytes, max_pages: int = 5000) -> Iterator[pdfium.PdfDocument]
             document.close()
 
 
-def _open_error_reason(message: str) -> str:
-    lowered = message.lower()
-    if "password" in lowered:
-        return "PDF is password-protected (encrypted); remove the password and try again"
-    if "format" in lowered or "file" in lowered:
-        return f"corrupt or unreadable PDF ({message})"
-    return f"PDF cannot be opened ({message})"
+_OPEN_ERRORS = {
+    0: "PDF has no pages (empty or missing page tree)",
+    2: "corrupt or unreadable PDF (file error)",
+    3: "corrupt or unreadable PDF (not in PDF format or damaged)",
+    4: "PDF is password-protected (encrypted); remove the password and try again",
+    5: "PDF uses an unsupported security handler (encryption)",
+    6: "corrupt PDF (page not found or damaged)",
+}
+
+
+def _open_error_reason(exc: pdfium.PdfiumError, data: bytes) -> str:
+    code = getattr(exc, "err_code", None)
+    encrypted = b"/Encrypt" in data
+    if code in (4, 5) and not encrypted:
+        code = 0  # PDFium's last-error code can be stale from an earlier document
+    elif encrypted and code in (0, 1):
+        code = 4
+    if code in _OPEN_ERRORS:
+        return _OPEN_ERRORS[code]
+    return f"PDF cannot be opened ({exc})"
 
 
 def page_count(data: bytes, max_pages: int = 5000) -> int:

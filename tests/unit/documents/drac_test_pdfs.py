@@ -1,0 +1,54 @@
+"""Build small PDFs for tests with PDFium itself (text via the standard 14 fonts)."""
+
+from __future__ import annotations
+
+import ctypes
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
+
+
+@dataclass(frozen=True)
+class Text:
+    """One line of text at (x, y) points from the bottom-left corner."""
+
+    text: str
+    x: float
+    y: float
+    size: float = 10.0
+    font: str = "Helvetica"
+
+
+def make_pdf(pages: Sequence[tuple[float, float] | tuple[float, float, Sequence[Text]]]) -> bytes:
+    """Return PDF bytes with one page per (width, height[, texts]) entry."""
+    document = pdfium.PdfDocument.new()
+    fonts: dict[str, object] = {}
+    for spec in pages:
+        width, height = spec[0], spec[1]
+        texts = spec[2] if len(spec) > 2 else ()  # type: ignore[misc]
+        page = document.new_page(width, height)
+        for item in texts:
+            font = fonts.get(item.font)
+            if font is None:
+                font = pdfium_c.FPDFText_LoadStandardFont(document.raw, item.font.encode())
+                fonts[item.font] = font
+            obj = pdfium_c.FPDFPageObj_CreateTextObj(document.raw, font, item.size)
+            encoded = (item.text + "\0").encode("utf-16-le")
+            buffer = ctypes.create_string_buffer(encoded, len(encoded))
+            pdfium_c.FPDFText_SetText(obj, ctypes.cast(buffer, ctypes.POINTER(ctypes.c_ushort)))
+            pdfium_c.FPDFPageObj_Transform(obj, 1, 0, 0, 1, item.x, item.y)
+            pdfium_c.FPDFPage_InsertObject(page.raw, obj)
+        pdfium_c.FPDFPage_GenerateContent(page.raw)
+        page.close()
+    out = io.BytesIO()
+    document.save(out)
+    document.close()
+    return out.getvalue()
+
+
+def text_page(lines: Sequence[Text], size: tuple[float, float] = (612, 792)) -> tuple:
+    """Return a page spec with the given lines."""
+    return (size[0], size[1], list(lines))

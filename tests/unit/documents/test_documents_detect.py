@@ -1,0 +1,98 @@
+import io
+import zipfile
+
+import pytest
+from drac_test_pdfs import make_pdf
+from PIL import Image
+
+from drac.documents.detect import DocumentFormat, detect_format, extension_format
+from drac.errors import DocumentError
+
+
+def _zip(*names: str) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("[Content_Types].xml", "<Types/>")
+        for name in names:
+            archive.writestr(name, "<xml/>")
+    return buffer.getvalue()
+
+
+def _image(fmt: str) -> bytes:
+    buffer = io.BytesIO()
+    Image.new("RGB", (20, 10), "white").save(buffer, format=fmt)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("data", "name", "expected"),
+    [
+        (make_pdf([(200, 200)]), "a.pdf", DocumentFormat.PDF),
+        (_zip("word/document.xml"), "a.docx", DocumentFormat.DOCX),
+        (_zip("ppt/presentation.xml", "ppt/slides/slide1.xml"), "a.pptx", DocumentFormat.PPTX),
+        (_zip("xl/workbook.xml"), "a.xlsx", DocumentFormat.XLSX),
+        (b"<!DOCTYPE html><html><body><p>x</p></body></html>", "a.html", DocumentFormat.HTML),
+        (b'<h1 id="t">Title</h1>\n<p>Body</p>\n', "a.html", DocumentFormat.HTML),
+        (b"# Title\n\nSome *text*.\n", "a.md", DocumentFormat.MARKDOWN),
+        (b"\xef\xbb\xbf# Title with BOM\n", "a.md", DocumentFormat.MARKDOWN),
+        (b"Just a plain note.\nNothing else.\n", "notes.txt", DocumentFormat.TEXT),
+        (_image("PNG"), "scan.png", DocumentFormat.PNG),
+        (_image("JPEG"), "scan.jpg", DocumentFormat.JPEG),
+        (_image("TIFF"), "scan.tif", DocumentFormat.TIFF),
+    ],
+)
+def test_every_format_is_detected_from_its_bytes(data: bytes, name: str, expected: DocumentFormat):
+    detection = detect_format(data, name)
+    assert detection.format is expected
+    assert detection.warning is None
+
+
+def test_a_markdown_file_starting_with_a_page_marker_is_not_html():
+    data = b"<!-- Page 1 -->\n\n# Title\n\nText.\n"
+    assert detect_format(data, "x.md").format is DocumentFormat.MARKDOWN
+
+
+def test_pdf_header_after_junk_bytes_is_still_a_pdf():
+    assert detect_format(b"\x00\x01\xff" + make_pdf([(100, 100)]), "x.pdf").format == "pdf"
+
+
+def test_a_mismatched_name_is_reported_not_trusted():
+    detection = detect_format(make_pdf([(200, 200)]), "report.docx")
+    assert detection.format is DocumentFormat.PDF
+    assert detection.extension_format is DocumentFormat.DOCX
+    assert detection.warning and "docx" in detection.warning and "pdf" in detection.warning
+
+
+def test_a_pptx_named_docx_is_a_pptx_with_a_warning():
+    detection = detect_format(_zip("ppt/presentation.xml"), "deck.docx")
+    assert detection.format is DocumentFormat.PPTX
+    assert detection.warning is not None
+
+
+def test_markdown_named_txt_is_not_a_mismatch():
+    assert detect_format(b"# Heading\n\n- item\n", "a.txt").warning is None
+
+
+def test_unknown_extension_gives_no_warning():
+    assert extension_format("file.weird") is None
+    assert detect_format(b"hello world\n", "file.weird").warning is None
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (b"", "empty"),
+        (b"   \n\t\n", "empty"),
+        (_zip("data/thing.csv"), "not a DOCX"),
+        (b"PK\x03\x04this is not really a zip", "corrupt ZIP"),
+        (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 100, "OLE"),
+        (b"GIF89a" + b"\x00" * 20, "GIF"),
+        (b"\xff\xfeH\x00i\x00", "UTF-16"),
+        (b"\x80\x81\x82 not text at all \xfe", "not valid UTF-8 text"),
+        (b"abc\x00\x01\x02\x03def", "binary"),
+        (_zip("mimetype", "content.xml"), "OpenDocument"),
+    ],
+)
+def test_junk_and_unsupported_content_is_a_document_error(data: bytes, reason: str):
+    with pytest.raises(DocumentError, match=reason):
+        detect_format(data, "upload.docx")

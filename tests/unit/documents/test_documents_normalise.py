@@ -1,0 +1,104 @@
+import io
+import stat
+import time
+from pathlib import Path
+
+import pytest
+from drac_test_pdfs import make_pdf
+from PIL import Image
+
+from drac.documents.detect import DocumentFormat
+from drac.documents.normalise import image_to_pdf, libreoffice_to_pdf, normalise_to_pdf
+from drac.documents.render import page_count, render_pages
+from drac.errors import DocumentError
+
+
+def _png(size=(400, 200), mode="RGBA", dpi=None) -> bytes:
+    buffer = io.BytesIO()
+    extra = {"dpi": (dpi, dpi)} if dpi else {}
+    Image.new(mode, size, (0, 0, 0, 0) if mode == "RGBA" else 0).save(buffer, "PNG", **extra)
+    return buffer.getvalue()
+
+
+def test_a_pdf_passes_through_unchanged():
+    pdf = make_pdf([(100, 100)])
+    assert normalise_to_pdf(pdf, DocumentFormat.PDF) is pdf
+
+
+def test_an_image_becomes_a_one_page_pdf_sized_by_its_dpi():
+    pdf = image_to_pdf(_png((400, 200), dpi=100))
+    [page] = list(render_pages(pdf))
+    assert (page.width_pt, page.height_pt) == pytest.approx((288, 144), abs=0.01)
+    assert page.text_chars == 0
+
+
+def test_an_image_without_dpi_is_placed_at_200_dpi():
+    [page] = list(render_pages(image_to_pdf(_png((400, 200), mode="L"))))
+    assert page.width_pt == pytest.approx(144)
+    assert (page.width_px, page.height_px) == (400, 200)
+
+
+def test_a_multi_page_tiff_becomes_one_page_per_frame():
+    buffer = io.BytesIO()
+    frames = [Image.new("L", (100, 100), shade) for shade in (0, 128, 255)]
+    frames[0].save(buffer, "TIFF", save_all=True, append_images=frames[1:])
+    assert page_count(normalise_to_pdf(buffer.getvalue(), DocumentFormat.TIFF)) == 3
+
+
+def test_a_decompression_bomb_is_refused():
+    with pytest.raises(DocumentError, match="decompression bomb"):
+        image_to_pdf(_png((3000, 3000), mode="L"), max_pixels=1_000_000)
+
+
+def test_a_broken_image_is_a_document_error():
+    with pytest.raises(DocumentError, match="image"):
+        image_to_pdf(b"\x89PNG\r\n\x1a\n" + b"\x00" * 40)
+
+
+def test_text_formats_are_not_normalised():
+    with pytest.raises(DocumentError, match="as-is"):
+        normalise_to_pdf(b"# x", DocumentFormat.MARKDOWN)
+
+
+def _fake_soffice(tmp_path: Path, body: str) -> str:
+    script = tmp_path / "soffice"
+    script.write_text("#!/bin/sh\n" + body)
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return str(script)
+
+
+def test_a_libreoffice_timeout_kills_the_whole_process_group(tmp_path, monkeypatch):
+    pid_file = tmp_path / "child.pid"
+    # The fake LibreOffice starts a grandchild that would outlive a plain kill of the parent.
+    soffice = _fake_soffice(tmp_path, f"sleep 60 &\necho $! > {pid_file}\nwait\n")
+    monkeypatch.setenv("DRAC_SOFFICE", soffice)
+    started = time.monotonic()
+    with pytest.raises(DocumentError, match=r"timed out after 0.5 s converting the DOCX"):
+        libreoffice_to_pdf(b"PK", ".docx", timeout_s=0.5)
+    assert time.monotonic() - started < 10
+    child = int(pid_file.read_text())
+    time.sleep(0.2)
+    assert _gone_or_zombie(child)
+
+
+def _gone_or_zombie(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return True
+    return "State:\tZ" in status  # killed, waiting for its new parent to reap it
+
+
+def test_libreoffice_producing_nothing_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv(
+        "DRAC_SOFFICE",
+        _fake_soffice(tmp_path, "echo 'Error: source file could not be loaded' >&2\n"),
+    )
+    with pytest.raises(DocumentError, match=r"could not convert the PPTX.*could not be loaded"):
+        libreoffice_to_pdf(b"PK", ".pptx", timeout_s=5)
+
+
+def test_a_missing_libreoffice_is_named(monkeypatch):
+    monkeypatch.setenv("DRAC_SOFFICE", "/nonexistent/soffice")
+    with pytest.raises(DocumentError, match="cannot start LibreOffice"):
+        libreoffice_to_pdf(b"PK", ".xlsx", timeout_s=5)
