@@ -112,8 +112,18 @@ def _lines_of(raw: object, count: int) -> Iterator[_Line]:
     bold_count = 0
     first_x = baseline = 0.0
     hyphen = False
+    high_surrogate = 0
     for index in range(count):
         code = pdfium_c.FPDFText_GetUnicode(raw, index)
+        # PDFium reports UTF-16 code units: join surrogate pairs (emoji), drop lone halves.
+        if 0xD800 <= code <= 0xDBFF:
+            high_surrogate = code
+            continue
+        if 0xDC00 <= code <= 0xDFFF:
+            if not high_surrogate:
+                continue
+            code = 0x10000 + ((high_surrogate - 0xD800) << 10) + (code - 0xDC00)
+        high_surrogate = 0
         char = chr(code) if code else ""
         if char in ("\n", "\r"):
             if char == "\n" and chars:
