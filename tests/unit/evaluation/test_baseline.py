@@ -1,6 +1,12 @@
 import pytest
 
-from drac.evaluation.baseline import fixed_chunk_set, fixed_windows, index_pdfs, pdf_text
+from drac.evaluation.baseline import (
+    fixed_chunk_set,
+    fixed_windows,
+    index_pdfs,
+    pdf_sibling,
+    pdf_text,
+)
 
 
 def test_windows_of_1000_with_200_overlap():
@@ -54,3 +60,15 @@ def test_pdf_text_layer_and_sibling_index(tmp_path):
     pdf.save(str(target))
     assert index_pdfs([tmp_path]) == {"policy_doc": target}
     assert "Premium term 16 years" in pdf_text(target)
+
+
+def test_pdf_sibling_in_corpus_layout(tmp_path):
+    (tmp_path / "Acme" / "pdf").mkdir(parents=True)
+    (tmp_path / "Acme" / "md").mkdir()
+    pdf = tmp_path / "Acme" / "pdf" / "guide.pdf"
+    pdf.write_bytes(b"%PDF-1.4")
+    md = tmp_path / "Acme" / "md" / "guide.md"
+    md.write_text("# Guide")
+    assert pdf_sibling(md) == pdf
+    assert pdf_sibling(pdf) == pdf
+    assert pdf_sibling(tmp_path / "Acme" / "md" / "other.md") is None
