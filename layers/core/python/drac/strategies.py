@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import ValidationError
+
 from drac.models import Strategy
 
 PRESETS: dict[str, Strategy] = {
@@ -28,4 +30,12 @@ def resolve_strategy(name: str | None = None, **overrides: Any) -> Strategy:
     if not changes:
         return preset
     changes.setdefault("name", f"{preset.name}+custom")
-    return Strategy.model_validate({**preset.model_dump(), **changes})
+    if "target_chars" in changes and "min_chars" not in changes:
+        # keep the preset's proportion between the boundary threshold and the target
+        ratio = preset.min_chars / preset.target_chars
+        changes["min_chars"] = round(changes["target_chars"] * ratio)
+    try:
+        return Strategy.model_validate({**preset.model_dump(), **changes})
+    except ValidationError as exc:
+        reasons = "; ".join(error["msg"].removeprefix("Value error, ") for error in exc.errors())
+        raise ValueError(reasons) from exc

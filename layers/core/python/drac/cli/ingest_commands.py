@@ -70,6 +70,7 @@ def ingest(
     planner: str | None,
     target_chars: int | None,
     hard_limit_chars: int | None,
+    min_chars: int | None,
     section_budget: int | None,
     model: str | None,
     tenant: str | None,
@@ -78,7 +79,7 @@ def ingest(
     as_json: bool,
 ) -> None:
     """Ingest files or folders (PDF, DOCX, PPTX, XLSX, HTML, Markdown, text, scans)."""
-    chosen = _strategy(strategy, planner, target_chars, hard_limit_chars, section_budget)
+    chosen = _strategy(strategy, planner, target_chars, hard_limit_chars, min_chars, section_budget)
     vision, text_model = build_models(model, chosen)
     files, outcomes = collect_inputs(list(paths))
     for missing in outcomes:
@@ -136,6 +137,7 @@ def _strategy(
     planner: str | None,
     target_chars: int | None,
     hard_limit_chars: int | None,
+    min_chars: int | None,
     section_budget: int | None,
 ) -> Strategy:
     try:
@@ -144,6 +146,7 @@ def _strategy(
             planner=planner,
             target_chars=target_chars,
             hard_limit_chars=hard_limit_chars,
+            min_chars=min_chars,
             section_budget=section_budget,
         )
     except ValueError as exc:
@@ -190,12 +193,13 @@ def replan(
     planner: str | None,
     target_chars: int | None,
     hard_limit_chars: int | None,
+    min_chars: int | None,
     section_budget: int | None,
     model: str | None,
     as_json: bool,
 ) -> None:
     """Plan stored documents again (all, or those named) without converting anything."""
-    chosen = _strategy(strategy, planner, target_chars, hard_limit_chars, section_budget)
+    chosen = _strategy(strategy, planner, target_chars, hard_limit_chars, min_chars, section_budget)
     _, text_model = build_models(model, chosen)
     ws = open_workspace(workspace)
     outcomes: list[Outcome] = []

@@ -88,6 +88,12 @@ def strategy_options(function: F) -> F:
             help="Chunk size never exceeded.",
         ),
         click.option(
+            "--min-chars",
+            type=int,
+            default=None,
+            help="Size a chunk must reach before a heading may close it.",
+        ),
+        click.option(
             "--section-budget", type=int, default=None, help="Content elements per planner call."
         ),
     ]
