@@ -50,5 +50,5 @@ def _side(png: bytes) -> int:
 
 def _encode(image: Image.Image) -> bytes:
     buffer = io.BytesIO()
-    image.save(buffer, format="PNG", optimize=True)
+    image.save(buffer, format="PNG", compress_level=6)
     return buffer.getvalue()
