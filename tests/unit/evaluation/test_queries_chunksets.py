@@ -59,3 +59,14 @@ def test_agentic_reference_conversion_round_trip(tmp_path):
 def test_jsonl_needs_text_and_source():
     with pytest.raises(ValueError, match="line 2"):
         chunks_from_jsonl_lines(['{"text": "a", "source": "s.md"}', '{"text": "b"}'])
+
+
+def test_convert_agentic_command(tmp_path, capsys):
+    from drac.evaluation.convert_agentic import main
+
+    ref = tmp_path / "agentic-reference-x.jsonl"
+    ref.write_text(json.dumps({"file_name": "a.md", "title": "# A", "chunks": ["x", "y"]}) + "\n")
+    assert main([str(ref)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [json.loads(line)["text"] for line in lines] == ["x", "y"]
+    assert main([]) == 2
