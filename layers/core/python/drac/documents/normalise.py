@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
 
 from PIL import Image, ImageSequence, UnidentifiedImageError
@@ -19,6 +20,10 @@ from drac.errors import DocumentError
 DEFAULT_IMAGE_DPI = 200
 MAX_IMAGE_PIXELS = 120_000_000
 """Pixels an input scan may have (about 11,000 x 11,000); more is a decompression bomb."""
+
+_PROFILE_LOCK = threading.Lock()
+_profile_template: Path | None = None
+"""A LibreOffice profile made by an earlier call; copying it is faster than a fresh start."""
 
 _SUFFIX = {
     DocumentFormat.DOCX: ".docx",
@@ -76,9 +81,11 @@ def libreoffice_to_pdf(data: bytes, suffix: str, *, timeout_s: float = 180.0) ->
         source = work / f"document{suffix}"
         source.write_bytes(data)
         outdir = work / "out"
+        profile = work / "profile"
+        _seed_profile(profile)
         command = [
             soffice,
-            f"-env:UserInstallation={(work / 'profile').as_uri()}",
+            f"-env:UserInstallation={profile.as_uri()}",
             "--headless",
             "--invisible",
             "--nologo",
@@ -100,7 +107,30 @@ def libreoffice_to_pdf(data: bytes, suffix: str, *, timeout_s: float = 180.0) ->
                 f"LibreOffice could not convert the {kind} to PDF (damaged or not really "
                 f"a {kind}?): {detail}"
             )
+        _keep_profile(profile)
         return result.read_bytes()
+
+
+def _seed_profile(profile: Path) -> None:
+    """Start this call's private profile as a copy of the template, when there is one."""
+    with _PROFILE_LOCK:
+        template = _profile_template
+    if template is not None and template.is_dir():
+        shutil.copytree(template, profile, symlinks=True, dirs_exist_ok=True)
+
+
+def _keep_profile(profile: Path) -> None:
+    """Keep the first successfully used profile as the template for later calls."""
+    global _profile_template
+    with _PROFILE_LOCK:
+        if _profile_template is not None or not profile.is_dir():
+            return
+        template = Path(tempfile.mkdtemp(prefix="drac-lo-profile-")) / "profile"
+        try:
+            shutil.copytree(profile, template, symlinks=True)
+        except OSError:
+            return
+        _profile_template = template
 
 
 def _run_in_own_group(

@@ -1,0 +1,71 @@
+"""The offline converter on the real corpus PDFs."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from drac.documents.convert import ConversionOptions, convert_to_markdown
+from drac.parsing import parse_markdown
+from drac.ports import NullLedger
+
+CORPUS = Path("/work/shared/corpus/rag-multi-corpus")
+PDFS = sorted(CORPUS.glob("*/pdf/*.pdf"))
+
+pytestmark = pytest.mark.skipif(not PDFS, reason="corpus not available")
+
+
+def _headings(markdown: str) -> list[str]:
+    return [
+        re.sub(r"[*_`]", "", line.lstrip("#").strip()).lower()
+        for line in markdown.splitlines()
+        if re.match(r"^#{1,6}\s", line)
+    ]
+
+
+def _convert(path: Path):
+    return convert_to_markdown(
+        path.read_bytes(),
+        path.name,
+        options=ConversionOptions(),
+        vision=None,
+        ledger=NullLedger(),
+        document_id="d",
+    )
+
+
+def test_a_velvera_pdf_recovers_the_headings_and_markers_of_its_markdown_sibling():
+    pdf = CORPUS / "Velvera Technologies" / "pdf" / "accessories.pdf"
+    sibling = (CORPUS / "Velvera Technologies" / "md" / "accessories.md").read_text()
+    result = _convert(pdf)
+    assert result.pages == 4 and result.status == "ok"
+    assert re.findall(r"<!-- Page (\d+) -->", result.markdown) == ["1", "2", "3", "4"]
+    expected = _headings(sibling)
+    found = set(_headings(result.markdown))
+    recovered = [heading for heading in expected if heading in found]
+    assert len(recovered) >= 0.9 * len(expected), set(expected) - found
+    assert result.markdown.splitlines()[2] == "# Velvera Product Specification Catalog"
+    assert "## Accessories & Add-ons" in result.markdown
+    assert "- **Compatibility:** All Velvera Devices" in result.markdown
+
+
+def test_every_corpus_pdf_converts_with_one_marker_per_page_and_parses():
+    total_pages = 0
+    for path in PDFS:
+        result = _convert(path)
+        numbers = [int(n) for n in re.findall(r"<!-- Page (\d+) -->", result.markdown)]
+        assert numbers == list(range(1, result.pages + 1)), path.name
+        assert result.status == "ok", (path.name, result.warnings)
+        elements = parse_markdown(result.markdown)
+        assert elements, path.name
+        assert max(element.page for element in elements) == result.pages or result.pages > 1
+        total_pages += result.pages
+    assert total_pages > 200
+
+
+def test_elements_carry_the_page_they_came_from():
+    path = CORPUS / "CloudWay-24" / "pdf" / "Armed Forces Discount Program.pdf"
+    elements = parse_markdown(_convert(path).markdown)
+    terms = next(e for e in elements if e.is_heading and "Terms & Conditions" in e.text)
+    assert terms.page == 2
+    assert elements[0].page == 1
