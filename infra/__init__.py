@@ -1,0 +1,1 @@
+"""CDK constructs of the drac cloud runtime: one stack, four constructs."""

@@ -1,0 +1,132 @@
+"""One place that builds the project's Lambda functions the same way."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from infra.bundling import deps_layer_dir
+from infra.config import Settings
+
+ROOT = Path(__file__).resolve().parent.parent
+RUNTIME = lambda_.Runtime.PYTHON_3_12
+ASSET_EXCLUDES = ["__pycache__", "*.pyc", "*.egg-info", ".pytest_cache"]
+
+
+class FunctionFactory:
+    """Builds Python 3.12 Lambdas with the core and dependency layers, tracing and logs."""
+
+    def __init__(self, scope: Construct, settings: Settings) -> None:
+        """Create the two shared layers under scope."""
+        self.scope = scope
+        self.settings = settings
+        self.environment: dict[str, str] = {
+            "POWERTOOLS_SERVICE_NAME": "drac",
+            "POWERTOOLS_METRICS_NAMESPACE": "Drac",
+            "POWERTOOLS_LOG_LEVEL": settings.log_level,
+        }
+        self.core_layer = lambda_.LayerVersion(
+            scope,
+            "CoreLayer",
+            code=lambda_.Code.from_asset(str(ROOT / "layers" / "core"), exclude=ASSET_EXCLUDES),
+            compatible_runtimes=[RUNTIME],
+            description="drac core package",
+        )
+        layers_dir = ROOT / "layers"
+        deps_dir = deps_layer_dir(layers_dir / "requirements-lambda.txt", layers_dir / "deps")
+        self.deps_layer = lambda_.LayerVersion(
+            scope,
+            "DepsLayer",
+            code=lambda_.Code.from_asset(str(deps_dir), exclude=[".complete"]),
+            compatible_runtimes=[RUNTIME],
+            compatible_architectures=[lambda_.Architecture.X86_64],
+            description="third-party packages for Python 3.12 x86_64",
+        )
+        self.functions: dict[str, lambda_.Function] = {}
+
+    def _log_group(self, construct_id: str) -> logs.LogGroup:
+        """Return a log group with a retention for one function."""
+        return logs.LogGroup(
+            self.scope,
+            f"{construct_id}Logs",
+            retention=logs.RetentionDays.ONE_MONTH,
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+
+    def make(
+        self,
+        construct_id: str,
+        handler_dir: str,
+        *,
+        memory: int = 512,
+        timeout: Duration | None = None,
+        environment: dict[str, str] | None = None,
+    ) -> lambda_.Function:
+        """Return a zip-packaged function whose code is `functions/<handler_dir>/`."""
+        fn = lambda_.Function(
+            self.scope,
+            construct_id,
+            runtime=RUNTIME,
+            architecture=lambda_.Architecture.X86_64,
+            handler="handler.handler",
+            code=lambda_.Code.from_asset(
+                str(ROOT / "functions" / handler_dir), exclude=ASSET_EXCLUDES
+            ),
+            layers=[self.core_layer, self.deps_layer],
+            memory_size=memory,
+            timeout=timeout or Duration.minutes(1),
+            tracing=lambda_.Tracing.ACTIVE,
+            environment={**self.environment, **(environment or {})},
+            log_group=self._log_group(construct_id),
+        )
+        self.functions[construct_id] = fn
+        return fn
+
+    def make_image(
+        self,
+        construct_id: str,
+        handler_dir: str,
+        *,
+        memory: int = 2048,
+        timeout: Duration | None = None,
+        environment: dict[str, str] | None = None,
+    ) -> lambda_.DockerImageFunction:
+        """Return a container-image function built from `functions/<handler_dir>/Dockerfile`.
+
+        The build context is the repository root (the image needs the core package); only the
+        core package and the function folder are sent. Synth copies the context into cdk.out
+        and writes the asset manifest; Docker is needed only when `cdk deploy` publishes it.
+        """
+        fn = lambda_.DockerImageFunction(
+            self.scope,
+            construct_id,
+            code=lambda_.DockerImageCode.from_image_asset(
+                str(ROOT),
+                file=f"functions/{handler_dir}/Dockerfile",
+                exclude=[
+                    "*",
+                    "!layers",
+                    "!layers/core",
+                    "!layers/core/python",
+                    "!layers/core/python/drac",
+                    "!layers/core/python/drac/**",
+                    "!layers/requirements-lambda.txt",
+                    f"!functions/{handler_dir}",
+                    f"!functions/{handler_dir}/**",
+                    "**/__pycache__",
+                ],
+                ignore_mode=None,
+            ),
+            architecture=lambda_.Architecture.X86_64,
+            memory_size=memory,
+            timeout=timeout or Duration.minutes(5),
+            tracing=lambda_.Tracing.ACTIVE,
+            environment={**self.environment, **(environment or {})},
+            log_group=self._log_group(construct_id),
+        )
+        self.functions[construct_id] = fn
+        return fn

@@ -1,0 +1,150 @@
+"""Search: an OpenSearch Serverless vector collection, its policies and the chunk index."""
+
+from __future__ import annotations
+
+import json
+
+from aws_cdk import CustomResource, Duration, RemovalPolicy, Stack
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_opensearchserverless as aoss
+from aws_cdk import custom_resources as cr
+from constructs import Construct
+
+from infra.config import Settings
+
+
+class Search(Construct):
+    """A VECTORSEARCH collection whose data-access policy names only the roles that use it."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        settings: Settings,
+        function_factory,
+    ) -> None:
+        """Create the collection with encryption and network policies and the index resource.
+
+        `function_factory(id, handler_dir, **kwargs)` builds a Lambda with the project layers.
+        """
+        super().__init__(scope, construct_id)
+        name = settings.collection_name
+        self.settings = settings
+        self._principals: list[iam.IRole] = []
+        encryption = aoss.CfnSecurityPolicy(
+            self,
+            "Encryption",
+            name=f"{name}-enc",
+            type="encryption",
+            policy=json.dumps(
+                {
+                    "Rules": [{"ResourceType": "collection", "Resource": [f"collection/{name}"]}],
+                    "AWSOwnedKey": True,
+                }
+            ),
+        )
+        network = aoss.CfnSecurityPolicy(
+            self,
+            "Network",
+            name=f"{name}-net",
+            type="network",
+            policy=json.dumps(
+                [
+                    {
+                        "Rules": [
+                            {"ResourceType": "collection", "Resource": [f"collection/{name}"]}
+                        ],
+                        "AllowFromPublic": True,
+                    }
+                ]
+            ),
+        )
+        self.collection = aoss.CfnCollection(
+            self,
+            "Collection",
+            name=name,
+            type="VECTORSEARCH",
+            standby_replicas=settings.collection_standby_replicas,
+            description="drac chunk index (vectors + BM25)",
+        )
+        self.collection.add_resource_dependency(encryption)
+        self.collection.add_resource_dependency(network)
+        self.endpoint = self.collection.attr_collection_endpoint
+        self.collection_arn = self.collection.attr_arn
+
+        self.index_function = function_factory(
+            "IndexSetup",
+            "index_setup",
+            timeout=Duration.minutes(14),
+            environment={"COLLECTION_ENDPOINT": self.endpoint},
+        )
+        self.grant_index_access(self.index_function.role)
+        provider = cr.Provider(
+            self,
+            "IndexProvider",
+            on_event_handler=self.index_function,
+            log_group=logs.LogGroup(
+                self, "ProviderLogs", retention=logs.RetentionDays.ONE_MONTH,
+                removal_policy=RemovalPolicy.DESTROY,
+            ),
+        )
+        self.index_resource = CustomResource(
+            self,
+            "ChunkIndex",
+            service_token=provider.service_token,
+            resource_type="Custom::DracChunkIndex",
+            properties={
+                "Endpoint": self.endpoint,
+                "IndexName": settings.index_name,
+                "Dimension": str(settings.embedding_dimension),
+            },
+        )
+
+    def grant_index_access(self, role: iam.IRole | None) -> None:
+        """Let a role call the collection's data plane (IAM and data-access policy)."""
+        if role is None:
+            raise ValueError("a function without a role cannot be granted index access")
+        role.add_to_principal_policy(
+            iam.PolicyStatement(actions=["aoss:APIAccessAll"], resources=[self.collection_arn])
+        )
+        self._principals.append(role)
+
+    def finalise_access_policy(self) -> aoss.CfnAccessPolicy:
+        """Create the data-access policy for every role granted so far (call once, last)."""
+        name = self.settings.collection_name
+        index = self.settings.index_name
+        policy = aoss.CfnAccessPolicy(
+            self,
+            "DataAccess",
+            name=f"{name}-data",
+            type="data",
+            policy=Stack.of(self).to_json_string(
+                [
+                    {
+                        "Rules": [
+                            {
+                                "ResourceType": "index",
+                                "Resource": [f"index/{name}/{index}"],
+                                "Permission": [
+                                    "aoss:CreateIndex",
+                                    "aoss:DescribeIndex",
+                                    "aoss:UpdateIndex",
+                                    "aoss:ReadDocument",
+                                    "aoss:WriteDocument",
+                                ],
+                            },
+                            {
+                                "ResourceType": "collection",
+                                "Resource": [f"collection/{name}"],
+                                "Permission": ["aoss:DescribeCollectionItems"],
+                            },
+                        ],
+                        "Principal": [role.role_arn for role in self._principals],
+                    }
+                ]
+            ),
+        )
+        self.index_resource.node.add_dependency(policy)
+        return policy

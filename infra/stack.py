@@ -1,0 +1,46 @@
+"""The one stack of the drac cloud runtime."""
+
+from __future__ import annotations
+
+from aws_cdk import CfnOutput, Stack
+from constructs import Construct
+
+from infra.config import settings_from_context
+from infra.functions import FunctionFactory
+from infra.observability import Observability
+from infra.pipeline import REPLAN_DETAIL_TYPE, REPLAN_SOURCE, Pipeline
+from infra.search import Search
+from infra.storage import Storage
+
+
+class DracStack(Stack):
+    """Storage, search, pipeline and observability of one deployment."""
+
+    def __init__(self, scope: Construct, construct_id: str, **kwargs) -> None:
+        """Build the four constructs from the CDK context settings."""
+        super().__init__(scope, construct_id, **kwargs)
+        self.settings = settings_from_context(self.node)
+        self.factory = FunctionFactory(self, self.settings)
+        self.storage = Storage(self, "Storage", settings=self.settings)
+        self.search = Search(
+            self, "Search", settings=self.settings, function_factory=self.factory.make
+        )
+        self.pipeline = Pipeline(
+            self, "Pipeline", settings=self.settings, storage=self.storage,
+            search=self.search, factory=self.factory,
+        )
+        self.search.finalise_access_policy()
+        self.observability = Observability(self, "Observability", pipeline=self.pipeline)
+        outputs = {
+            "DocumentsBucket": self.storage.documents.bucket_name,
+            "ArtifactsBucket": self.storage.artifacts.bucket_name,
+            "DocumentsTable": self.storage.documents_table.table_name,
+            "EventBusName": self.pipeline.bus.event_bus_name,
+            "ReplanSource": REPLAN_SOURCE,
+            "ReplanDetailType": REPLAN_DETAIL_TYPE,
+            "CollectionEndpoint": self.search.endpoint,
+            "IndexName": self.settings.index_name,
+            "IngestStateMachine": self.pipeline.ingest_machine.state_machine_arn,
+        }
+        for name, value in outputs.items():
+            CfnOutput(self, name, value=value)

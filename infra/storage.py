@@ -1,0 +1,115 @@
+"""Storage: the documents and artifacts buckets and the four DynamoDB tables."""
+
+from __future__ import annotations
+
+from aws_cdk import Duration
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_s3 as s3
+from constructs import Construct
+
+from infra.config import Settings
+
+INCOMING_PREFIX = "incoming/"
+PAGES_PREFIX = "pages/"
+
+
+class Storage(Construct):
+    """Buckets for uploads and artifacts, tables for documents, elements, plans and tokens."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, settings: Settings) -> None:
+        """Create the buckets (TLS-only, encrypted, versioned) and tables (PITR on)."""
+        super().__init__(scope, construct_id)
+        removal = settings.removal
+        auto_delete = settings.removal_policy == "destroy"
+        self.access_logs = s3.Bucket(
+            self,
+            "AccessLogs",
+            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+            encryption=s3.BucketEncryption.S3_MANAGED,
+            enforce_ssl=True,
+            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_PREFERRED,
+            lifecycle_rules=[s3.LifecycleRule(id="expire-logs", expiration=Duration.days(365))],
+            removal_policy=removal,
+            auto_delete_objects=auto_delete,
+        )
+        self.documents = s3.Bucket(
+            self,
+            "Documents",
+            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+            encryption=s3.BucketEncryption.S3_MANAGED,
+            enforce_ssl=True,
+            versioned=True,
+            event_bridge_enabled=True,
+            server_access_logs_bucket=self.access_logs,
+            server_access_logs_prefix="documents/",
+            lifecycle_rules=[
+                s3.LifecycleRule(
+                    id="expire-old-versions",
+                    noncurrent_version_expiration=Duration.days(30),
+                )
+            ],
+            removal_policy=removal,
+            auto_delete_objects=auto_delete,
+        )
+        self.artifacts = s3.Bucket(
+            self,
+            "Artifacts",
+            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+            encryption=s3.BucketEncryption.S3_MANAGED,
+            enforce_ssl=True,
+            versioned=True,
+            server_access_logs_bucket=self.access_logs,
+            server_access_logs_prefix="artifacts/",
+            lifecycle_rules=[
+                s3.LifecycleRule(
+                    id="expire-page-images",
+                    prefix=PAGES_PREFIX,
+                    expiration=Duration.days(settings.page_image_expiration_days),
+                    noncurrent_version_expiration=Duration.days(1),
+                ),
+                s3.LifecycleRule(
+                    id="expire-run-scratch",
+                    prefix="runs/",
+                    expiration=Duration.days(14),
+                    noncurrent_version_expiration=Duration.days(1),
+                ),
+                s3.LifecycleRule(
+                    id="expire-old-versions",
+                    noncurrent_version_expiration=Duration.days(30),
+                ),
+            ],
+            removal_policy=removal,
+            auto_delete_objects=auto_delete,
+        )
+        self.documents_table = self._table(
+            "DocumentsTable", "document_id", None, removal,
+        )
+        self.documents_table.add_global_secondary_index(
+            index_name="by-source",
+            partition_key=dynamodb.Attribute(
+                name="source_path", type=dynamodb.AttributeType.STRING
+            ),
+            projection_type=dynamodb.ProjectionType.KEYS_ONLY,
+        )
+        self.elements_table = self._table("ElementsTable", "document_id", "seq", removal)
+        self.plans_table = self._table("PlansTable", "document_id", "version", removal)
+        self.ledger_table = self._table("LedgerTable", "document_id", "entry", removal)
+
+    def _table(
+        self, construct_id: str, pk: str, sk: str | None, removal
+    ) -> dynamodb.Table:
+        """Return an on-demand, encrypted table with point-in-time recovery."""
+        number, string = dynamodb.AttributeType.NUMBER, dynamodb.AttributeType.STRING
+        sort_type = string if sk == "entry" else number
+        return dynamodb.Table(
+            self,
+            construct_id,
+            partition_key=dynamodb.Attribute(name=pk, type=dynamodb.AttributeType.STRING),
+            sort_key=dynamodb.Attribute(name=sk, type=sort_type) if sk else None,
+            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+            encryption=dynamodb.TableEncryption.AWS_MANAGED,
+            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+                point_in_time_recovery_enabled=True
+            ),
+            removal_policy=removal,
+        )

@@ -1,0 +1,77 @@
+"""Event and state payload models of the Lambda handlers (keys and counts, never content)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+INCOMING_PREFIX = "incoming/"
+
+
+class S3ObjectDetail(BaseModel):
+    """The part of an EventBridge S3 event the pipeline uses."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    bucket: str
+    key: str
+    version_id: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_detail(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "bucket" in data and isinstance(data["bucket"], dict):
+            obj = data.get("object", {})
+            return {"bucket": data["bucket"]["name"], "key": obj.get("key", ""),
+                    "version_id": obj.get("version-id")}
+        return data
+
+    @property
+    def tenant(self) -> str | None:
+        """`incoming/<tenant>/<file>` names a tenant; `incoming/<file>` has none."""
+        rest = self.key.removeprefix(INCOMING_PREFIX)
+        parts = rest.split("/")
+        return parts[0] if len(parts) > 1 and parts[0] else None
+
+    @property
+    def filename(self) -> str:
+        """The object's file name."""
+        return self.key.rsplit("/", 1)[-1]
+
+
+class S3EventBridgeEvent(BaseModel):
+    """An `Object Created` / `Object Deleted` event as EventBridge delivers it."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    detail_type: str = Field(alias="detail-type")
+    source: str
+    detail: S3ObjectDetail
+
+
+class IngestInput(BaseModel):
+    """Input of the ingest state machine (what the starter sends)."""
+
+    document_id: str
+    tenant: str | None = None
+    bucket: str
+    key: str
+    strategy: dict[str, Any]
+
+
+class ReplanRequest(BaseModel):
+    """Detail of a `Replan Requested` event: documents (ids) or all, tenant, strategy."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    document_ids: list[str] = Field(default_factory=list)
+    all: bool = False
+    tenant: str | None = None
+    strategy: dict[str, Any] | str | None = None
+
+    @model_validator(mode="after")
+    def _some_documents(self) -> ReplanRequest:
+        if not self.all and not self.document_ids:
+            raise ValueError("name document_ids or set all=true")
+        return self

@@ -1,0 +1,52 @@
+"""Where each artifact of a document lives in the artifacts bucket."""
+
+from __future__ import annotations
+
+PAGES = "pages"
+DOCUMENTS = "documents"
+RUNS = "runs"
+
+
+def page_key(document_id: str, page: int) -> str:
+    """PNG of one rendered page (expired by a lifecycle rule)."""
+    return f"{PAGES}/{document_id}/{page:05d}.png"
+
+
+def page_meta_key(document_id: str) -> str:
+    """JSON with the text-layer size of every page (for the conversion checks)."""
+    return f"{PAGES}/{document_id}/pages.json"
+
+
+def batch_key(document_id: str, batch: int) -> str:
+    """Markdown of one converted batch (or its error markers)."""
+    return f"{DOCUMENTS}/{document_id}/batches/{batch:05d}.md"
+
+
+def batch_status_key(document_id: str, batch: int) -> str:
+    """JSON status of one batch: ok, warnings, failure."""
+    return f"{DOCUMENTS}/{document_id}/batches/{batch:05d}.json"
+
+
+def pdf_key(document_id: str) -> str:
+    """The normalised PDF of a non-PDF source."""
+    return f"{DOCUMENTS}/{document_id}/source.pdf"
+
+
+def markdown_key(document_id: str) -> str:
+    """The document's converted Markdown (the audit trail of the one conversion)."""
+    return f"{DOCUMENTS}/{document_id}/document.md"
+
+
+def sections_key(document_id: str, run_id: str) -> str:
+    """Sections of one planning run."""
+    return f"{RUNS}/{document_id}/{run_id}/sections.json"
+
+
+def section_plan_key(document_id: str, run_id: str, index: int) -> str:
+    """The validated plan of one section in one planning run."""
+    return f"{RUNS}/{document_id}/{run_id}/plans/{index:05d}.json"
+
+
+def manifest_key(run_id: str) -> str:
+    """The re-plan manifest (JSON array of documents) read by the Distributed Map."""
+    return f"{RUNS}/replan/{run_id}/manifest.json"

@@ -1,0 +1,190 @@
+"""OpenSearch Serverless adapter of the ChunkIndex port, and the index definition.
+
+Vector-search collections reject custom document `_id`s, so chunks are addressed by their
+`chunk_id` keyword field: replacing a chunk deletes by query on chunk_id, then indexes anew.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from drac.models import Chunk
+from drac.ports import ChunkIndex, Embedder, SearchHit
+
+KEYWORD_FIELDS = ("chunk_id", "document_id", "tenant", "plan_version", "pages", "element_ids",
+                  "source")
+
+
+def index_body(dimension: int = 1024) -> dict[str, Any]:
+    """Settings and mappings of the chunk index: faiss HNSW vectors, BM25 text, keywords."""
+    properties: dict[str, Any] = {name: {"type": "keyword"} for name in KEYWORD_FIELDS}
+    properties["text"] = {"type": "text"}
+    properties["breadcrumb"] = {"type": "text"}
+    properties["embedding"] = {
+        "type": "knn_vector",
+        "dimension": dimension,
+        "method": {
+            "name": "hnsw",
+            "engine": "faiss",
+            "space_type": "l2",
+            "parameters": {"m": 16, "ef_construction": 512},
+        },
+    }
+    return {"settings": {"index": {"knn": True}}, "mappings": {"properties": properties}}
+
+
+def make_client(endpoint: str, region: str, credentials: Any, timeout: int = 60) -> Any:
+    """Return an opensearch-py client signing requests with SigV4 for service `aoss`."""
+    from opensearchpy import OpenSearch, Urllib3AWSV4SignerAuth, Urllib3HttpConnection
+
+    host = endpoint.removeprefix("https://").rstrip("/")
+    return OpenSearch(
+        hosts=[{"host": host, "port": 443}],
+        http_auth=Urllib3AWSV4SignerAuth(credentials, region, "aoss"),
+        use_ssl=True,
+        verify_certs=True,
+        connection_class=Urllib3HttpConnection,
+        timeout=timeout,
+        pool_maxsize=10,
+    )
+
+
+def chunk_document(chunk: Chunk, vector: Sequence[float] | None) -> dict[str, Any]:
+    """The indexed form of one chunk."""
+    doc: dict[str, Any] = {
+        "chunk_id": chunk.chunk_id,
+        "document_id": chunk.document_id,
+        "tenant": chunk.tenant or "",
+        "plan_version": str(chunk.plan_version),
+        "pages": [str(page) for page in chunk.pages],
+        "element_ids": list(chunk.element_ids),
+        "source": chunk.source,
+        "text": chunk.text,
+        "breadcrumb": chunk.breadcrumb,
+    }
+    if vector is not None:
+        doc["embedding"] = list(vector)
+    return doc
+
+
+def chunk_from_source(source: dict[str, Any]) -> Chunk:
+    """Rebuild a Chunk from an index hit's `_source`."""
+    return Chunk(
+        document_id=source["document_id"],
+        source=source.get("source", ""),
+        chunk_id=source["chunk_id"],
+        plan_version=int(source["plan_version"]),
+        text=source["text"],
+        breadcrumb=source.get("breadcrumb", ""),
+        element_ids=tuple(source.get("element_ids", ())),
+        pages=tuple(int(page) for page in source.get("pages", ())),
+        tenant=source.get("tenant") or None,
+    )
+
+
+class OpenSearchChunkIndex(ChunkIndex):
+    """Chunks in one OpenSearch Serverless index; hybrid-ready (BM25 text + knn vectors)."""
+
+    def __init__(
+        self,
+        client: Any,
+        index: str,
+        *,
+        embedder: Embedder | None = None,
+        batch_size: int = 100,
+        tenant: str | None = None,
+    ) -> None:
+        """Wrap a client; `embedder` embeds queries for k-NN search (BM25 otherwise)."""
+        self.client = client
+        self.index = index
+        self.embedder = embedder
+        self.batch_size = batch_size
+        self.tenant = tenant
+
+    def upsert(
+        self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]] | None = None
+    ) -> None:
+        """Replace chunks by chunk_id: delete any stored copies, then bulk-index them."""
+        if vectors is not None and len(vectors) != len(chunks):
+            raise ValueError("one vector per chunk is required")
+        if not chunks:
+            return
+        ids = [chunk.chunk_id for chunk in chunks]
+        for start in range(0, len(ids), 500):
+            self._delete_where({"terms": {"chunk_id": ids[start:start + 500]}})
+        for start in range(0, len(chunks), self.batch_size):
+            body: list[dict[str, Any]] = []
+            for offset, chunk in enumerate(chunks[start:start + self.batch_size]):
+                vector = vectors[start + offset] if vectors is not None else None
+                body.append({"index": {"_index": self.index}})
+                body.append(chunk_document(chunk, vector))
+            response = self.client.bulk(body=body)
+            if response.get("errors"):
+                failed = [item for item in response.get("items", [])
+                          if item.get("index", {}).get("error")]
+                reason = failed[0]["index"]["error"] if failed else "unknown"
+                raise RuntimeError(f"bulk indexing failed for {len(failed)} chunks: {reason}")
+
+    def delete(self, document_id: str, plan_version: int | None = None) -> int:
+        """Delete a document's chunks (one plan version or all); return how many."""
+        filters: list[dict[str, Any]] = [{"term": {"document_id": document_id}}]
+        if plan_version is not None:
+            filters.append({"term": {"plan_version": str(plan_version)}})
+        return self._delete_where({"bool": {"filter": filters}})
+
+    def _delete_where(self, query: dict[str, Any]) -> int:
+        response = self.client.delete_by_query(index=self.index, body={"query": query})
+        return int(response.get("deleted", 0))
+
+    def search(self, query: str, k: int = 6) -> list[SearchHit]:
+        """Return the k best chunks: k-NN on the query vector when an embedder is set, else BM25."""
+        filters = [{"term": {"tenant": self.tenant}}] if self.tenant else []
+        if self.embedder is not None:
+            vector = self.embedder.embed([query])[0]
+            knn: dict[str, Any] = {"vector": vector, "k": k}
+            if filters:
+                knn["filter"] = {"bool": {"filter": filters}}
+            body: dict[str, Any] = {"size": k, "query": {"knn": {"embedding": knn}}}
+        else:
+            body = {"size": k, "query": {"bool": {"must": [{"match": {"text": query}}],
+                                                  "filter": filters}}}
+        body["_source"] = {"excludes": ["embedding"]}
+        response = self.client.search(index=self.index, body=body)
+        return [
+            SearchHit(chunk=chunk_from_source(hit["_source"]), score=float(hit["_score"]))
+            for hit in response.get("hits", {}).get("hits", [])
+        ]
+
+
+def ensure_index(
+    client: Any,
+    index: str,
+    dimension: int,
+    *,
+    attempts: int = 30,
+    sleep: Callable[[float], None] | None = None,
+) -> bool:
+    """Create the index unless it exists; retry 401/403 while data-access policies propagate.
+
+    Returns True when this call created the index.
+    """
+    import time
+
+    from opensearchpy.exceptions import AuthorizationException, TransportError
+
+    pause = sleep or time.sleep
+    for attempt in range(1, attempts + 1):
+        try:
+            if client.indices.exists(index=index):
+                return False
+            client.indices.create(index=index, body=index_body(dimension))
+            return True
+        except (AuthorizationException, TransportError) as exc:
+            status = getattr(exc, "status_code", None)
+            if status == 400 and "resource_already_exists" in str(exc):
+                return False
+            if status not in (401, 403) or attempt == attempts:
+                raise
+            pause(min(30.0, 2.0 * attempt))
+    return False
