@@ -1,14 +1,15 @@
 """Retrieval benchmark: drac chunks vs fixed 1,000/200 windows (PDF text layer) vs agentic.
 
 Usage:
-    python bench/retrieval.py --chunks X.jsonl [--chunks NAME=Y.jsonl ...] [--drac-md 600,900,1400]
+    python bench/retrieval.py --chunks X.jsonl [--chunks NAME=Y.jsonl ...]
+        [--drac-md fine,default,coarse,700]
         [--companies velvera,cloudway] [--embedder local:PATH|none]
         [--no-fixed] [--no-agentic] [-k 6] [--write] [--json OUT.json]
 
 `X.jsonl` is what `drac export` writes (at least "text" and "source" per line).
 --drac-md builds drac chunks in process from the corpus Markdown with the rules planner, one
-chunk set per target_chars value (the other Strategy defaults kept). Without either, only the
-baselines run. The reference embedder (all-MiniLM-L6-v2 from shared/models)
+chunk set per strategy preset name or target_chars value (on top of the default preset).
+Without either, only the baselines run. The reference embedder (all-MiniLM-L6-v2 from shared/models)
 is the default; BM25 and the RRF hybrid always run too. --write puts the tables into
 BENCHMARKS.md (section "retrieval"). Embeddings are cached under bench/out/embeddings.
 """
@@ -65,19 +66,35 @@ def corpus_agentic(companies: list[str]) -> ChunkSet:
     return ChunkSet(name="agentic reference", chunks=tuple(chunks))
 
 
-def corpus_drac(companies: list[str], target_chars: int) -> ChunkSet:
-    """drac chunks (rules planner) of the companies' corpus Markdown at one target size."""
+def drac_strategy(spec: str):
+    """A preset name (default, fine, coarse) or a target size in characters on top of the
+    default preset (min_chars and hard limit moved only as far as validation needs)."""
+    from drac.strategies import resolve_strategy
+
+    if not spec.isdigit():
+        return resolve_strategy(spec)
+    base = resolve_strategy("default")
+    target = int(spec)
+    changes = {
+        "name": f"t={target}",
+        "target_chars": target,
+        "min_chars": min(base.min_chars, target // 2),
+        "hard_limit_chars": max(base.hard_limit_chars, target),
+    }
+    return type(base).model_validate({**base.model_dump(), **changes})
+
+
+def corpus_drac(companies: list[str], spec: str) -> ChunkSet:
+    """drac chunks (rules planner) of the companies' corpus Markdown under one strategy."""
     from _drac import markdown_chunks
 
-    from drac.models import Strategy
-
-    strategy = Strategy(target_chars=target_chars)
+    strategy = drac_strategy(spec)
     paths = [p for c in companies for p in sorted((CORPUS / COMPANIES[c] / "md").glob("*.md"))]
     chunks = [
         EvalChunk(chunk_id=c.chunk_id, source=c.source, text=c.text)
         for c in markdown_chunks(paths, strategy)
     ]
-    return ChunkSet(name=f"drac rules t={target_chars}", chunks=tuple(chunks))
+    return ChunkSet(name=f"drac {strategy.name}", chunks=tuple(chunks))
 
 
 def _embedder(spec: str):
@@ -92,7 +109,7 @@ def _embedder(spec: str):
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chunks", action="append", default=[], help="[NAME=]FILE.jsonl")
-    parser.add_argument("--drac-md", default="", help="target_chars values, comma-separated")
+    parser.add_argument("--drac-md", default="", help="presets or target_chars, comma-separated")
     parser.add_argument("--companies", default="velvera,cloudway")
     parser.add_argument("--queries", type=Path, default=CORPUS / "queries.csv")
     parser.add_argument("--embedder", default=f"local:{MINILM}", help="local:PATH or none")
@@ -108,8 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     for spec in args.chunks:
         name, _, file = spec.rpartition("=")
         sets.append(load_chunk_set(Path(file), name=name or None))
-    for target in [int(t) for t in args.drac_md.split(",") if t.strip()]:
-        sets.append(corpus_drac(companies, target))
+    for spec in [t.strip() for t in args.drac_md.split(",") if t.strip()]:
+        sets.append(corpus_drac(companies, spec))
     if not args.no_fixed:
         sets.append(corpus_fixed(companies))
     if not args.no_agentic:
