@@ -25,6 +25,28 @@ REPLAN_DETAIL_TYPE = "Replan Requested"
 REPLAN_SOURCE = "drac.api"
 
 
+def object_event_pattern(detail_type: str, bucket_name: str) -> dict:
+    """EventBridge pattern for S3 `detail_type` events under incoming/ of one bucket."""
+    return {
+        "source": ["aws.s3"],
+        "detail-type": [detail_type],
+        "detail": {
+            "bucket": {"name": [bucket_name]},
+            "object": {"key": [{"prefix": INCOMING_PREFIX}]},
+        },
+    }
+
+
+REPLAN_PATTERN = {"source": [REPLAN_SOURCE], "detail-type": [REPLAN_DETAIL_TYPE]}
+
+
+def _pattern(raw: dict) -> events.EventPattern:
+    """The CDK form of a raw pattern."""
+    return events.EventPattern(
+        source=raw["source"], detail_type=raw["detail-type"], detail=raw.get("detail")
+    )
+
+
 class Pipeline(Construct):
     """The event-driven pipeline from an upload to indexed chunks."""
 
@@ -309,27 +331,13 @@ class Pipeline(Construct):
         self.created_rule = events.Rule(
             self, "ObjectCreated",
             description="Uploads under incoming/ start the ingest pipeline",
-            event_pattern=events.EventPattern(
-                source=["aws.s3"],
-                detail_type=["Object Created"],
-                detail={
-                    "bucket": {"name": [docs.bucket_name]},
-                    "object": {"key": [{"prefix": INCOMING_PREFIX}]},
-                },
-            ),
+            event_pattern=_pattern(object_event_pattern("Object Created", docs.bucket_name)),
             targets=[targets.SqsQueue(self.ingest_queue)],
         )
         self.deleted_rule = events.Rule(
             self, "ObjectDeleted",
             description="Deleting an upload removes its chunks",
-            event_pattern=events.EventPattern(
-                source=["aws.s3"],
-                detail_type=["Object Deleted"],
-                detail={
-                    "bucket": {"name": [docs.bucket_name]},
-                    "object": {"key": [{"prefix": INCOMING_PREFIX}]},
-                },
-            ),
+            event_pattern=_pattern(object_event_pattern("Object Deleted", docs.bucket_name)),
             targets=[targets.SqsQueue(self.delete_queue)],
         )
         self.starter.add_event_source(
@@ -355,9 +363,7 @@ class Pipeline(Construct):
             self, "ReplanRequested",
             event_bus=self.bus,
             description="Replan Requested events start the re-plan state machine",
-            event_pattern=events.EventPattern(
-                source=[REPLAN_SOURCE], detail_type=[REPLAN_DETAIL_TYPE]
-            ),
+            event_pattern=_pattern(REPLAN_PATTERN),
             targets=[
                 targets.SfnStateMachine(
                     self.replan_machine,

@@ -42,7 +42,9 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         if r.status in live and (request.tenant is None or r.tenant == request.tenant)
     ]
     skipped = len(request.document_ids) - len(items) if not request.all else 0
-    key = keys.manifest_key(event["run_id"])
+    import uuid
+
+    key = keys.manifest_key(event.get("run_id") or uuid.uuid4().hex)
     rt.artifacts.put_text(key, json.dumps(items))
     logger.info("manifest written", extra={"documents": len(items), "skipped": skipped,
                                            "strategy": strategy.name})

@@ -1,0 +1,119 @@
+"""End to end on moto: the real ASL, the real handlers, Bedrock and OpenSearch faked."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import boto3
+
+from drac.ids import document_id_for
+from drac.models import DocumentStatus
+
+KEY = "incoming/acme/store_locations.pdf"
+
+
+def upload(pdf: bytes, key: str = KEY) -> None:
+    boto3.client("s3", region_name="us-east-1").put_object(
+        Bucket="drac-documents", Key=key, Body=pdf)
+
+
+def test_upload_is_indexed_once_and_replan_and_delete(cloud: Any) -> None:
+    deployed, bedrock, opensearch, pdf = cloud
+    document_id = document_id_for(pdf, "acme")
+
+    upload(pdf)
+    runs = deployed.wait("ingest")
+    assert [run["name"] for run in runs] == [document_id]
+    assert runs[0]["status"] == "SUCCEEDED"
+    record = deployed.runtime.registry.get(document_id)
+    assert record.status is DocumentStatus.INDEXED
+    assert record.tenant == "acme" and record.pages == 4 and record.active_version == 1
+    chunks = opensearch.chunks(document_id)
+    assert chunks and {c["plan_version"] for c in chunks} == {"1"}
+    assert all(c["tenant"] == "acme" for c in chunks)
+    # 4 pages in 2-page batches: two Converse calls, one embedding per chunk.
+    assert len(bedrock.converse_requests) == 2
+    assert len(bedrock.embed_requests) == len(chunks)
+    assert {c["text"] for c in chunks} == {r["inputText"] for r in bedrock.embed_requests}
+    # Payloads between states carry keys and counts, never document content.
+    for event in deployed.history(runs[0]["executionArn"]):
+        for details in event.values():
+            if isinstance(details, dict) and isinstance(details.get("output"), str):
+                assert len(details["output"]) < 4096
+    # The same upload again (a new S3 version and a new event) starts nothing new.
+    upload(pdf)
+    upload(pdf, "incoming/acme/copy-of-store_locations.pdf")
+    assert len(deployed.wait("ingest")) == 1
+    assert len(bedrock.converse_requests) == 2
+
+    # Replan Requested on the project's bus -> plan version 2, version 1 retired.
+    converse_calls = len(bedrock.converse_requests)
+    boto3.client("events", region_name="us-east-1").put_events(Entries=[{
+        "Source": "drac.api", "DetailType": "Replan Requested", "EventBusName": "drac-bus",
+        "Detail": json.dumps({"document_ids": [document_id], "strategy": "fine"})}])
+    replans = deployed.wait("replan")
+    assert [r["status"] for r in replans] == ["SUCCEEDED"]
+    manifest = json.loads(deployed.runtime.artifacts.get_text(_manifest_key(deployed, replans)))
+    assert manifest == [{"document_id": document_id, "tenant": "acme"}]
+    # moto's Distributed Map reads no items from the S3 manifest (MapStateStarted length 0),
+    # so the per-document step it would run -- the planning sub-workflow -- is started here
+    # with exactly the input its ItemSelector builds.
+    strategy = deployed.runtime.env.strategy("fine").model_dump(mode="json")
+    deployed.sfn.start_execution(
+        stateMachineArn=deployed.machines["plan"], name="replan-item",
+        input=json.dumps({"document_id": document_id, "tenant": "acme", "strategy": strategy}))
+    deployed.wait("plan")
+    chunks_v2 = opensearch.chunks(document_id)
+    assert chunks_v2 and {c["plan_version"] for c in chunks_v2} == {"2"}
+    assert deployed.runtime.plans.latest_version(document_id) == 2
+    assert deployed.runtime.plans.get_plan(document_id, 2).strategy.name == "fine"
+    assert deployed.runtime.registry.get(document_id).active_version == 2
+    assert len(bedrock.converse_requests) == converse_calls  # never re-converted
+
+    # Deleting the object removes its chunks and marks the document DELETED.
+    s3 = boto3.client("s3", region_name="us-east-1")
+    s3.delete_object(Bucket="drac-documents", Key=KEY)
+    assert opensearch.chunks(document_id) == []
+    assert deployed.runtime.registry.get(document_id).status is DocumentStatus.DELETED
+
+
+def _manifest_key(deployed: Any, replans: list[dict[str, Any]]) -> str:
+    for event in deployed.history(replans[0]["executionArn"]):
+        details = event.get("taskSucceededEventDetails")
+        if details:
+            return json.loads(details["output"])["Payload"]["key"]
+    raise AssertionError("the Manifest task did not succeed")
+
+
+def test_throttling_is_retried_with_backoff(cloud: Any, sleeps: list[float]) -> None:
+    deployed, bedrock, opensearch, pdf = cloud
+    bedrock.throttle_next = 5  # more than the in-process retries of one invocation
+    upload(pdf)
+    runs = deployed.wait("ingest")
+    assert runs[0]["status"] == "SUCCEEDED"
+    document_id = document_id_for(pdf, "acme")
+    assert deployed.runtime.registry.get(document_id).status is DocumentStatus.INDEXED
+    assert bedrock.throttled == 5
+    assert sleeps, "Step Functions retried the throttled batch after a backoff wait"
+    assert all(0 <= s <= 120 for s in sleeps)
+    retried = [e for e in deployed.history(runs[0]["executionArn"])
+               if e["type"] == "TaskFailed"
+               and "ModelThrottled" in e["taskFailedEventDetails"].get("error", "")]
+    assert retried
+
+
+def test_batch_that_keeps_failing_yields_partial(cloud: Any) -> None:
+    deployed, bedrock, opensearch, pdf = cloud
+    bedrock.fail_pages = {3}
+    upload(pdf)
+    runs = deployed.wait("ingest")
+    assert runs[0]["status"] == "SUCCEEDED"
+    document_id = document_id_for(pdf, "acme")
+    record = deployed.runtime.registry.get(document_id)
+    assert record.status is DocumentStatus.PARTIAL
+    assert any("pages 3-4: conversion failed" in w for w in record.warnings)
+    markdown = deployed.runtime.artifacts.get_text(f"documents/{document_id}/document.md")
+    assert "<!-- Page 3: conversion failed" in markdown
+    assert "<!-- Page 1 -->" in markdown
+    assert opensearch.chunks(document_id)
