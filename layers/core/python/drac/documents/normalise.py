@@ -92,6 +92,7 @@ def libreoffice_to_pdf(data: bytes, suffix: str, *, timeout_s: float = 180.0) ->
             "--nodefault",
             "--norestore",
             "--nolockcheck",
+            *_import_filter(suffix),
             "--convert-to",
             "pdf",
             "--outdir",
@@ -109,6 +110,17 @@ def libreoffice_to_pdf(data: bytes, suffix: str, *, timeout_s: float = 180.0) ->
             )
         _keep_profile(profile)
         return result.read_bytes()
+
+
+def _import_filter(suffix: str) -> list[str]:
+    """LibreOffice import options: HTML is read as a Writer document, not as Writer/Web.
+
+    Writer/Web lays HTML out with a blank first page and loses text of the first heading;
+    the Writer HTML filter keeps all text and paginates like a normal document.
+    """
+    if suffix.lower() in (".html", ".htm"):
+        return ["--infilter=HTML (StarWriter)"]
+    return []
 
 
 def _seed_profile(profile: Path) -> None:
