@@ -92,7 +92,7 @@ def _manifest_key(deployed: Any, replans: list[dict[str, Any]]) -> str:
 
 
 def test_throttling_is_retried_with_backoff(cloud: Any, sleeps: list[float]) -> None:
-    deployed, bedrock, opensearch, pdf = cloud
+    deployed, bedrock, _opensearch, pdf = cloud
     bedrock.throttle_next = 5  # more than the in-process retries of one invocation
     upload(pdf)
     runs = deployed.wait("ingest")
