@@ -87,7 +87,12 @@ class Strategy(Frozen):
         default=8, ge=1, description="content blocks per chunk (a table counts once)"
     )
     section_budget: int = Field(default=60, ge=5, description="content elements per planner call")
-    preview_chars: int = Field(default=240, ge=40, le=400)
+    preview_chars: int = Field(
+        default=120,
+        ge=40,
+        le=400,
+        description="planner preview length (half right after a heading)",
+    )
     planner_model: str | None = None
 
     @model_validator(mode="after")

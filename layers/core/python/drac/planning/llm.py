@@ -5,6 +5,8 @@ The model never writes document text that is kept: its answer is parsed for IDs 
 
 from __future__ import annotations
 
+import re
+
 from drac.clock import utc_now
 from drac.errors import PlanningError
 from drac.models import Element, ElementKind, LedgerEntry, Strategy, TokenUsage
@@ -13,12 +15,10 @@ from drac.planning.base import Planner, Proposal, SectionView
 from drac.ports import Ledger, ModelCallError, ModelReply, TextModel
 
 SYSTEM_PROMPT = (
-    "You group document elements into retrieval chunks. Each line is: ID, kind, size in "
-    "characters, preview. Answer JSON only: an array of chunks, each an array of content IDs "
-    'in order; write a run of consecutive IDs as "pA-pB". Put every p-ID in exactly one '
-    "chunk. A chunk holds one topic: 3-8 related blocks, about {target} characters, never over "
-    "{limit}. Keep table rows (same t) together when they fit. Do not split at a heading "
-    "only to make tiny chunks."
+    "Group document elements into retrieval chunks. Lines: ID, kind, size, preview. Reply "
+    'JSON only: [[IDs],...] with every p-ID once, in order; write runs as "pA-pB". A chunk '
+    "is one topic: 3-8 blocks, about {target} chars, at most {limit}; keep a table's rows "
+    "(same t) together; avoid tiny chunks."
 )
 RETRY_PROMPT = "That was not a JSON array of arrays of IDs. Answer with the JSON array only."
 _KIND_CODE = {
@@ -31,9 +31,16 @@ _KIND_CODE = {
 }
 
 
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_URL = re.compile(r"https?://\S+")
+_MARKUP = re.compile(r"^[ \t]*(?:[-+*]|\d{1,3}[.)])[ \t]+|[*_`#|>]+", re.MULTILINE)
+
+
 def preview(element: Element, limit: int) -> str:
-    """One-line preview of an element's text, at most `limit` characters."""
-    return one_line(element.text, limit)
+    """One-line preview of an element for the planner: Markdown syntax and URLs removed
+    (they carry no topic), then cut to at most `limit` characters."""
+    text = _URL.sub("", _LINK.sub(r"\1", element.text))
+    return one_line(_MARKUP.sub(" ", text), limit)
 
 
 def one_line(text: str, limit: int) -> str:
@@ -48,13 +55,18 @@ def section_prompt(view: SectionView, strategy: Strategy) -> str:
     if view.section.heading_chain:
         chain = " > ".join(view.by_id[h].title for h in view.section.heading_chain)
         lines.append(f"In: {chain}")
+    after_heading = False
     for element in view.elements:
         if element.is_heading:
             lines.append(f"{element.id} {'#' * (element.level or 1)} {element.title}")
+            after_heading = True
             continue
         kind = _KIND_CODE.get(element.kind, "P")
         table = f" {element.table_id}" if element.table_id else ""
-        text = preview(element, strategy.preview_chars)
+        # the heading just above already names the topic: half the preview is enough
+        limit = strategy.preview_chars // 2 if after_heading else strategy.preview_chars
+        after_heading = False
+        text = preview(element, limit)
         lines.append(f"{element.id} {kind}{table} {len(element.text)} {text}")
     return "\n".join(lines)
 
