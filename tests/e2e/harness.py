@@ -30,7 +30,8 @@ def load_handler(name: str) -> ModuleType:
     module_name = f"drac_fn_{name}"
     if module_name in sys.modules:
         return sys.modules[module_name]
-    spec = importlib.util.spec_from_file_location(module_name, ROOT / "functions" / name / "handler.py")
+    path = ROOT / "functions" / name / "handler.py"
+    spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     spec.loader.exec_module(module)
@@ -165,7 +166,8 @@ def deploy(bedrock: Any, opensearch: Any, batch_size: int) -> Cloud:
     for rule, detail_type, queue in (("created", "Object Created", "ingest"),
                                      ("deleted", "Object Deleted", "delete")):
         url = sqs.create_queue(QueueName=f"drac-{queue}")["QueueUrl"]
-        qarn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])
+        qarn = attributes["Attributes"]["QueueArn"]
         events.put_rule(Name=rule, EventPattern=json.dumps(
             object_event_pattern(detail_type, "drac-documents")))
         events.put_targets(Rule=rule, Targets=[{"Id": "q", "Arn": qarn}])
