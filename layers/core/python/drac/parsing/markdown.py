@@ -9,8 +9,9 @@ from drac.models import Element, ElementKind, ParseConfig
 from drac.parsing.blocks import Block, split_blocks
 from drac.parsing.split import split_text
 
-PAGE_MARKER = re.compile(r"<!--\s*Page\s+(\d+)\b.*?-->", re.IGNORECASE | re.DOTALL)
-_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+# The body of a marker may not run into another comment opener: without that bound, text with
+# many unclosed "<!-- Page N" made every attempt scan to the end (quadratic time).
+PAGE_MARKER = re.compile(r"<!--\s*Page\s+(\d+)\b(?:(?!<!--).)*?-->", re.IGNORECASE | re.DOTALL)
 _GRID_BORDER = re.compile(r"^\s*\+[-=:+]+\+\s*$")
 _GRID_HEADER_BORDER = re.compile(r"^\s*\+[=:+]+\+\s*$")
 
@@ -147,4 +148,15 @@ class _Parser:
 
 
 def _only_comments(text: str) -> bool:
-    return not _COMMENT.sub("", text).strip()
+    """True when text is nothing but HTML comments and whitespace (linear: no regex retries)."""
+    position = 0
+    while True:
+        start = text.find("<!--", position)
+        if start < 0:
+            return not text[position:].strip()
+        if text[position:start].strip():
+            return False
+        end = text.find("-->", start + 4)
+        if end < 0:
+            return False
+        position = end + 3
