@@ -17,6 +17,8 @@ def make_sections(elements: Sequence[Element], budget: int = 60) -> list[Section
     """
     if budget < 1:
         raise ValueError("budget must be positive")
+    if not elements:
+        return []
     runs = _split(list(elements), budget)
     by_id = {element.id: element for element in elements}
     sections: list[Section] = []
