@@ -118,3 +118,16 @@ def test_unknown_strategy_and_missing_workspace_are_usage_errors(tmp_path: Path)
     assert code == 1 and "no drac workspace" in out
     code, out = run("replan", "-w", str(tmp_path / "w2"), "--planner", "llm")
     assert code == 2 and "needs a model" in out
+
+
+def test_a_second_writer_on_the_same_workspace_stops_with_a_clear_message(
+    docs: Path, tmp_path: Path
+) -> None:
+    from drac.local.lock import writer_lock
+
+    ws = tmp_path / "ws"
+    with writer_lock(ws):
+        code, out = run("ingest", str(docs), "-w", str(ws))
+    assert code == 1
+    assert "being written by drac pid" in out
+    assert run("ingest", str(docs), "-w", str(ws))[0] == 0  # released afterwards

@@ -108,11 +108,41 @@ def ingest_file(
     the workspace held before stays intact.
     """
     started = time.monotonic()
-    source_path = str(path.resolve())
     record: DocumentRecord | None = None
     try:
         data = _read(path)
         document_id = document_id_for(data, settings.tenant)
+        # the same content under two paths: the second waits, then finds it UNCHANGED
+        with workspace.document_lock(document_id):
+            return _ingest_content(
+                path, data, document_id, workspace, settings, vision, text_model, progress, started
+            )
+    except (DocumentError, OSError) as exc:
+        return _failure(path, workspace, record, exc, started)
+    except Exception as exc:  # a bug must not stop the other documents; say what it was
+        wrapped = DracError(f"unexpected error ({type(exc).__name__}): {exc}")
+        return _failure(path, workspace, record, wrapped, started)
+
+
+def _ingest_content(
+    path: Path,
+    data: bytes,
+    document_id: str,
+    workspace: Workspace,
+    settings: IngestSettings,
+    vision: VisionModel | None,
+    text_model: TextModel | None,
+    progress: ProgressCallback | None,
+    started: float,
+) -> Outcome:
+    record = DocumentRecord(
+        document_id=document_id,
+        source=path.name,
+        source_path=str(path.resolve()),
+        sha256=sha256_hex(data),
+        tenant=settings.tenant,
+    )
+    try:
         existing = workspace.get_document(document_id)
         if existing and not settings.force and existing.status in _DONE:
             return Outcome(
@@ -124,13 +154,6 @@ def ingest_file(
                 plan_version=existing.active_version,
                 seconds=time.monotonic() - started,
             )
-        record = DocumentRecord(
-            document_id=document_id,
-            source=path.name,
-            source_path=source_path,
-            sha256=sha256_hex(data),
-            tenant=settings.tenant,
-        )
         return _ingest(data, record, workspace, settings, vision, text_model, progress, started)
     except (DocumentError, OSError) as exc:
         return _failure(path, workspace, record, exc, started)

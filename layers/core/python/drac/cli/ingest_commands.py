@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -23,7 +24,8 @@ from drac.cli.options import (
     strategy_options,
     workspace_option,
 )
-from drac.errors import DracError
+from drac.errors import DracError, WorkspaceError
+from drac.local.workspace import Workspace
 from drac.models import Strategy
 from drac.pipeline import (
     IngestSettings,
@@ -93,7 +95,8 @@ def ingest(
                 path, ws, settings, vision=vision, text_model=text_model, progress=report
             )
 
-        outcomes.extend(_run_all(files, run, jobs, "ingest"))
+        with _writing(ws):
+            outcomes.extend(_run_all(files, run, jobs, "ingest"))
     finally:
         ws.close()
     _report(outcomes, as_json)
@@ -130,6 +133,15 @@ def _run_all(
                 progress.advance(overall)
     order = {str(path): index for index, path in enumerate(files)}
     return sorted(outcomes, key=lambda o: order.get(o.path, -1))
+
+
+@contextmanager
+def _writing(ws: Workspace) -> Iterator[None]:
+    try:
+        with ws.writing():
+            yield
+    except WorkspaceError as exc:
+        raise click.ClickException(str(exc)) from exc
 
 
 def _strategy(
@@ -208,7 +220,7 @@ def replan(
             records = live_documents(ws, documents)
         except DracError as exc:
             raise click.ClickException(str(exc)) from exc
-        with _progress() as progress:
+        with _writing(ws), _progress() as progress:
             task = progress.add_task("replan", total=len(records))
             for record in records:
                 try:

@@ -16,7 +16,9 @@ a crash at any point leaves the previous state intact.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path, PurePosixPath
 
 from drac.clock import utc_now
@@ -24,6 +26,7 @@ from drac.errors import WorkspaceError
 from drac.local.database import Database
 from drac.local.files import write_atomic
 from drac.local.fts_index import FtsChunkIndex
+from drac.local.lock import writer_lock
 from drac.local.stores import SqliteElementTable, SqliteLedger, SqlitePlanCache, SqlitePlanStore
 from drac.models import (
     Chunk,
@@ -82,10 +85,21 @@ class Workspace:
         self.plan_cache = SqlitePlanCache(self.db)
         self.ledger = SqliteLedger(self.db)
         self.index = FtsChunkIndex(self.db)
+        self._locks_guard = threading.Lock()
+        self._document_locks: dict[str, threading.Lock] = {}
 
     def close(self) -> None:
         """Release the database."""
         self.db.close()
+
+    def writing(self) -> AbstractContextManager[None]:
+        """Hold the workspace's single-writer lock (another process writing fails fast)."""
+        return writer_lock(self.root)
+
+    def document_lock(self, document_id: str) -> threading.Lock:
+        """A lock serialising work on one document within this process."""
+        with self._locks_guard:
+            return self._document_locks.setdefault(document_id, threading.Lock())
 
     # --- documents -------------------------------------------------------------------
     def documents(self) -> list[DocumentRecord]:
