@@ -55,17 +55,35 @@ def workspace_fixed_set(ws: Workspace) -> tuple[ChunkSet, int]:
 @cli.command("eval")
 @click.argument("queries", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @workspace_option
-@click.option("--baseline", type=click.Choice(["fixed"]), multiple=True,
-              help="Add the fixed 1,000-character / 200-overlap windows over the same documents.")
-@click.option("--compare", "compare", multiple=True,
-              type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Another chunk set as JSON Lines (at least text and source); repeatable.")
-@click.option("--embedder", default=None,
-              help="none, bedrock, openai or local:PATH (default: $DRAC_EMBEDDER, else none).")
+@click.option(
+    "--baseline",
+    type=click.Choice(["fixed"]),
+    multiple=True,
+    help="Add the fixed 1,000-character / 200-overlap windows over the same documents.",
+)
+@click.option(
+    "--compare",
+    "compare",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Another chunk set as JSON Lines (at least text and source); repeatable.",
+)
+@click.option(
+    "--embedder",
+    default=None,
+    help="none, bedrock, openai or local:PATH (default: $DRAC_EMBEDDER, else none).",
+)
 @click.option("-k", "k", type=click.IntRange(1, 100), default=6, show_default=True)
 @json_option
-def eval_command(queries: Path, workspace: Path, baseline: tuple[str, ...],
-                 compare: tuple[Path, ...], embedder: str | None, k: int, as_json: bool) -> None:
+def eval_command(
+    queries: Path,
+    workspace: Path,
+    baseline: tuple[str, ...],
+    compare: tuple[Path, ...],
+    embedder: str | None,
+    k: int,
+    as_json: bool,
+) -> None:
     """Score retrieval on QUERIES.csv: R@k, R@3, P@3, P@k, MRR, NDCG@k per chunk set."""
     from drac.embedders.factory import embedder_from_spec
 
@@ -80,16 +98,19 @@ def eval_command(queries: Path, workspace: Path, baseline: tuple[str, ...],
             if "fixed" in baseline:
                 fixed, from_pdf = workspace_fixed_set(ws)
                 sets.append(fixed)
-                notes.append(f"fixed windows: {from_pdf} document(s) from the PDF text layer, "
-                             f"{len(fixed.documents) - from_pdf} from converted Markdown")
+                notes.append(
+                    f"fixed windows: {from_pdf} document(s) from the PDF text layer, "
+                    f"{len(fixed.documents) - from_pdf} from converted Markdown"
+                )
         finally:
             ws.close()
     elif baseline:
         raise click.UsageError(f"--baseline needs a workspace; none at {workspace}")
     try:
         sets.extend(load_chunk_set(path) for path in compare)
-        chosen = embedder_from_spec(embedder if embedder is not None
-                                    else os.environ.get("DRAC_EMBEDDER"))
+        chosen = embedder_from_spec(
+            embedder if embedder is not None else os.environ.get("DRAC_EMBEDDER")
+        )
         if not sets:
             raise click.UsageError("nothing to evaluate: ingest documents or pass --compare")
         report = evaluate(sets, load_queries(queries), chosen, k=k)
@@ -111,22 +132,37 @@ def _money(value: float) -> str:
 def print_cost(report: CostReport) -> None:
     """Print the per-document table, the totals and the projection."""
     table = Table(title=f"Model calls by stage (prices as of {report.prices_as_of})")
-    for name in ("document", "pages", "conversion in/out", "planning in/out",
-                 "embedding in", "dollars", f"agentic ({report.reference_model})"):
+    for name in (
+        "document",
+        "pages",
+        "conversion in/out",
+        "planning in/out",
+        "embedding in",
+        "dollars",
+        f"agentic ({report.reference_model})",
+    ):
         table.add_column(name, justify="left" if name == "document" else "right")
     for doc in report.documents:
         conv, plan, emb = (doc.stages[s] for s in ("conversion", "planning", "embedding"))
-        table.add_row(doc.source, str(doc.pages),
-                      f"{conv.input_tokens:,}/{conv.output_tokens:,}",
-                      f"{plan.input_tokens:,}/{plan.output_tokens:,}",
-                      f"{emb.input_tokens:,}", _money(doc.total_dollars),
-                      _money(doc.agentic.dollars))
+        table.add_row(
+            doc.source,
+            str(doc.pages),
+            f"{conv.input_tokens:,}/{conv.output_tokens:,}",
+            f"{plan.input_tokens:,}/{plan.output_tokens:,}",
+            f"{emb.input_tokens:,}",
+            _money(doc.total_dollars),
+            _money(doc.agentic.dollars),
+        )
     t = report.totals
-    table.add_row("[bold]total[/]", str(report.pages),
-                  f"{t['conversion'].input_tokens:,}/{t['conversion'].output_tokens:,}",
-                  f"{t['planning'].input_tokens:,}/{t['planning'].output_tokens:,}",
-                  f"{t['embedding'].input_tokens:,}",
-                  _money(sum(s.dollars for s in t.values())), _money(report.agentic_total.dollars))
+    table.add_row(
+        "[bold]total[/]",
+        str(report.pages),
+        f"{t['conversion'].input_tokens:,}/{t['conversion'].output_tokens:,}",
+        f"{t['planning'].input_tokens:,}/{t['planning'].output_tokens:,}",
+        f"{t['embedding'].input_tokens:,}",
+        _money(sum(s.dollars for s in t.values())),
+        _money(report.agentic_total.dollars),
+    )
     stdout.print(table)
     stdout.print(
         f"Dollars: conversion {_money(t['conversion'].dollars)}, planning "
@@ -147,14 +183,20 @@ def print_cost(report: CostReport) -> None:
         f"{_money(p.agentic_chunking_at_reference)} agentic."
     )
     if report.unpriced_models:
-        stdout.print(f"[yellow]No price for: {', '.join(report.unpriced_models)} "
-                     "(counted as $0; add them with --prices).[/]")
+        stdout.print(
+            f"[yellow]No price for: {', '.join(report.unpriced_models)} "
+            "(counted as $0; add them with --prices).[/]"
+        )
 
 
 @cli.command("cost")
 @workspace_option
-@click.option("--prices", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              default=None, help="Price table overrides (TOML or JSON).")
+@click.option(
+    "--prices",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Price table overrides (TOML or JSON).",
+)
 @json_option
 def cost_command(workspace: Path, prices: Path | None, as_json: bool) -> None:
     """Tokens and dollars per document and stage, the agentic equivalent, and projections."""
