@@ -16,7 +16,7 @@ PRESETS: dict[str, Strategy] = {
 }
 
 
-def resolve_strategy(name: str | None = None, **overrides: Any) -> Strategy:
+def resolve_strategy(name: str | None = None, /, **overrides: Any) -> Strategy:
     """The preset called `name` (default: 'default') with non-None overrides applied.
 
     Overriding any setting of a preset names the result '<preset>+custom' unless a name is
