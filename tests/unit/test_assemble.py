@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
 
 from drac.assemble import assemble_chunks, breadcrumb_for, chunk_text, layout
 from drac.ids import chunk_id_for
 from drac.models import Chunk, DocumentRecord, Element, PlanVersion, SectionPlan, Strategy
-from drac.parsing import parse_markdown
+from drac.parsing import normalise_newlines, parse_markdown
+from drac.pipeline import IngestSettings
 from drac.planning import LlmPlanner, plan_document, validate
 from drac.planning.base import section_view
 from drac.ports import NullLedger
 from drac.sectioning import make_sections
+from drac.strategies import resolve_strategy
 
 DOC = """# Plan Overview
 
@@ -217,3 +222,36 @@ def test_long_breadcrumb_is_elided_in_the_middle() -> None:
 def test_no_breadcrumb_without_headings() -> None:
     [chunk] = build([["p1", "p2"]], markdown="alpha\n\nbeta\n")
     assert chunk.breadcrumb == "" and chunk.text == "alpha\n\nbeta"
+
+
+CORPUS = Path("/work/shared/corpus/rag-multi-corpus")
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not available")
+@pytest.mark.parametrize("preset", ["default", "fine"])
+def test_done_when_invariants_on_the_shared_corpus(preset: str) -> None:
+    """Every content element in exactly one chunk, body lines verbatim, hard limit kept,
+    every table row shown under its header."""
+    strategy = resolve_strategy(preset)
+    parse = IngestSettings(strategy=strategy).parse_config()
+    files = sorted(CORPUS.glob("*/md/*.md"))
+    assert files
+    for path in files:
+        markdown = normalise_newlines(path.read_text("utf-8"))
+        elements = parse_markdown(markdown, parse)
+        sections = make_sections(elements, strategy.section_budget)
+        version = plan_document("d1", elements, sections, strategy, version=1)
+        chunks = assemble_chunks(record(), elements, version)
+        by_id = {e.id: e for e in elements}
+        content = [e.id for e in elements if not e.is_heading]
+        used = [i for c in chunks for i in c.element_ids if not by_id[i].is_heading]
+        assert sorted(used) == sorted(content), path.name
+        for chunk in chunks:
+            assert len(chunk.text) <= strategy.hard_limit_chars, path.name
+            body = chunk.text.removeprefix(chunk.breadcrumb + "\n\n")
+            for line in body.splitlines():
+                assert line in markdown, (path.name, line)
+            for element_id in chunk.element_ids:
+                element = by_id[element_id]
+                if element.table_header:
+                    assert element.table_header + "\n" in body, (path.name, element_id)
