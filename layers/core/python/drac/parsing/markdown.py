@@ -101,7 +101,7 @@ class _Parser:
         base_id = f"p{self.content_count}"
         limit = self.config.max_element_chars
         if table_header:
-            limit = max(limit // 4, limit - len(table_header))
+            limit -= len(table_header) + 1  # the row is shown under its header
         pieces = [text] if len(text) <= limit else split_text(text, limit)
         for index, piece in enumerate(pieces, start=1):
             yield Element(
@@ -117,8 +117,14 @@ class _Parser:
     def _table_rows(self, header: str, rows: list[str]) -> Iterator[Element]:
         self.table_count += 1
         table_id = f"t{self.table_count}"
-        if not rows:  # a header-only table is content of its own
+        limit = self.config.max_element_chars
+        if not rows or len(header) + 1 + limit // 4 > limit:
+            # A header-only table is content of its own. So is a header too wide to repeat
+            # beside each row within the element limit: repeating it anyway made chunks
+            # exceed the hard limit; its rows follow it, still sharing the table id.
             yield from self._content(header, ElementKind.TABLE_ROW, table_id=table_id)
+            for row in rows:
+                yield from self._content(row, ElementKind.TABLE_ROW, table_id)
             return
         for row in rows:
             yield from self._content(row, ElementKind.TABLE_ROW, table_id, header)
