@@ -281,3 +281,23 @@ def test_tenant_changes_the_document_id(workspace: Workspace, docs: Path) -> Non
     tenant = ingest_file(path, workspace, IngestSettings(tenant="acme"))
     assert plain.document_id != tenant.document_id
     assert {c.tenant for c in workspace.active_chunks(tenant.document_id)} == {"acme"}
+
+
+def test_no_chunk_exceeds_the_hard_limit_even_with_a_very_wide_table(
+    workspace: Workspace, tmp_path: Path
+) -> None:
+    names = [f"Column name number {i} with more words" for i in range(40)]
+    table = "| " + " | ".join(names) + " |\n|" + "---|" * 40 + "\n"
+    table += "".join(
+        "| " + " | ".join(f"{r * 100 + i} value" for i in range(40)) + " |\n" for r in range(5)
+    )
+    path = tmp_path / "wide.md"
+    path.write_text("# Wide\n\n" + table)
+    for preset in ("default", "fine", "coarse"):
+        strategy = resolve_strategy(preset)
+        outcome = ingest_file(path, workspace, IngestSettings(strategy=strategy, force=True))
+        assert outcome.status == "INDEXED", outcome.error
+        chunks = workspace.active_chunks(outcome.document_id)
+        assert max(len(c.text) for c in chunks) <= strategy.hard_limit_chars, preset
+        record = workspace.find_document(outcome.document_id or "")
+        replan_document(record, workspace, strategy)  # the same limit is accepted on replan

@@ -434,3 +434,39 @@ def test_ids_only_use_the_documented_shapes(markdown_fixtures: dict[str, str]) -
     pattern = re.compile(r"^(h\d+|p\d+(\.\d+)?)$")
     for markdown in markdown_fixtures.values():
         assert all(pattern.match(e.id) for e in parse_markdown(markdown))
+
+
+def _wide_table(columns: int, rows: int = 5) -> str:
+    names = [f"Column name number {i} with more words" for i in range(columns)]
+    header = "| " + " | ".join(names) + " |\n|" + "---|" * columns + "\n"
+    body = "".join(
+        "| " + " | ".join(f"{r * 100 + i} value" for i in range(columns)) + " |\n"
+        for r in range(rows)
+    )
+    return header + body
+
+
+def test_row_shown_under_its_header_fits_the_element_limit() -> None:
+    config = ParseConfig(max_element_chars=1200)
+    for columns in (5, 20, 25, 40):
+        for element in parse_markdown(_wide_table(columns), config):
+            shown = (element.table_header + "\n" if element.table_header else "") + element.text
+            assert len(shown) <= config.max_element_chars, columns
+
+
+def test_a_header_too_wide_to_repeat_is_its_own_element_once() -> None:
+    markdown = _wide_table(40)
+    elements = parse_markdown(markdown, ParseConfig(max_element_chars=1200))
+    header_lines = markdown.split("\n")[:2]
+    assert all(e.table_header is None for e in elements)
+    assert {e.table_id for e in elements} == {"t1"}
+    assert elements[0].text.startswith(header_lines[0][:50])
+    joined = "\n".join(e.text for e in elements)
+    assert joined.count("Column name number 0 ") == 1
+    assert "| 400 value |" in joined  # the last row is kept
+
+
+def test_a_moderately_wide_header_is_still_repeated() -> None:
+    elements = parse_markdown(_wide_table(8), ParseConfig(max_element_chars=1200))
+    assert len(elements) == 5
+    assert all(e.table_header and e.table_header.startswith("| Column") for e in elements)
