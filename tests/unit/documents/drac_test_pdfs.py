@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
+from PIL import Image, ImageDraw
 
 
 @dataclass(frozen=True)
@@ -22,14 +23,22 @@ class Text:
     font: str = "Helvetica"
 
 
-def make_pdf(pages: Sequence[tuple[float, float] | tuple[float, float, Sequence[Text]]]) -> bytes:
-    """Return PDF bytes with one page per (width, height[, texts]) entry."""
+def make_pdf(
+    pages: Sequence[tuple[float, float] | tuple[float, float, Sequence[Text]]],
+    scanned: Sequence[int] = (),
+) -> bytes:
+    """Return PDF bytes with one page per (width, height[, texts]) entry.
+
+    Pages whose 0-based index is in `scanned` also get a full-page image (as a scan has).
+    """
     document = pdfium.PdfDocument.new()
     fonts: dict[str, object] = {}
-    for spec in pages:
+    for number, spec in enumerate(pages):
         width, height = spec[0], spec[1]
         texts = spec[2] if len(spec) > 2 else ()  # type: ignore[misc]
         page = document.new_page(width, height)
+        if number in scanned:
+            _insert_scan_image(document, page, width, height)
         for item in texts:
             font = fonts.get(item.font)
             if font is None:
@@ -47,6 +56,17 @@ def make_pdf(pages: Sequence[tuple[float, float] | tuple[float, float, Sequence[
     document.save(out)
     document.close()
     return out.getvalue()
+
+
+def _insert_scan_image(
+    document: pdfium.PdfDocument, page: pdfium.PdfPage, w: float, h: float
+) -> None:
+    picture = Image.new("L", (85, 110), 255)
+    ImageDraw.Draw(picture).rectangle((10, 10, 70, 20), fill=0)
+    image = pdfium.PdfImage.new(document)
+    image.set_bitmap(pdfium.PdfBitmap.from_pil(picture))
+    image.set_matrix(pdfium.PdfMatrix().scale(w, h))
+    page.insert_obj(image)
 
 
 def text_page(lines: Sequence[Text], size: tuple[float, float] = (612, 792)) -> tuple:

@@ -1,3 +1,4 @@
+import io
 import re
 import threading
 import time
@@ -5,8 +6,10 @@ from collections.abc import Sequence
 
 import pytest
 from drac_test_pdfs import Text, make_pdf
+from PIL import Image, ImageDraw
 
 from drac.documents.convert import ConversionOptions, convert_to_markdown
+from drac.documents.normalise import image_to_pdf
 from drac.errors import DocumentError
 from drac.models import TokenUsage
 from drac.ports import ModelCallError, ModelReply, NullLedger, VisionModel
@@ -156,10 +159,25 @@ def test_offline_conversion_when_no_model_is_configured():
     assert "<!-- Page 3 -->\n\nPage 3 text" in result.markdown
 
 
+def _scan_pdf() -> bytes:
+    image = Image.new("L", (850, 1100), 255)
+    ImageDraw.Draw(image).rectangle((100, 100, 700, 160), fill=0)  # ink, but no text layer
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return image_to_pdf(buffer.getvalue())
+
+
 def test_offline_conversion_of_a_scan_is_partial():
-    result = _convert(make_pdf([(612, 792)]), None)
+    result = _convert(_scan_pdf(), None)
     assert result.status == "partial"
     assert any("vision model" in w for w in result.warnings)
+
+
+def test_a_blank_page_is_not_mistaken_for_a_scan():
+    result = _convert(make_pdf([(612, 792)]), None)
+    assert result.status == "ok"
+    assert result.warnings == []
+    assert result.markdown.strip() == "<!-- Page 1 -->"
 
 
 def test_markdown_is_returned_as_is_with_newlines_normalised():

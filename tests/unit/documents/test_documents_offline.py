@@ -21,7 +21,7 @@ def _sample_pdf() -> bytes:
         Text("Refunds", 72, 720, 14, "Helvetica-Bold"),
         Text("Refunds are paid within 30 days.", 72, 700),
     ]
-    return make_pdf([(612, 792, page_one), (612, 792, page_two), (612, 792)])
+    return make_pdf([(612, 792, page_one), (612, 792, page_two), (612, 792)], scanned=[2])
 
 
 def test_headings_lists_paragraphs_and_markers_are_recovered():

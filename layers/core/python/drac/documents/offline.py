@@ -62,25 +62,37 @@ def offline_markdown(data: bytes, max_pages: int = 5000) -> list[OfflinePage]:
     """Return one OfflinePage per page of the PDF, in order, each starting with its page marker."""
     with open_pdf(data, max_pages) as document, PDFIUM_LOCK:
         heights = []
+        pictured: list[bool] = []
         pages: list[list[_Line]] = []
         for index in range(len(document)):
             page = document[index]
             try:
                 heights.append(page.get_height())
                 pages.append(_page_lines(page))
+                pictured.append(_has_images(page))
             finally:
                 page.close()
     scale = _HeadingScale.from_pages(pages)
     result = []
-    for number, (lines, height) in enumerate(zip(pages, heights, strict=True), start=1):
-        result.append(_page_result(number, lines, height, scale))
+    for number, (lines, height, images) in enumerate(
+        zip(pages, heights, pictured, strict=True), start=1
+    ):
+        result.append(_page_result(number, lines, height, scale, images))
     return result
 
 
+def _has_images(page: pdfium.PdfPage) -> bool:
+    """Whether the page draws any image (a page without text or images is simply blank)."""
+    images = page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,))
+    return next(iter(images), None) is not None
+
+
 def _page_result(
-    number: int, lines: list[_Line], height: float, scale: _HeadingScale
+    number: int, lines: list[_Line], height: float, scale: _HeadingScale, has_images: bool
 ) -> OfflinePage:
     marker = page_marker(number)
+    if not any(line.text for line in lines) and not has_images:
+        return OfflinePage(number=number, markdown=marker, has_text_layer=True)  # blank page
     if not any(line.text for line in lines):
         note = f"<!-- Page {number}: no text layer (scanned page?); needs a vision model -->"
         warning = f"page {number} has no text layer; it needs a vision model to be converted"
