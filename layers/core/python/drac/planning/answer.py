@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from drac.errors import PlanningError
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+_OPENER = re.compile(r"[\[{]")
+_MAX_ATTEMPTS = 64  # places in an answer to try decoding from
 _RANGE = re.compile(r"^\s*(p[\d.]+)\s*-\s*(p[\d.]+)\s*$")
 
 
@@ -18,15 +20,7 @@ def parse_answer(answer: str) -> list[list[str]]:
     fenced = _FENCE.search(text)
     if fenced:
         text = fenced.group(1).strip()
-    start, end = text.find("["), text.rfind("]")
-    if start < 0 or end <= start:
-        raise PlanningError("answer holds no JSON array")
-    try:
-        data = json.loads(text[start : end + 1])
-    except json.JSONDecodeError as exc:
-        raise PlanningError(f"answer is not valid JSON: {exc.msg}") from exc
-    if isinstance(data, dict) and isinstance(data.get("chunks"), list):
-        data = data["chunks"]
+    data = _first_json(text)
     if not isinstance(data, list) or not all(isinstance(group, list) for group in data):
         raise PlanningError("answer is not an array of arrays")
     groups: list[list[str]] = []
@@ -35,6 +29,39 @@ def parse_answer(answer: str) -> list[list[str]]:
             raise PlanningError("answer arrays must hold ID strings only")
         groups.append([item.strip() for item in group])
     return groups
+
+
+def _first_json(text: str) -> object:
+    """The first JSON array (or {"chunks": [...]}) in text that decodes, ignoring prose around it.
+
+    Decoding from each '[' or '{' in turn (not from the first '[' to the last ']') lets a note
+    after the answer mention brackets, as in 'p3 is a table [t1]', without spoiling it.
+    """
+    decoder = json.JSONDecoder()
+    first_error: str | None = None
+    found_array = False
+    for attempt, match in enumerate(_OPENER.finditer(text)):
+        if attempt >= _MAX_ATTEMPTS:
+            break
+        try:
+            data, _ = decoder.raw_decode(text, match.start())
+        except json.JSONDecodeError as exc:
+            first_error = first_error or exc.msg
+            continue
+        except RecursionError:  # absurdly deep nesting
+            first_error = first_error or "nested too deeply"
+            continue
+        if isinstance(data, dict) and isinstance(data.get("chunks"), list):
+            data = data["chunks"]
+        if isinstance(data, list):
+            found_array = True
+            if all(isinstance(group, list) for group in data):
+                return data
+    if found_array:
+        raise PlanningError("answer is not an array of arrays")
+    if first_error is not None:
+        raise PlanningError(f"answer is not valid JSON: {first_error}")
+    raise PlanningError("answer holds no JSON array")
 
 
 def expand_ranges(group: Sequence[str], content_order: Sequence[str]) -> list[str]:
