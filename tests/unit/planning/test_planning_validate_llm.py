@@ -370,3 +370,28 @@ def test_fallback_plans_are_not_cached(scripted_model) -> None:
     assert not cache.data
     _plan_doc(DOC, strategy, model, cache)
     assert len(model.calls) == 2 * calls  # retried, not served a stale fallback
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        '[["p1", "p2"], ["p3"]]\nNote: p3 is a table [t1].',
+        'Plan [draft 2]: [["p1", "p2"], ["p3"]]',
+        'Chunks (see [1]):\n[["p1", "p2"], ["p3"]] (ranges like [p1-p2] allowed)',
+    ],
+)
+def test_parse_answer_ignores_brackets_in_prose_around_the_json(answer: str) -> None:
+    assert parse_answer(answer) == [["p1", "p2"], ["p3"]]
+
+
+@pytest.mark.parametrize("answer", ["[" * 100_000, "[x" * 5_000, "[1, 2] and [3]"])
+def test_parse_answer_pathological_input_is_a_planning_error(answer: str) -> None:
+    with pytest.raises(PlanningError):
+        parse_answer(answer)
+
+
+def test_a_note_after_the_answer_costs_no_retry(view: SectionView, scripted_model) -> None:
+    model = scripted_model(['[["p1-p3"], ["p4-p7"]]\n\nI kept the table [t1] whole.'])
+    proposal = LlmPlanner(model, NullLedger()).propose(view, Strategy(), "d1")
+    assert len(model.calls) == 1
+    assert proposal.groups == [["p1", "p2", "p3"], ["p4", "p5", "p6", "p7"]]
