@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 from drac.ids import digest_of
@@ -67,6 +68,7 @@ def _cut_before_headings(run: list[Element], level: int) -> list[list[Element]]:
 
 def _cut_in_order(run: list[Element], budget: int) -> list[list[Element]]:
     """Cut a run with no usable headings into budget-sized pieces, preferring table edges."""
+    table_sizes = Counter(e.table_id for e in run if e.table_id is not None)
     pieces: list[list[Element]] = []
     current: list[Element] = []
     count = 0
@@ -74,10 +76,12 @@ def _cut_in_order(run: list[Element], budget: int) -> list[list[Element]]:
         if count >= budget:
             pieces.append(current)
             current, count = [], 0
-        elif count >= budget * 3 // 4 and _starts_new_block(current, element):
-            # close a bit early rather than split a table that starts near the end
-            pieces.append(current)
-            current, count = [], 0
+        elif _starts_new_block(current, element):
+            size = table_sizes[element.table_id]
+            if size <= budget and count + size > budget:
+                # close early rather than split a table that fits a section of its own
+                pieces.append(current)
+                current, count = [], 0
         current.append(element)
         count += 0 if element.is_heading else 1
     if current:
