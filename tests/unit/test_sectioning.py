@@ -155,3 +155,21 @@ def test_heading_only_document_is_one_section() -> None:
     elements = parse_markdown("# A\n## B\n")
     assert [s.element_ids for s in make_sections(elements, 1)] == [("h1", "h2")]
     assert all(e.kind is ElementKind.HEADING for e in elements)
+
+
+def test_a_table_starting_early_is_not_cut_when_it_fits_a_section() -> None:
+    table = "| h |\n|---|\n" + "".join(f"| r{i} |\n" for i in range(6))
+    elements = parse_markdown(paragraphs(5) + table + "\n" + paragraphs(10, "after"))
+    sections = make_sections(elements, budget=10)
+    rows = {e.id for e in elements if e.table_id}
+    holders = [s.id for s in sections if rows & set(s.element_ids)]
+    assert len(holders) == 1, "a 6-row table was split although a section holds 10"
+    assert all(len(content_ids(s, elements)) <= 10 for s in sections)
+    assert_partition(sections, elements)
+
+
+def test_a_table_that_fits_the_remaining_room_does_not_close_the_section() -> None:
+    table = "| h |\n|---|\n" + "".join(f"| r{i} |\n" for i in range(2))
+    elements = parse_markdown(paragraphs(8) + table + "\n" + paragraphs(10, "after"))
+    sections = make_sections(elements, budget=10)
+    assert len(sections[0].element_ids) == 10  # 8 paragraphs and both rows
