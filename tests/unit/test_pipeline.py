@@ -301,3 +301,26 @@ def test_no_chunk_exceeds_the_hard_limit_even_with_a_very_wide_table(
         assert max(len(c.text) for c in chunks) <= strategy.hard_limit_chars, preset
         record = workspace.find_document(outcome.document_id or "")
         replan_document(record, workspace, strategy)  # the same limit is accepted on replan
+
+
+def test_crash_while_replacing_a_changed_file_keeps_the_old_document_live(
+    workspace: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "policy.md"
+    path.write_text("# Policy\n\nOriginal rule text.\n")
+    old = ingest_file(path, workspace, IngestSettings())
+    before = workspace.active_chunks()
+    path.write_text("# Policy\n\nAmended rule text.\n")
+
+    def crash(self, document_id, plan_version=None):
+        raise RuntimeError("killed mid-commit")
+
+    monkeypatch.setattr(FtsChunkIndex, "delete", crash)
+    new = ingest_file(path, workspace, IngestSettings())
+    monkeypatch.undo()
+    assert new.status == "FAILED"
+    assert workspace.active_chunks() == before
+    old_record = workspace.get_document(old.document_id or "")
+    assert old_record is not None and old_record.status is DocumentStatus.INDEXED
+    assert workspace.get_elements(new.document_id or "") == []
+    assert_consistent(workspace)
