@@ -53,6 +53,10 @@ class _Parser:
 
     def _block(self, block: Block) -> Iterator[Element]:
         text = block.text.strip()
+        if block.type == "block_code" and text:
+            # keep an indented code block's first indent: without it the text reads as prose
+            raw = block.text.rstrip()
+            text = raw[raw.rfind("\n", 0, len(raw) - len(raw.lstrip())) + 1 :]
         if not text or block.type == "thematic_break":
             return
         if block.type == "block_html" and _only_comments(text):
