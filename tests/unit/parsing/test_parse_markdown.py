@@ -470,3 +470,15 @@ def test_a_moderately_wide_header_is_still_repeated() -> None:
     elements = parse_markdown(_wide_table(8), ParseConfig(max_element_chars=1200))
     assert len(elements) == 5
     assert all(e.table_header and e.table_header.startswith("| Column") for e in elements)
+
+
+def test_indented_code_keeps_its_first_line_indent() -> None:
+    markdown = "Intro.\n\n    indented code\n    # not a heading\n\nAfter.\n"
+    elements = parse_markdown(markdown)
+    assert [(e.kind, e.text) for e in elements] == [
+        (ElementKind.PARAGRAPH, "Intro."),
+        (ElementKind.CODE, "    indented code\n    # not a heading"),
+        (ElementKind.PARAGRAPH, "After."),
+    ]
+    # re-parsed on its own, the element is still a code block
+    assert parse_markdown(elements[1].text)[0].kind is ElementKind.CODE
