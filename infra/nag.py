@@ -67,6 +67,17 @@ def acknowledgements(stack) -> dict[str, str]:
         "The Distributed Map describes/stops its own child executions (map runs) of the "
         "re-plan state machine only."
     )
+    from infra.config import GEO_PREFIXES
+
+    for model_id in stack.settings.model_ids:
+        if model_id.startswith(GEO_PREFIXES):
+            base = model_id.split(".", 1)[1]
+            model = f"arn:<AWS::Partition>:bedrock:*::foundation-model/{base}"
+            acks[f"AwsSolutions-IAM5[Resource::{model}]"] = (
+                f"{model_id} is a cross-region inference profile: Bedrock routes the call to "
+                "the foundation model in any region of the profile's geography, so the model "
+                "grant names every region (the model itself is fixed)."
+            )
     invoked = [*pipeline.factory_functions(), search.index_function]
     for fn in invoked:
         acks[f"AwsSolutions-IAM5[Resource::{_ref(stack, fn)}:*]"] = (
