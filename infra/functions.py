@@ -115,6 +115,8 @@ class FunctionFactory:
                     "!layers/core/python/drac",
                     "!layers/core/python/drac/**",
                     "!layers/requirements-lambda.txt",
+                    "layers/deps",
+                    "**/*.egg-info",
                     f"!functions/{handler_dir}",
                     f"!functions/{handler_dir}/**",
                     "**/__pycache__",
