@@ -1,0 +1,89 @@
+"""Synthesise the real CDK app once per session (and once more with other context values).
+
+The first synth on a clean machine pip-downloads the Lambda dependency layer from PyPI into
+`layers/deps/` (cached there for later runs); no Docker and no AWS credentials are needed.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+# A different value for every knob the second synth changes (see test_context.py).
+ALTERNATE_CONTEXT = {
+    "batchConcurrency": 3,
+    "sectionConcurrency": 7,
+    "replanConcurrency": 4,
+    "conversionModelId": "us.google.gemma-3-12b-it",
+    "indexName": "other-chunks",
+    "removalPolicy": "destroy",
+    "pageImageExpirationDays": 7,
+}
+
+
+@dataclass
+class Synth:
+    """One synthesised stack: its template, the stack object and the validation report."""
+
+    template: Any  # aws_cdk.assertions.Template
+    stack: Any
+    report: dict[str, Any]
+    assembly_dir: Path
+    docker_contexts: list[Path]
+
+    @property
+    def resources(self) -> dict[str, dict[str, Any]]:
+        """Logical id -> resource of the template."""
+        return self.template.to_json()["Resources"]
+
+    def of_type(self, kind: str) -> dict[str, dict[str, Any]]:
+        """Resources of one CloudFormation type."""
+        return {k: v for k, v in self.resources.items() if v["Type"] == kind}
+
+    def logical_id(self, construct: Any) -> str:
+        """The logical id of an L2 construct's CloudFormation resource."""
+        return self.stack.resolve(self.stack.get_logical_id(construct.node.default_child))
+
+
+def cdk_json_context() -> dict[str, Any]:
+    """The context of cdk.json, as `cdk synth` passes it (feature flags included)."""
+    return json.loads((ROOT / "cdk.json").read_text())["context"]
+
+
+def synthesise(overrides: dict[str, Any] | None = None) -> Synth:
+    """Build and synthesise the app with cdk.json's context (plus overrides)."""
+    from aws_cdk.assertions import Template
+
+    from app import build_app
+
+    context = {**cdk_json_context(), **(overrides or {})}
+    app, stack = build_app(context)
+    assembly = app.synth()
+    directory = Path(assembly.directory)
+    report = json.loads((directory / "validation-report.json").read_text())
+    contexts = []
+    for manifest in directory.glob("*.assets.json"):
+        for image in json.loads(manifest.read_text()).get("dockerImages", {}).values():
+            contexts.append(directory / image["source"]["directory"])
+    return Synth(Template.from_stack(stack), stack, report, directory, contexts)
+
+
+@pytest.fixture(scope="session")
+def synth() -> Synth:
+    """The stack as `cdk synth` builds it from cdk.json."""
+    return synthesise()
+
+
+@pytest.fixture(scope="session")
+def alternate() -> Synth:
+    """The stack synthesised with ALTERNATE_CONTEXT."""
+    return synthesise(ALTERNATE_CONTEXT)

@@ -1,0 +1,119 @@
+"""EventBridge rules and patterns; the OpenSearch Serverless collection and its policies."""
+
+from __future__ import annotations
+
+import json
+
+from tests.infrastructure.conftest import Synth
+from tests.infrastructure.helpers import as_list, flatten, role_of_policy, statements
+
+
+def rule(synth: Synth, attr: str) -> dict:
+    return synth.resources[synth.logical_id(getattr(synth.stack.pipeline, attr))]["Properties"]
+
+
+def test_upload_and_delete_rules_match_incoming_of_the_documents_bucket(synth: Synth) -> None:
+    documents = synth.logical_id(synth.stack.storage.documents)
+    for attr, detail_type, queue in (("created_rule", "Object Created", "ingest_queue"),
+                                     ("deleted_rule", "Object Deleted", "delete_queue")):
+        props = rule(synth, attr)
+        assert props["EventPattern"] == {
+            "source": ["aws.s3"],
+            "detail-type": [detail_type],
+            "detail": {"bucket": {"name": [{"Ref": documents}]},
+                       "object": {"key": [{"prefix": "incoming/"}]}},
+        }
+        assert "EventBusName" not in props, "S3 events arrive on the default bus"
+        (target,) = props["Targets"]
+        queue_id = synth.logical_id(getattr(synth.stack.pipeline, queue))
+        assert target["Arn"] == {"Fn::GetAtt": [queue_id, "Arn"]}
+
+
+def test_deletion_pattern_accepts_delete_marker_events(synth: Synth) -> None:
+    """In a versioned bucket a DELETE creates a marker: the event must still match."""
+    pattern = rule(synth, "deleted_rule")["EventPattern"]
+    assert "deletion-type" not in json.dumps(pattern)
+
+
+def test_replan_rule_on_the_project_bus_starts_the_replan_machine(synth: Synth) -> None:
+    pipeline = synth.stack.pipeline
+    props = rule(synth, "replan_rule")
+    assert props["EventBusName"] == {"Ref": synth.logical_id(pipeline.bus)}
+    assert props["EventPattern"] == {"source": ["drac.api"], "detail-type": ["Replan Requested"]}
+    (target,) = props["Targets"]
+    assert target["Arn"] == {"Ref": synth.logical_id(pipeline.replan_machine)}
+    assert target["InputPath"] == "$.detail"
+    assert target["DeadLetterConfig"]["Arn"] == {
+        "Fn::GetAtt": [synth.logical_id(pipeline.replan_dlq), "Arn"]}
+
+
+def test_queues_feed_starter_and_delete_with_partial_batch_failures(synth: Synth) -> None:
+    pipeline = synth.stack.pipeline
+    mappings = {m["Properties"]["FunctionName"]["Ref"]: m["Properties"]
+                for m in synth.of_type("AWS::Lambda::EventSourceMapping").values()}
+    for fn, queue in ((pipeline.starter, pipeline.ingest_queue),
+                      (pipeline.delete, pipeline.delete_queue)):
+        props = mappings[synth.logical_id(fn)]
+        assert props["EventSourceArn"] == {"Fn::GetAtt": [synth.logical_id(queue), "Arn"]}
+        assert props["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+        assert props["ScalingConfig"]["MaximumConcurrency"] == 2
+    for resource in synth.of_type("AWS::SQS::Queue").values():
+        assert resource["Properties"].get("SqsManagedSseEnabled") is True
+
+
+def test_vector_collection_with_encryption_and_network_policies(synth: Synth) -> None:
+    (collection,) = synth.of_type("AWS::OpenSearchServerless::Collection").values()
+    assert collection["Properties"]["Type"] == "VECTORSEARCH"
+    assert collection["Properties"]["Name"] == "drac"
+    policies = {p["Properties"]["Type"]: p for p in
+                synth.of_type("AWS::OpenSearchServerless::SecurityPolicy").values()}
+    assert set(policies) == {"encryption", "network"}
+    encryption = json.loads(policies["encryption"]["Properties"]["Policy"])
+    assert encryption["Rules"] == [{"ResourceType": "collection", "Resource": ["collection/drac"]}]
+    network = json.loads(policies["network"]["Properties"]["Policy"])
+    assert network[0]["Rules"][0]["Resource"] == ["collection/drac"]
+    # the collection is created only after its policies exist
+    depends = set(as_list(collection.get("DependsOn", [])))
+    assert len(depends & set(synth.of_type("AWS::OpenSearchServerless::SecurityPolicy"))) == 2
+
+
+def index_roles(synth: Synth) -> set[str]:
+    pipeline, search = synth.stack.pipeline, synth.stack.search
+    return {synth.stack.resolve(synth.stack.get_logical_id(fn.role.node.default_child))
+            for fn in (pipeline.commit, pipeline.finalise, pipeline.delete,
+                       search.index_function)}
+
+
+def test_data_access_policy_names_exactly_the_index_roles(synth: Synth) -> None:
+    (policy,) = synth.of_type("AWS::OpenSearchServerless::AccessPolicy").values()
+    props = policy["Properties"]
+    assert props["Type"] == "data"
+    document = json.loads(flatten(props["Policy"]))  # role ARNs become "<LogicalId.Arn>"
+    (entry,) = document
+    principals = {p.strip("<>").removesuffix(".Arn") for p in entry["Principal"]}
+    assert principals == index_roles(synth)
+    rules = {r["ResourceType"]: r for r in entry["Rules"]}
+    assert rules["index"]["Resource"] == ["index/drac/drac-chunks"]
+    assert "aoss:DeleteIndex" not in rules["index"]["Permission"]
+    assert "aoss:*" not in json.dumps(entry)
+
+
+def test_only_index_roles_may_call_the_collection(synth: Synth) -> None:
+    (collection_id,) = synth.of_type("AWS::OpenSearchServerless::Collection")
+    granted = set()
+    for policy_id, statement in statements(synth.resources):
+        if any(a.startswith("aoss:") for a in as_list(statement["Action"])):
+            assert as_list(statement["Action"]) == ["aoss:APIAccessAll"]
+            assert as_list(statement["Resource"]) == [{"Fn::GetAtt": [collection_id, "Arn"]}]
+            granted.update(role_of_policy(synth.resources[policy_id]))
+    assert granted == index_roles(synth)
+
+
+def test_index_is_created_by_a_custom_resource(synth: Synth) -> None:
+    (index,) = synth.of_type("Custom::DracChunkIndex").values()
+    props = index["Properties"]
+    assert props["IndexName"] == "drac-chunks" and props["Dimension"] == "1024"
+    (collection_id,) = synth.of_type("AWS::OpenSearchServerless::Collection")
+    assert props["Endpoint"] == {"Fn::GetAtt": [collection_id, "CollectionEndpoint"]}
+    (access_id,) = synth.of_type("AWS::OpenSearchServerless::AccessPolicy")
+    assert access_id in as_list(index.get("DependsOn", []))

@@ -1,0 +1,126 @@
+"""The three state machines after substitution: maps, retries, catches, sub-workflow."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.infrastructure.conftest import Synth
+from tests.infrastructure.helpers import definition, state, states
+
+LAMBDA_ERRORS = {"Lambda.ServiceException", "Lambda.AWSLambdaException",
+                 "Lambda.SdkClientException", "Lambda.TooManyRequestsException"}
+
+
+def machine(synth: Synth, name: str) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """(logical id, substituted ASL, DefinitionSubstitutions) of a pipeline machine."""
+    construct = getattr(synth.stack.pipeline, f"{name}_machine")
+    logical_id = synth.logical_id(construct)
+    resource = synth.resources[logical_id]
+    return logical_id, definition(resource), resource["Properties"]["DefinitionSubstitutions"]
+
+
+def retry_for(task: dict[str, Any], error: str) -> dict[str, Any]:
+    matches = [r for r in task.get("Retry", []) if error in r["ErrorEquals"]]
+    assert len(matches) == 1, f"one retrier for {error}, got {task.get('Retry')}"
+    return matches[0]
+
+
+def assert_backoff(retrier: dict[str, Any]) -> None:
+    assert retrier["JitterStrategy"] == "FULL"
+    assert retrier["BackoffRate"] >= 2 and retrier["MaxAttempts"] >= 3
+    assert retrier["IntervalSeconds"] >= 1
+
+
+def test_three_standard_machines_with_tracing_and_logs(synth: Synth) -> None:
+    machines = synth.of_type("AWS::StepFunctions::StateMachine")
+    assert {m["Properties"]["StateMachineName"] for m in machines.values()} == {
+        "Drac-ingest", "Drac-plan", "Drac-replan"}
+    for resource in machines.values():
+        props = resource["Properties"]
+        assert props["StateMachineType"] == "STANDARD"
+        assert props["TracingConfiguration"] == {"Enabled": True}
+        assert props["LoggingConfiguration"]["Level"] == "ALL"
+        assert props["LoggingConfiguration"]["IncludeExecutionData"] is False
+
+
+def test_convert_map_bounds_concurrency_retries_and_degrades(synth: Synth) -> None:
+    _, asl, subs = machine(synth, "ingest")
+    convert_map = state(asl, "ConvertBatches")
+    assert convert_map["Type"] == "Map"
+    assert convert_map["MaxConcurrency"] == 5
+    assert convert_map["ItemProcessor"]["ProcessorConfig"]["Mode"] == "INLINE"
+    task = state(asl, "ConvertBatch")
+    assert task["Parameters"]["FunctionName"] == "SUB:ConvertFunctionArn"
+    throttled = retry_for(task, "ModelThrottled")
+    assert_backoff(throttled)
+    assert throttled.get("MaxDelaySeconds", 0) >= 60
+    for error in LAMBDA_ERRORS:
+        assert_backoff(retry_for(task, error))
+    (catch,) = task["Catch"]
+    assert catch["ErrorEquals"] == ["States.ALL"] and catch["Next"] == "MarkBatchFailed"
+    marker = state(asl, "MarkBatchFailed")
+    assert marker["Parameters"]["FunctionName"] == "SUB:BatchFailedFunctionArn"
+    assert marker["Parameters"]["Payload"]["error.$"] == "$.failure.Error"
+    assert subs["ConvertFunctionArn"] == {
+        "Fn::GetAtt": [synth.logical_id(synth.stack.pipeline.convert), "Arn"]}
+
+
+def test_plan_machine_maps_over_sections(synth: Synth) -> None:
+    _, asl, subs = machine(synth, "plan")
+    plan_map = state(asl, "PlanSections")
+    assert plan_map["Type"] == "Map" and plan_map["MaxConcurrency"] == 10
+    task = state(asl, "PlanSection")
+    assert_backoff(retry_for(task, "ModelThrottled"))
+    assert_backoff(retry_for(task, "Lambda.TooManyRequestsException"))
+    assert set(subs) == {"SectionFunctionArn", "PlanSectionFunctionArn", "CommitPlanFunctionArn"}
+
+
+@pytest.mark.parametrize(("name", "task"), [("ingest", "Plan"), ("replan", "PlanDocument")])
+def test_planning_is_one_sub_workflow_started_sync(synth: Synth, name: str, task: str) -> None:
+    plan_id, _, _ = machine(synth, "plan")
+    _, asl, subs = machine(synth, name)
+    step = state(asl, task)
+    assert step["Resource"] == "arn:aws:states:::states:startExecution.sync:2"
+    assert step["Parameters"]["StateMachineArn"] == "SUB:PlanStateMachineArn"
+    assert subs["PlanStateMachineArn"] == {"Ref": plan_id}
+    # Nothing of the planning machine is copied into the caller.
+    assert not {"PlanSections", "Commit"} & {n for n, _ in states(asl)}
+
+
+def test_ingest_failures_mark_the_document_failed(synth: Synth) -> None:
+    _, asl, _ = machine(synth, "ingest")
+    failing = [name for name, s in asl["States"].items()
+               if s["Type"] in {"Task", "Map"} and name not in {"MarkFailed"}]
+    assert {"Register", "Render", "ConvertBatches", "ParseSection", "Plan"} <= set(failing)
+    for name in failing:
+        catches = asl["States"][name].get("Catch", [])
+        assert any(c["ErrorEquals"] == ["States.ALL"] and c["Next"] == "MarkFailed"
+                   for c in catches), name
+
+
+def test_replan_uses_a_distributed_map_over_an_s3_manifest(synth: Synth) -> None:
+    _, asl, subs = machine(synth, "replan")
+    dmap = state(asl, "ReplanDocuments")
+    assert dmap["ItemProcessor"]["ProcessorConfig"]["Mode"] == "DISTRIBUTED"
+    assert dmap["ItemReader"]["Resource"] == "arn:aws:states:::s3:getObject"
+    assert dmap["ItemReader"]["Parameters"] == {"Bucket.$": "$.manifest.bucket",
+                                                "Key.$": "$.manifest.key"}
+    assert dmap["MaxConcurrency"] == 10
+    assert dmap["ResultWriter"]["Parameters"]["Bucket"] == "SUB:ArtifactsBucket"
+    assert subs["ArtifactsBucket"] == {"Ref": synth.logical_id(synth.stack.storage.artifacts)}
+    # one document's failure is caught inside the item, not failing the whole run
+    item = state(asl, "PlanDocument")
+    assert any(c["ErrorEquals"] == ["States.ALL"] for c in item["Catch"])
+
+
+def test_payloads_carry_only_keys_and_counts(synth: Synth) -> None:
+    """Lambda results are narrowed by ResultSelector so no document text rides the state."""
+    for name in ("ingest", "plan", "replan"):
+        _, asl, _ = machine(synth, name)
+        for state_name, step in states(asl):
+            if step.get("Resource") == "arn:aws:states:::lambda:invoke":
+                assert "ResultSelector" in step, f"{name}.{state_name} passes its whole result"
+                fields = {k.removesuffix(".$") for k in step["ResultSelector"]}
+                assert not fields & {"text", "markdown", "chunks_text", "elements_data"}

@@ -1,0 +1,97 @@
+"""Buckets and tables: encryption, TLS, versioning, public access, events, lifecycle, PITR."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.infrastructure.conftest import Synth
+
+BLOCK_ALL = {"BlockPublicAcls": True, "BlockPublicPolicy": True, "IgnorePublicAcls": True,
+             "RestrictPublicBuckets": True}
+
+
+def bucket(synth: Synth, name: str) -> tuple[str, dict[str, Any]]:
+    construct = getattr(synth.stack.storage, name)
+    logical_id = synth.logical_id(construct)
+    return logical_id, synth.resources[logical_id]["Properties"]
+
+
+@pytest.mark.parametrize("name", ["documents", "artifacts", "access_logs"])
+def test_every_bucket_is_private_encrypted_and_tls_only(synth: Synth, name: str) -> None:
+    logical_id, props = bucket(synth, name)
+    assert props["PublicAccessBlockConfiguration"] == BLOCK_ALL
+    rule = props["BucketEncryption"]["ServerSideEncryptionConfiguration"][0]
+    assert rule["ServerSideEncryptionByDefault"]["SSEAlgorithm"] in {"AES256", "aws:kms"}
+    policies = [p["Properties"] for p in synth.of_type("AWS::S3::BucketPolicy").values()
+                if p["Properties"]["Bucket"] == {"Ref": logical_id}]
+    assert len(policies) == 1
+    denies = [s for s in policies[0]["PolicyDocument"]["Statement"]
+              if s["Effect"] == "Deny" and s["Action"] == "s3:*"
+              and s.get("Condition") == {"Bool": {"aws:SecureTransport": "false"}}]
+    assert len(denies) == 1 and denies[0]["Principal"] == {"AWS": "*"}
+    assert len(denies[0]["Resource"]) == 2, "the bucket and its objects"
+
+
+@pytest.mark.parametrize("name", ["documents", "artifacts"])
+def test_data_buckets_are_versioned_and_logged(synth: Synth, name: str) -> None:
+    _, props = bucket(synth, name)
+    assert props["VersioningConfiguration"] == {"Status": "Enabled"}
+    access_logs = synth.logical_id(synth.stack.storage.access_logs)
+    assert props["LoggingConfiguration"]["DestinationBucketName"] == {"Ref": access_logs}
+
+
+def test_documents_bucket_sends_events_to_eventbridge(synth: Synth) -> None:
+    logical_id, _ = bucket(synth, "documents")
+    notifications = [n["Properties"] for n in synth.of_type("Custom::S3BucketNotifications")
+                     .values() if n["Properties"]["BucketName"] == {"Ref": logical_id}]
+    assert len(notifications) == 1
+    assert notifications[0]["NotificationConfiguration"] == {"EventBridgeConfiguration": {}}
+
+
+def test_page_images_expire(synth: Synth) -> None:
+    _, props = bucket(synth, "artifacts")
+    rules = {rule["Id"]: rule for rule in props["LifecycleConfiguration"]["Rules"]}
+    pages = rules["expire-page-images"]
+    assert pages["Prefix"] == "pages/" and pages["Status"] == "Enabled"
+    assert pages["ExpirationInDays"] == 30  # cdk.json pageImageExpirationDays
+    # Nothing outside pages/ and runs/ (Markdown, plans: the audit trail) expires.
+    assert all("ExpirationInDays" not in r or r.get("Prefix") in {"pages/", "runs/"}
+               for r in rules.values())
+
+
+def test_retain_policy_keeps_stateful_resources(synth: Synth) -> None:
+    for kind in ("AWS::S3::Bucket", "AWS::DynamoDB::Table"):
+        for logical_id, resource in synth.of_type(kind).items():
+            assert resource.get("DeletionPolicy") == "Retain", logical_id
+            assert resource.get("UpdateReplacePolicy") == "Retain", logical_id
+
+
+EXPECTED_TABLES = {
+    "documents_table": ({"document_id": "S"}, ["document_id"]),
+    "elements_table": ({"document_id": "S", "seq": "N"}, ["document_id", "seq"]),
+    "plans_table": ({"document_id": "S", "version": "N"}, ["document_id", "version"]),
+    "ledger_table": ({"document_id": "S", "entry": "S"}, ["document_id", "entry"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_TABLES))
+def test_tables_have_keys_pitr_and_encryption(synth: Synth, name: str) -> None:
+    attributes, keys = EXPECTED_TABLES[name]
+    props = synth.resources[synth.logical_id(getattr(synth.stack.storage, name))]["Properties"]
+    assert props["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}
+    assert props["SSESpecification"] == {"SSEEnabled": True}
+    assert props["BillingMode"] == "PAY_PER_REQUEST"
+    assert [k["AttributeName"] for k in props["KeySchema"]] == keys
+    defined = {a["AttributeName"]: a["AttributeType"] for a in props["AttributeDefinitions"]}
+    assert {k: defined[k] for k in attributes} == attributes
+
+
+def test_documents_table_is_queryable_by_source_key(synth: Synth) -> None:
+    """The delete handler finds a deleted object's documents through this index."""
+    props = synth.resources[synth.logical_id(synth.stack.storage.documents_table)]["Properties"]
+    (gsi,) = props["GlobalSecondaryIndexes"]
+    assert gsi["IndexName"] == "by-source"
+    assert gsi["KeySchema"] == [{"AttributeName": "source_path", "KeyType": "HASH"}]
+    assert len(synth.of_type("AWS::DynamoDB::Table")) == 4
