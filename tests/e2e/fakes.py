@@ -94,16 +94,44 @@ class FakeOpenSearch:
 
     def __init__(self) -> None:
         self.docs: list[dict[str, Any]] = []
+        self.next_id = 0
         self.indices = FakeIndices()
         self.lock = threading.Lock()
 
     def bulk(self, body: list[dict[str, Any]]) -> dict[str, Any]:
+        """Index actions (service-assigned ids) and delete actions by `_id`."""
+        items: list[dict[str, Any]] = []
         with self.lock:
-            for action, doc in zip(body[::2], body[1::2], strict=True):
+            rest = list(body)
+            while rest:
+                action = rest.pop(0)
+                if "delete" in action:
+                    doc_id = action["delete"]["_id"]
+                    keep = [d for d in self.docs if d["_id"] != doc_id]
+                    found = len(keep) < len(self.docs)
+                    self.docs = keep
+                    items.append({"delete": {"_id": doc_id, "status": 200 if found else 404,
+                                             "result": "deleted" if found else "not_found"}})
+                    continue
                 assert "_id" not in action["index"], "vector collections reject custom _id"
+                doc = rest.pop(0)
                 assert len(doc["embedding"]) == 1024
-                self.docs.append(doc)
-        return {"errors": False, "items": [{"index": {"status": 201}}] * (len(body) // 2)}
+                self.next_id += 1
+                self.docs.append({**doc, "_id": f"auto-{self.next_id}"})
+                items.append({"index": {"status": 201}})
+        return {"errors": False, "items": items}
+
+    def search(self, index: str, body: dict[str, Any]) -> dict[str, Any]:
+        """Filter queries sorted by chunk_id with search_after paging (what deletes use)."""
+        with self.lock:
+            matched = sorted((d for d in self.docs if self._matches(d, body["query"])),
+                             key=lambda d: (d["chunk_id"], d["plan_version"]))
+        after = body.get("search_after")
+        if after:
+            matched = [d for d in matched if [d["chunk_id"], d["plan_version"]] > after]
+        page = matched[: body.get("size", 10)]
+        return {"hits": {"hits": [{"_id": d["_id"], "_score": 1.0,
+                                   "sort": [d["chunk_id"], d["plan_version"]]} for d in page]}}
 
     @staticmethod
     def _matches(doc: dict[str, Any], query: dict[str, Any]) -> bool:
@@ -118,11 +146,7 @@ class FakeOpenSearch:
         raise AssertionError(f"unsupported query {query}")
 
     def delete_by_query(self, index: str, body: dict[str, Any]) -> dict[str, Any]:
-        with self.lock:
-            keep = [d for d in self.docs if not self._matches(d, body["query"])]
-            deleted = len(self.docs) - len(keep)
-            self.docs = keep
-        return {"deleted": deleted}
+        raise AssertionError("vector collections do not support _delete_by_query")
 
     def chunks(self, document_id: str) -> list[dict[str, Any]]:
         return [d for d in self.docs if d["document_id"] == document_id]

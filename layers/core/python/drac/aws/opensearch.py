@@ -1,7 +1,10 @@
 """OpenSearch Serverless adapter of the ChunkIndex port, and the index definition.
 
 Vector-search collections reject custom document `_id`s, so chunks are addressed by their
-`chunk_id` keyword field: replacing a chunk deletes by query on chunk_id, then indexes anew.
+`chunk_id` keyword field. They do not support `_delete_by_query` either (the request is
+refused), so deleting finds the service-assigned `_id`s with a paginated search
+(`search_after`) and removes them with `_bulk` delete actions: replacing a chunk deletes the
+stored copies found by chunk_id, then indexes anew.
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ from typing import Any
 from drac.models import Chunk
 from drac.ports import ChunkIndex, Embedder, SearchHit
 
+SEARCH_PAGE = 1000
+DELETE_BATCH = 500
 KEYWORD_FIELDS = ("chunk_id", "document_id", "tenant", "plan_version", "pages", "element_ids",
                   "source")
 
@@ -133,9 +138,38 @@ class OpenSearchChunkIndex(ChunkIndex):
             filters.append({"term": {"plan_version": str(plan_version)}})
         return self._delete_where({"bool": {"filter": filters}})
 
+    def _matching_ids(self, query: dict[str, Any]) -> list[str]:
+        """Return the `_id` of every document matching query (search_after pagination)."""
+        ids: list[str] = []
+        body: dict[str, Any] = {
+            "size": SEARCH_PAGE,
+            "query": query,
+            "_source": False,
+            "sort": [{"chunk_id": "asc"}, {"plan_version": "asc"}],
+        }
+        while True:
+            response = self.client.search(index=self.index, body=body)
+            hits = response.get("hits", {}).get("hits", [])
+            ids.extend(hit["_id"] for hit in hits)
+            if len(hits) < SEARCH_PAGE:
+                return ids
+            body["search_after"] = hits[-1]["sort"]
+
     def _delete_where(self, query: dict[str, Any]) -> int:
-        response = self.client.delete_by_query(index=self.index, body={"query": query})
-        return int(response.get("deleted", 0))
+        """Delete every document matching query by its `_id`; return how many were deleted."""
+        ids = self._matching_ids(query)
+        deleted = 0
+        for start in range(0, len(ids), DELETE_BATCH):
+            body = [{"delete": {"_index": self.index, "_id": doc_id}}
+                    for doc_id in ids[start:start + DELETE_BATCH]]
+            response = self.client.bulk(body=body)
+            for item in response.get("items", []):
+                result = item.get("delete", {})
+                if result.get("status") in (200, 201) or result.get("result") == "deleted":
+                    deleted += 1
+                elif result.get("status") != 404:  # already gone is fine
+                    raise RuntimeError(f"bulk delete failed: {result.get('error', result)}")
+        return deleted
 
     def search(self, query: str, k: int = 6) -> list[SearchHit]:
         """Return the k best chunks: k-NN on the query vector when an embedder is set, else BM25."""
