@@ -1,0 +1,183 @@
+"""OpenSearch Serverless adapter: exact request bodies against a recording client."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from drac.aws import opensearch
+from drac.aws.opensearch import OpenSearchChunkIndex, ensure_index, index_body, make_client
+from drac.models import Chunk
+
+
+class RecordingClient:
+    """Records every call; answers search from `stored` (docs with `_id`)."""
+
+    def __init__(self, stored: list[dict[str, Any]] | None = None) -> None:
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.stored = stored or []
+
+    def bulk(self, body: list[dict[str, Any]]) -> dict[str, Any]:
+        self.calls.append(("bulk", {"body": body}))
+        items = []
+        for action in body:
+            if "delete" in action:
+                items.append({"delete": {"_id": action["delete"]["_id"], "status": 200,
+                                         "result": "deleted"}})
+            elif "index" in action:
+                items.append({"index": {"status": 201}})
+        return {"errors": False, "items": items}
+
+    def search(self, index: str, body: dict[str, Any]) -> dict[str, Any]:
+        self.calls.append(("search", {"index": index, "body": dict(body)}))
+        start = 0
+        if "search_after" in body:
+            start = next(i for i, d in enumerate(self.stored)
+                         if [d["chunk_id"], d["plan_version"]] == body["search_after"]) + 1
+        page = self.stored[start:start + body.get("size", 10)]
+        return {"hits": {"hits": [{"_id": d["_id"], "_score": 2.5, "_source": d,
+                                   "sort": [d["chunk_id"], d["plan_version"]]} for d in page]}}
+
+    def delete_by_query(self, **kwargs: Any) -> dict[str, Any]:
+        raise AssertionError("OpenSearch Serverless vector collections refuse _delete_by_query")
+
+
+def chunk(n: int, version: int = 1) -> Chunk:
+    return Chunk(document_id="doc1", source="a.pdf", chunk_id=f"doc1-c{n}", plan_version=version,
+                 text=f"Plan >> Intro\n\ntext {n}", breadcrumb="Plan >> Intro",
+                 element_ids=("h1", f"p{n}"), pages=(1, 2), tenant="acme")
+
+
+def test_index_mapping_is_faiss_hnsw_1024_with_bm25_text_and_keywords() -> None:
+    body = index_body()
+    assert body["settings"] == {"index": {"knn": True}}
+    props = body["mappings"]["properties"]
+    vector = props["embedding"]
+    assert vector["type"] == "knn_vector" and vector["dimension"] == 1024
+    assert vector["method"]["engine"] == "faiss" and vector["method"]["name"] == "hnsw"
+    assert props["text"] == {"type": "text"}
+    for name in ("chunk_id", "document_id", "tenant", "plan_version", "pages"):
+        assert props[name] == {"type": "keyword"}, name
+    assert index_body(256)["mappings"]["properties"]["embedding"]["dimension"] == 256
+
+
+def test_upsert_bulk_indexes_without_custom_ids() -> None:
+    client = RecordingClient()
+    OpenSearchChunkIndex(client, "drac-chunks", batch_size=2).upsert(
+        [chunk(1), chunk(2), chunk(3)], [[0.1] * 1024, [0.2] * 1024, [0.3] * 1024])
+    searches = [c for c in client.calls if c[0] == "search"]
+    assert searches[0][1]["body"]["query"] == {"terms": {"chunk_id": ["doc1-c1", "doc1-c2",
+                                                                      "doc1-c3"]}}
+    bulks = [c[1]["body"] for c in client.calls if c[0] == "bulk"]
+    assert [len(b) for b in bulks] == [4, 2]  # batches of 2 chunks: action + source each
+    actions, docs = bulks[0][::2], bulks[0][1::2]
+    assert actions == [{"index": {"_index": "drac-chunks"}}] * 2
+    assert docs[0] == {
+        "chunk_id": "doc1-c1", "document_id": "doc1", "tenant": "acme", "plan_version": "1",
+        "pages": ["1", "2"], "element_ids": ["h1", "p1"], "source": "a.pdf",
+        "text": "Plan >> Intro\n\ntext 1", "breadcrumb": "Plan >> Intro",
+        "embedding": [0.1] * 1024,
+    }
+
+
+def test_upsert_needs_one_vector_per_chunk() -> None:
+    with pytest.raises(ValueError, match="one vector per chunk"):
+        OpenSearchChunkIndex(RecordingClient(), "i").upsert([chunk(1)], [])
+
+
+def test_bulk_errors_are_raised() -> None:
+    class Failing(RecordingClient):
+        def bulk(self, body):
+            return {"errors": True, "items": [{"index": {"error": {"type": "mapper_parsing"}}}]}
+
+    with pytest.raises(RuntimeError, match="mapper_parsing"):
+        OpenSearchChunkIndex(Failing(), "i").upsert([chunk(1)], [[0.0] * 1024])
+
+
+def test_delete_finds_ids_by_document_and_version_then_bulk_deletes(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(opensearch, "SEARCH_PAGE", 2)  # force search_after paging
+    stored = [{"_id": f"svc-{n}", "chunk_id": f"doc1-c{n}", "plan_version": "1"}
+              for n in range(5)]
+    client = RecordingClient(stored)
+    deleted = OpenSearchChunkIndex(client, "drac-chunks").delete("doc1", plan_version=1)
+    assert deleted == 5
+    searches = [c[1]["body"] for c in client.calls if c[0] == "search"]
+    assert searches[0] == {
+        "size": 2, "_source": False,
+        "query": {"bool": {"filter": [{"term": {"document_id": "doc1"}},
+                                      {"term": {"plan_version": "1"}}]}},
+        "sort": [{"chunk_id": "asc"}, {"plan_version": "asc"}],
+    }
+    assert [s.get("search_after") for s in searches] == [None, ["doc1-c1", "1"],
+                                                         ["doc1-c3", "1"]]
+    (bulk,) = [c[1]["body"] for c in client.calls if c[0] == "bulk"]
+    assert bulk == [{"delete": {"_index": "drac-chunks", "_id": f"svc-{n}"}} for n in range(5)]
+
+
+def test_delete_all_versions_filters_on_document_only() -> None:
+    client = RecordingClient()
+    assert OpenSearchChunkIndex(client, "i").delete("doc1") == 0
+    (call,) = client.calls
+    assert call[1]["body"]["query"] == {"bool": {"filter": [{"term": {"document_id": "doc1"}}]}}
+
+
+def test_search_bm25_with_tenant_filter_and_knn_with_embedder() -> None:
+    stored = [{"_id": "x", "chunk_id": "doc1-c1", "plan_version": "1", "document_id": "doc1",
+               "text": "t", "pages": ["2"], "tenant": "acme"}]
+    client = RecordingClient(stored)
+    hits = OpenSearchChunkIndex(client, "i", tenant="acme").search("store hours", k=3)
+    body = client.calls[-1][1]["body"]
+    assert body["query"] == {"bool": {"must": [{"match": {"text": "store hours"}}],
+                                      "filter": [{"term": {"tenant": "acme"}}]}}
+    assert body["_source"] == {"excludes": ["embedding"]}
+    assert hits[0].chunk.pages == (2,) and hits[0].score == 2.5
+
+    class Embedder:
+        name, dimension = "fake", 3
+
+        def embed(self, texts):
+            return [[1.0, 0.0, 0.0] for _ in texts]
+
+    OpenSearchChunkIndex(client, "i", embedder=Embedder()).search("q", k=4)
+    assert client.calls[-1][1]["body"]["query"] == {
+        "knn": {"embedding": {"vector": [1.0, 0.0, 0.0], "k": 4}}}
+
+
+def test_client_signs_for_aoss() -> None:
+    import botocore.credentials
+
+    credentials = botocore.credentials.Credentials("AKID", "SECRET")
+    client = make_client("https://abc.us-east-1.aoss.amazonaws.com/", "us-east-1", credentials)
+    connection = client.transport.get_connection()
+    assert connection.host == "https://abc.us-east-1.aoss.amazonaws.com:443"
+    auth = client.transport.kwargs["http_auth"]
+    headers = auth("POST", "https://abc.us-east-1.aoss.amazonaws.com/drac-chunks/_search", b"{}")
+    assert "Credential=AKID/" in headers["Authorization"]
+    assert "/us-east-1/aoss/aws4_request" in headers["Authorization"]
+    assert "X-Amz-Content-SHA256" in headers  # aoss requires the payload hash header
+
+
+def test_ensure_index_retries_while_access_policy_propagates() -> None:
+    from opensearchpy.exceptions import AuthorizationException
+
+    class Indices:
+        def __init__(self) -> None:
+            self.denied, self.created = 2, []
+
+        def exists(self, index):
+            if self.denied:
+                self.denied -= 1
+                raise AuthorizationException(403, "security_exception", {})
+            return False
+
+        def create(self, index, body):
+            self.created.append((index, body))
+
+    class Client:
+        indices = Indices()
+
+    slept: list[float] = []
+    assert ensure_index(Client(), "drac-chunks", 1024, sleep=slept.append) is True
+    assert len(slept) == 2 and Client.indices.created[0] == ("drac-chunks", index_body(1024))
