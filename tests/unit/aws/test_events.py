@@ -1,0 +1,68 @@
+"""Event models: EventBridge S3 events (tenant prefixes) and Replan Requested validation."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from drac.aws.events import IngestInput, ReplanRequest, S3EventBridgeEvent
+
+
+def s3_event(key: str, detail_type: str = "Object Created", **obj: str) -> dict:
+    return {"version": "0", "id": "e1", "detail-type": detail_type, "source": "aws.s3",
+            "account": "123456789012", "region": "us-east-1", "resources": [],
+            "detail": {"version": "0", "bucket": {"name": "docs"},
+                       "object": {"key": key, "size": 10, "etag": "x", "sequencer": "1", **obj},
+                       "request-id": "r", "requester": "123456789012"}}
+
+
+@pytest.mark.parametrize(("key", "tenant", "filename"), [
+    ("incoming/report.pdf", None, "report.pdf"),
+    ("incoming/acme/report.pdf", "acme", "report.pdf"),
+    ("incoming/acme/2026/q3/report.pdf", "acme", "report.pdf"),
+    ("incoming//report.pdf", None, "report.pdf"),
+])
+def test_tenant_comes_from_the_first_folder_under_incoming(key, tenant, filename) -> None:
+    event = S3EventBridgeEvent.model_validate(s3_event(key, **{"version-id": "v1"}))
+    assert event.detail_type == "Object Created" and event.source == "aws.s3"
+    assert event.detail.bucket == "docs" and event.detail.key == key
+    assert event.detail.version_id == "v1"
+    assert event.detail.tenant == tenant and event.detail.filename == filename
+
+
+def test_delete_marker_event_parses() -> None:
+    """AWS sends this when an object of a versioned bucket is deleted without a version id."""
+    event = S3EventBridgeEvent.model_validate(s3_event(
+        "incoming/acme/a.pdf", "Object Deleted", **{"version-id": "marker1",
+                                                   "deletion-type": "Delete Marker Created"}))
+    assert event.detail_type == "Object Deleted"
+    assert (event.detail.key, event.detail.tenant) == ("incoming/acme/a.pdf", "acme")
+
+
+def test_event_without_detail_is_refused() -> None:
+    with pytest.raises(ValidationError):
+        S3EventBridgeEvent.model_validate({"detail-type": "Object Created", "source": "aws.s3"})
+
+
+def test_replan_request_forms() -> None:
+    assert ReplanRequest.model_validate({"all": True}).all is True
+    request = ReplanRequest.model_validate(
+        {"document_ids": ["d1", "d2"], "tenant": "acme", "strategy": {"name": "fine"}})
+    assert request.document_ids == ["d1", "d2"] and request.strategy == {"name": "fine"}
+    assert ReplanRequest.model_validate({"all": True, "strategy": "coarse"}).strategy == "coarse"
+
+
+@pytest.mark.parametrize(("detail", "message"), [
+    ({}, "name document_ids or set all=true"),
+    ({"strategy": "fine"}, "name document_ids or set all=true"),
+    ({"documents": ["d1"]}, "documents"),  # a misspelt field is refused, not ignored
+    ({"document_ids": "d1"}, "document_ids"),
+])
+def test_replan_request_errors_are_clear(detail: dict, message: str) -> None:
+    with pytest.raises(ValidationError, match=message):
+        ReplanRequest.model_validate(detail)
+
+
+def test_ingest_input_requires_keys_and_strategy() -> None:
+    with pytest.raises(ValidationError, match="strategy"):
+        IngestInput.model_validate({"document_id": "d", "bucket": "b", "key": "k"})
