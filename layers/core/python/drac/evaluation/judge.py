@@ -43,7 +43,8 @@ _STOP_WORDS_TEXT = """
 """
 STOP_WORDS: frozenset[str] = frozenset(_STOP_WORDS_TEXT.split())
 
-_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+# an unclosed "<!--" must not make the search quadratic: no comment may contain "<!--"
+_COMMENT = re.compile(r"<!--(?:(?!<!--).)*?-->", re.DOTALL)
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _MARKUP = re.compile(r"[*_`#>|~]")
 _TOKEN = re.compile(r"[^\W_]+")
