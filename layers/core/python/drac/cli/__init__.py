@@ -15,9 +15,12 @@ def cli() -> None:
 
 def _register_commands() -> None:
     # Each command module adds its commands to `cli` on import.
-    from drac.cli import ingest_commands, query_commands  # noqa: F401
-    from drac.cli import render_command  # noqa: F401
-    from drac.cli import eval_commands  # noqa: F401
+    from drac.cli import (  # noqa: F401
+        eval_commands,
+        ingest_commands,
+        query_commands,
+        render_command,
+    )
 
 
 def main() -> None:
