@@ -1,0 +1,92 @@
+"""The same corpus PDF through the local runtime and the cloud path gives identical chunks.
+
+Both sides see the same conversion answers: the local pipeline's VisionModel forwards each
+batch to a Bedrock fake built exactly like the cloud test's (same pages, same text), so any
+difference comes from the runtimes (batching, joining, parsing, sectioning, planning,
+assembly), which is what this test is about.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import boto3
+
+from drac.documents.convert import ConversionOptions
+from drac.ids import document_id_for
+from drac.local import Workspace
+from drac.models import DocumentStatus
+from drac.pipeline import IngestSettings, ingest_file
+from drac.ports import ModelReply, VisionModel
+from tests.e2e.conftest import PDF
+from tests.e2e.fakes import FakeBedrockRuntime
+
+KEY = "incoming/acme/store_locations.pdf"
+CONVERSION_MODEL = "google.gemma-3-27b-it"
+
+
+class BedrockFakeVision(VisionModel):
+    """A VisionModel answering through the cloud test's Bedrock fake (a Converse request)."""
+
+    name = CONVERSION_MODEL
+
+    def __init__(self, fake: FakeBedrockRuntime) -> None:
+        self.fake = fake
+
+    def convert(self, system: str, prompt: str, images: Any) -> ModelReply:
+        """Send the batch as Bedrock Converse would carry it; return the fake's answer."""
+        content = [{"image": {"format": "png", "source": {"bytes": bytes(image)}}}
+                   for image in images]
+        response = self.fake.converse(
+            modelId=CONVERSION_MODEL, system=[{"text": system}],
+            messages=[{"role": "user", "content": [*content, {"text": prompt}]}],
+            inferenceConfig={"temperature": 0.1, "maxTokens": 8192})
+        return ModelReply(text=response["output"]["message"]["content"][0]["text"],
+                          model=CONVERSION_MODEL)
+
+
+def test_local_and_cloud_chunks_are_identical(cloud: Any, tmp_path: Path) -> None:
+    deployed, cloud_bedrock, opensearch, pdf = cloud
+    document_id = document_id_for(pdf, "acme")
+
+    boto3.client("s3", region_name="us-east-1").put_object(
+        Bucket="drac-documents", Key=KEY, Body=pdf)
+    assert [r["status"] for r in deployed.wait("ingest")] == ["SUCCEEDED"]
+    cloud_chunks = sorted(opensearch.chunks(document_id), key=lambda c: c["chunk_id"])
+
+    local_bedrock = FakeBedrockRuntime(pdf, CONVERSION_MODEL, "amazon.titan-embed-text-v2:0")
+    (tmp_path / "in").mkdir()
+    source = tmp_path / "in" / "store_locations.pdf"
+    source.write_bytes(PDF.read_bytes())
+    settings = IngestSettings(
+        strategy=deployed.runtime.env.strategy(),  # the stack's default strategy
+        conversion=ConversionOptions(batch_pages=deployed.runtime.env.batch_size),
+        tenant="acme",
+    )
+    workspace = Workspace(tmp_path / "ws")
+    outcome = ingest_file(source, workspace, settings, vision=BedrockFakeVision(local_bedrock))
+    assert outcome.status == DocumentStatus.INDEXED.value, outcome.error
+    assert outcome.document_id == document_id
+
+    # the same batches were asked of the model on both sides
+    def asked(fake: FakeBedrockRuntime) -> list[str]:
+        return [r["messages"][0]["content"][-1]["text"] for r in fake.converse_requests]
+
+    assert asked(local_bedrock) == asked(cloud_bedrock)
+    # identical Markdown (the one conversion's audit trail) ...
+    cloud_markdown = deployed.runtime.artifacts.get_text(f"documents/{document_id}/document.md")
+    assert workspace.get_markdown(document_id) == cloud_markdown
+    # ... and identical chunks: text (what gets embedded), element ids, breadcrumbs, pages
+    local_chunks = sorted(workspace.active_chunks(document_id), key=lambda c: c.chunk_id)
+    assert len(local_chunks) == len(cloud_chunks) > 1
+    for local, remote in zip(local_chunks, cloud_chunks, strict=True):
+        assert local.chunk_id == remote["chunk_id"]
+        assert local.text == remote["text"]
+        assert list(local.element_ids) == remote["element_ids"]
+        assert local.breadcrumb == remote["breadcrumb"]
+        assert [str(p) for p in local.pages] == remote["pages"]
+        assert local.plan_version == int(remote["plan_version"]) == 1
+    assert json.dumps([c.text for c in local_chunks]) == json.dumps(
+        [c["text"] for c in cloud_chunks])
