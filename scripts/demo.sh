@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 ws=examples-out/.drac
 rm -rf examples-out && mkdir -p examples-out
-.venv/bin/drac ingest examples/ --workspace "$ws"
+.venv/bin/drac ingest examples/documents --workspace "$ws"
 .venv/bin/drac status --workspace "$ws"
 .venv/bin/drac search "How do I file a warranty claim?" -k 3 --workspace "$ws"
 .venv/bin/drac export --workspace "$ws" > examples-out/chunks.jsonl

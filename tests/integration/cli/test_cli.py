@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from drac.cli import _register_commands, cli
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "documents"
 EXPORT_FIELDS = {
     "document_id",
     "source",

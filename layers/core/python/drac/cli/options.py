@@ -17,8 +17,10 @@ from drac.local.workspace import DEFAULT_WORKSPACE, Workspace
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-stdout = Console(soft_wrap=True)
-stderr = Console(stderr=True, soft_wrap=True)
+# Piped output has no terminal width; 120 columns keeps tables readable in logs.
+_PIPED_WIDTH = None if sys.stdout.isatty() else 120
+stdout = Console(soft_wrap=True, width=_PIPED_WIDTH)
+stderr = Console(stderr=True, soft_wrap=True, width=None if sys.stderr.isatty() else 120)
 
 
 def workspace_option(function: F) -> F:

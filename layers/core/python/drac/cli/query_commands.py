@@ -81,11 +81,13 @@ def status(workspace: Path, as_json: bool) -> None:
         )
         return
     table = Table(title=f"drac workspace {workspace}")
+    notes = {d.document_id: d.error or (d.warnings[0] if d.warnings else "") for d in documents}
     for column in ("document", "source", "format", "status", "pages", "chunks", "plan"):
-        table.add_column(column, no_wrap=column != "source")
-    table.add_column("note", overflow="fold")
+        table.add_column(column, no_wrap=column != "source", overflow="fold")
+    if any(notes.values()):
+        table.add_column("note", overflow="fold")
     for d in documents:
-        note = d.error or (d.warnings[0] if d.warnings else "")
+        note = [notes[d.document_id][:80]] if any(notes.values()) else []
         table.add_row(
             d.document_id[:12],
             d.source,
@@ -94,7 +96,7 @@ def status(workspace: Path, as_json: bool) -> None:
             str(d.pages),
             str(counts[d.document_id]),
             f"v{d.active_version}" if d.active_version else "-",
-            note[:80],
+            *note,
         )
     stdout.print(table)
     totals = Counter(d.status.value for d in documents)
