@@ -69,4 +69,10 @@ def test_convert_agentic_command(tmp_path, capsys):
     assert main([str(ref)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [json.loads(line)["text"] for line in lines] == ["x", "y"]
-    assert main([]) == 2
+    with pytest.raises(SystemExit) as no_files:
+        main([])
+    assert no_files.value.code == 2
+    with pytest.raises(SystemExit) as missing:
+        main([str(tmp_path / "missing.jsonl")])
+    assert missing.value.code == 2
+    assert "missing.jsonl" in capsys.readouterr().err
