@@ -70,11 +70,11 @@ def test_local_and_cloud_chunks_are_identical(cloud: Any, tmp_path: Path) -> Non
     assert outcome.status == DocumentStatus.INDEXED.value, outcome.error
     assert outcome.document_id == document_id
 
-    # the same batches were asked of the model on both sides
+    # the same batches were asked of the model on both sides (in any order)
     def asked(fake: FakeBedrockRuntime) -> list[str]:
         return [r["messages"][0]["content"][-1]["text"] for r in fake.converse_requests]
 
-    assert asked(local_bedrock) == asked(cloud_bedrock)
+    assert sorted(asked(local_bedrock)) == sorted(asked(cloud_bedrock))  # cloud: concurrent
     # identical Markdown (the one conversion's audit trail) ...
     cloud_markdown = deployed.runtime.artifacts.get_text(f"documents/{document_id}/document.md")
     assert workspace.get_markdown(document_id) == cloud_markdown
