@@ -199,6 +199,8 @@ def _ingest(
     markdown = normalise_newlines(conversion.markdown)
     elements = parse_markdown(markdown, settings.parse_config())
     if not any(not element.is_heading for element in elements):
+        if conversion.failures:
+            raise DocumentError(f"conversion failed: {conversion.failures[0]}")
         raise DocumentError("the document has no text content to chunk")
     sections = make_sections(elements, settings.strategy.section_budget)
     plan = plan_document(

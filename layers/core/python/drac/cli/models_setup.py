@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from drac.errors import DracError
 from drac.models import Strategy
 from drac.ports import TextModel, VisionModel
 
@@ -17,11 +18,14 @@ def build_models(
     """
     from drac.clients.config import ModelSettings, make_text_model, make_vision_model
 
-    settings = ModelSettings.load()
-    if backend:
-        settings = settings.model_copy(update={"backend": backend})
-    vision = make_vision_model(settings)
-    text_model = make_text_model(settings) if strategy.planner == "llm" else None
+    try:
+        settings = ModelSettings.load()
+        if backend:
+            settings = settings.model_copy(update={"backend": backend})
+        vision = make_vision_model(settings)
+        text_model = make_text_model(settings) if strategy.planner == "llm" else None
+    except DracError as exc:
+        raise click.UsageError(str(exc)) from exc
     if strategy.planner == "llm" and text_model is None:
         raise click.UsageError(
             "the llm planner needs a model: pass --model bedrock or --model openai"
