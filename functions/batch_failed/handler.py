@@ -2,19 +2,10 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 from drac.aws.lambda_support import correlate, logger, metrics, tracer
-from drac.aws.runtime import AwsEnvironment, Runtime
-
-
-@lru_cache(maxsize=1)
-def _runtime() -> Runtime:
-    """Adapters for this container, built on first use (boto3 session created here)."""
-    import boto3
-
-    return Runtime(AwsEnvironment.from_environ(), boto3.session.Session())
+from drac.aws.runtime import lambda_runtime as _runtime  # tests replace _runtime
 
 
 def _reason(error: str, cause: str) -> str:
@@ -41,8 +32,12 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     correlate(document_id, stage="batch_failed", batch=event["batch"])
     reason = _reason(event.get("error", "Error"), event.get("cause", ""))
     status = record_failed_batch(
-        rt.artifacts, document_id, int(event["batch"]), int(event["page_count"]),
-        rt.env.batch_size, reason,
+        rt.artifacts,
+        document_id,
+        int(event["batch"]),
+        int(event["page_count"]),
+        rt.env.batch_size,
+        reason,
     )
     logger.warning("batch failed", extra={"reason": reason})
     metrics.add_metric(name="BatchesFailed", unit=MetricUnit.Count, value=1)

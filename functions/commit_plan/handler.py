@@ -2,19 +2,10 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 from drac.aws.lambda_support import correlate, logger, metrics, tracer
-from drac.aws.runtime import AwsEnvironment, Runtime
-
-
-@lru_cache(maxsize=1)
-def _runtime() -> Runtime:
-    """Adapters for this container, built on first use (boto3 session created here)."""
-    import boto3
-
-    return Runtime(AwsEnvironment.from_environ(), boto3.session.Session())
+from drac.aws.runtime import lambda_runtime as _runtime  # tests replace _runtime
 
 
 @logger.inject_lambda_context
@@ -46,8 +37,13 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     if record is None:
         raise KeyError(f"document {document_id} is not registered")
     version = rt.plans.latest_version(document_id) + 1
-    plan = PlanVersion(document_id=document_id, version=version, strategy=strategy,
-                       sections=sections, created_at=utc_now())
+    plan = PlanVersion(
+        document_id=document_id,
+        version=version,
+        strategy=strategy,
+        sections=sections,
+        created_at=utc_now(),
+    )
     elements = rt.elements.get_elements(document_id)
     chunks = assemble_chunks(record, elements, plan)
     too_big = [c for c in chunks if len(c.text) > strategy.hard_limit_chars]
@@ -65,9 +61,15 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         raise
     usage = getattr(embedder, "usage", None)
     if usage is not None:
-        rt.ledger.record(LedgerEntry(document_id=document_id, stage="embedding",
-                                     model=embedder.name, input_tokens=usage.input_tokens,
-                                     at=utc_now()))
+        rt.ledger.record(
+            LedgerEntry(
+                document_id=document_id,
+                stage="embedding",
+                model=embedder.name,
+                input_tokens=usage.input_tokens,
+                at=utc_now(),
+            )
+        )
     index = rt.index()
     index.upsert(chunks, vectors)
     rt.plans.save_plan(plan)
@@ -77,7 +79,19 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     rt.registry.put(record)
     retired = index.delete(document_id, previous) if previous and previous != version else 0
     metrics.add_metric(name="ChunksIndexed", unit=MetricUnit.Count, value=len(chunks))
-    logger.info("plan committed", extra={"version": version, "chunks": len(chunks),
-                                         "retired_version": previous, "retired": retired})
-    return {"document_id": document_id, "plan_version": version, "chunks": len(chunks),
-            "retired_version": previous or 0, "retired_chunks": retired}
+    logger.info(
+        "plan committed",
+        extra={
+            "version": version,
+            "chunks": len(chunks),
+            "retired_version": previous,
+            "retired": retired,
+        },
+    )
+    return {
+        "document_id": document_id,
+        "plan_version": version,
+        "chunks": len(chunks),
+        "retired_version": previous or 0,
+        "retired_chunks": retired,
+    }

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from functools import lru_cache
 from typing import Any
 
 from aws_lambda_powertools.utilities.batch import (
@@ -15,17 +14,9 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from drac.aws.events import S3EventBridgeEvent
 from drac.aws.lambda_support import correlate, logger, metrics, tracer
-from drac.aws.runtime import AwsEnvironment, Runtime
+from drac.aws.runtime import lambda_runtime as _runtime  # tests replace _runtime
 
 processor = BatchProcessor(event_type=EventType.SQS)
-
-
-@lru_cache(maxsize=1)
-def _runtime() -> Runtime:
-    """Adapters for this container, built on first use (boto3 session created here)."""
-    import boto3
-
-    return Runtime(AwsEnvironment.from_environ(), boto3.session.Session())
 
 
 def delete_record(record: SQSRecord) -> list[str]:

@@ -2,19 +2,10 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 from drac.aws.lambda_support import correlate, logger, metrics, tracer
-from drac.aws.runtime import AwsEnvironment, Runtime
-
-
-@lru_cache(maxsize=1)
-def _runtime() -> Runtime:
-    """Adapters for this container, built on first use (boto3 session created here)."""
-    import boto3
-
-    return Runtime(AwsEnvironment.from_environ(), boto3.session.Session())
+from drac.aws.runtime import lambda_runtime as _runtime  # tests replace _runtime
 
 
 def _message(cause: str) -> str:
@@ -51,8 +42,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     status = DocumentStatus.PARTIAL if partial else DocumentStatus.INDEXED
     record = rt.registry.set_status(document_id, status)
     superseded = [
-        other for other in rt.registry.by_source(record.source_path or "")
-        if other != document_id
+        other for other in rt.registry.by_source(record.source_path or "") if other != document_id
     ]
     for other in superseded:
         rt.index().delete(other)

@@ -2,19 +2,10 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 from drac.aws.lambda_support import correlate, logger, metrics, tracer
-from drac.aws.runtime import AwsEnvironment, Runtime
-
-
-@lru_cache(maxsize=1)
-def _runtime() -> Runtime:
-    """Adapters for this container, built on first use (boto3 session created here)."""
-    import boto3
-
-    return Runtime(AwsEnvironment.from_environ(), boto3.session.Session())
+from drac.aws.runtime import lambda_runtime as _runtime  # tests replace _runtime
 
 
 @logger.inject_lambda_context
@@ -43,9 +34,13 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     start = len(ledger.entries)
     try:
         plan = plan_section(
-            section, elements, strategy,
+            section,
+            elements,
+            strategy,
             text_model=rt.text_model() if strategy.planner == "llm" else None,
-            cache=rt.plan_cache, ledger=ledger, document_id=document_id,
+            cache=rt.plan_cache,
+            ledger=ledger,
+            document_id=document_id,
         )
     except ModelCallError as exc:
         if is_throttling(exc):

@@ -2,19 +2,10 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 from drac.aws.lambda_support import logger, metrics, tracer
-from drac.aws.runtime import AwsEnvironment, Runtime
-
-
-@lru_cache(maxsize=1)
-def _runtime() -> Runtime:
-    """Adapters for this container, built on first use (boto3 session created here)."""
-    import boto3
-
-    return Runtime(AwsEnvironment.from_environ(), boto3.session.Session())
+from drac.aws.runtime import lambda_runtime as _runtime  # tests replace _runtime
 
 
 @logger.inject_lambda_context
@@ -46,7 +37,13 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
 
     key = keys.manifest_key(event.get("run_id") or uuid.uuid4().hex)
     rt.artifacts.put_text(key, json.dumps(items))
-    logger.info("manifest written", extra={"documents": len(items), "skipped": skipped,
-                                           "strategy": strategy.name})
-    return {"bucket": rt.env.artifacts_bucket, "key": key, "count": len(items),
-            "strategy": strategy.model_dump(mode="json")}
+    logger.info(
+        "manifest written",
+        extra={"documents": len(items), "skipped": skipped, "strategy": strategy.name},
+    )
+    return {
+        "bucket": rt.env.artifacts_bucket,
+        "key": key,
+        "count": len(items),
+        "strategy": strategy.model_dump(mode="json"),
+    }

@@ -8,7 +8,6 @@ is full the message goes back to the queue and is retried after its visibility t
 from __future__ import annotations
 
 import json
-from functools import lru_cache
 from typing import Any
 
 from aws_lambda_powertools.utilities.batch import (
@@ -20,7 +19,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from drac.aws.events import IngestInput, S3EventBridgeEvent
 from drac.aws.lambda_support import MetricUnit, correlate, logger, metrics, tracer
-from drac.aws.runtime import AwsEnvironment, Runtime
+from drac.aws.runtime import lambda_runtime as _runtime  # tests replace _runtime
 from drac.errors import DracError
 
 processor = BatchProcessor(event_type=EventType.SQS)
@@ -28,14 +27,6 @@ processor = BatchProcessor(event_type=EventType.SQS)
 
 class PipelineFull(DracError):
     """Too many documents are being ingested; retry this message later."""
-
-
-@lru_cache(maxsize=1)
-def _runtime() -> Runtime:
-    """Adapters for this container, built on first use (boto3 session created here)."""
-    import boto3
-
-    return Runtime(AwsEnvironment.from_environ(), boto3.session.Session())
 
 
 def start_record(record: SQSRecord) -> str:
@@ -65,12 +56,16 @@ def start_record(record: SQSRecord) -> str:
         metrics.add_metric(name="StartsDeferred", unit=MetricUnit.Count, value=1)
         raise PipelineFull(f"{len(running)} documents in flight; retrying later")
     payload = IngestInput(
-        document_id=document_id, tenant=obj.tenant, bucket=obj.bucket, key=obj.key,
+        document_id=document_id,
+        tenant=obj.tenant,
+        bucket=obj.bucket,
+        key=obj.key,
         strategy=rt.env.strategy().model_dump(mode="json"),
     )
     try:
         sfn.start_execution(
-            stateMachineArn=arn, name=document_id,
+            stateMachineArn=arn,
+            name=document_id,
             input=json.dumps(payload.model_dump(mode="json"), sort_keys=True),
         )
     except sfn.exceptions.ExecutionAlreadyExists:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 from pydantic import BaseModel
@@ -179,3 +179,11 @@ class Runtime:
                 self.env.collection_endpoint, self.env.region, credentials
             )
         return OpenSearchChunkIndex(self._opensearch_client, self.env.index_name)
+
+
+@lru_cache(maxsize=1)
+def lambda_runtime() -> Runtime:
+    """The adapters of this Lambda container, built on first use from its environment."""
+    import boto3
+
+    return Runtime(AwsEnvironment.from_environ(), boto3.session.Session())
