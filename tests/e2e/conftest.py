@@ -16,11 +16,12 @@ import pytest  # noqa: E402
 from moto import mock_aws  # noqa: E402
 from moto.awslambda_simple.models import LambdaSimpleBackend  # noqa: E402
 from moto.events.models import Rule  # noqa: E402
+from shared_paths import VELVERA, require  # noqa: E402
 
 from tests.e2e.fakes import FakeBedrockRuntime, FakeOpenSearch  # noqa: E402
 from tests.e2e.harness import Cloud, Context, deploy, load_handler  # noqa: E402
 
-CORPUS = Path("/work/shared/corpus/rag-multi-corpus/Velvera Technologies/pdf")
+CORPUS = require(VELVERA) / "pdf"
 PDF = CORPUS / "store_locations.pdf"
 
 

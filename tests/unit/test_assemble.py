@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 import pytest
+from shared_paths import CORPUS, require
 
 from drac.assemble import assemble_chunks, breadcrumb_for, chunk_text, layout
 from drac.ids import chunk_id_for
@@ -224,17 +224,13 @@ def test_no_breadcrumb_without_headings() -> None:
     assert chunk.breadcrumb == "" and chunk.text == "alpha\n\nbeta"
 
 
-CORPUS = Path("/work/shared/corpus/rag-multi-corpus")
-
-
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not available")
 @pytest.mark.parametrize("preset", ["default", "fine"])
 def test_done_when_invariants_on_the_shared_corpus(preset: str) -> None:
     """Every content element in exactly one chunk, body lines verbatim, hard limit kept,
     every table row shown under its header."""
     strategy = resolve_strategy(preset)
     parse = IngestSettings(strategy=strategy).parse_config()
-    files = sorted(CORPUS.glob("*/md/*.md"))
+    files = sorted(require(CORPUS).glob("*/md/*.md"))
     assert files
     for path in files:
         markdown = normalise_newlines(path.read_text("utf-8"))

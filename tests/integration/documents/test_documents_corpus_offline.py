@@ -4,12 +4,14 @@ import re
 from pathlib import Path
 
 import pytest
+import shared_paths
+from shared_paths import require
 
 from drac.documents.convert import ConversionOptions, convert_to_markdown
 from drac.parsing import parse_markdown
 from drac.ports import NullLedger
 
-CORPUS = Path("/work/shared/corpus/rag-multi-corpus")
+CORPUS = require(shared_paths.CORPUS)
 PDFS = sorted(CORPUS.glob("*/pdf/*.pdf"))
 
 pytestmark = pytest.mark.skipif(not PDFS, reason="corpus not available")

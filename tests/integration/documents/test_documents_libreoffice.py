@@ -5,9 +5,9 @@ import subprocess
 import tempfile
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
+from shared_paths import CLOUDWAY, require
 
 from drac.documents.convert import ConversionOptions, convert_to_markdown
 from drac.documents.detect import DocumentFormat, detect_format
@@ -18,7 +18,7 @@ from drac.ports import NullLedger
 
 pytestmark = pytest.mark.libreoffice
 
-CORPUS = Path("/work/shared/corpus/rag-multi-corpus/CloudWay-24")
+CORPUS = require(CLOUDWAY)
 SAMPLE_DOCX = b""  # filled lazily from the corpus or built below
 
 

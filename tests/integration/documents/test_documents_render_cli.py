@@ -1,17 +1,17 @@
 """`drac render` end to end on corpus files."""
 
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from PIL import Image
+from shared_paths import VELVERA, require
 
 from drac.cli import (
     cli,
     render_command,  # noqa: F401  (registers the command)
 )
 
-CORPUS = Path("/work/shared/corpus/rag-multi-corpus/Velvera Technologies")
+CORPUS = require(VELVERA)
 
 
 def test_render_writes_every_page_as_the_pipeline_renders_it(tmp_path):

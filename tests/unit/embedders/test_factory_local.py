@@ -45,11 +45,9 @@ def test_local_missing_folder_and_missing_package_are_clear(tmp_path, monkeypatc
 @pytest.mark.skipif(os.environ.get("DRAC_TEST_LOCAL_EMBEDDER") != "1",
                     reason="loads torch; set DRAC_TEST_LOCAL_EMBEDDER=1 to run")
 def test_local_reference_model_when_available():
-    from pathlib import Path
+    from shared_paths import MINILM, require
 
-    folder = Path(__file__).resolve().parents[4] / "shared" / "models" / "all-MiniLM-L6-v2"
-    if not folder.is_dir():
-        pytest.skip("reference model folder not present")
+    folder = require(MINILM)
     embedder = SentenceTransformerEmbedder(folder)
     vectors = embedder.embed(["premium payment term", "baggage allowance"])
     assert embedder.dimension == 384

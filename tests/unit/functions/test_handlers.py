@@ -127,12 +127,9 @@ def test_delete_of_an_old_version_keeps_the_current_document(runtime: Runtime,
 
 
 def test_register_returns_where_to_render(runtime: Runtime, aws: Any) -> None:
-    from pathlib import Path
+    from shared_paths import VELVERA, require
 
-    pdf = Path("/work/shared/corpus/rag-multi-corpus/Velvera Technologies/pdf/"
-               "store_locations.pdf")
-    if not pdf.exists():
-        pytest.skip("corpus not available")
+    pdf = require(VELVERA / "pdf" / "store_locations.pdf")
     aws.client("s3").put_object(Bucket="docs", Key=KEY, Body=pdf.read_bytes())
     out = use("register", runtime).handler(
         {"document_id": "d1", "tenant": "acme", "bucket": "docs", "key": KEY}, Context())
