@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from drac.errors import DocumentError
 from drac.ids import chunk_id_for
-from drac.models import Chunk, DocumentRecord, Element, PlanVersion
+from drac.models import Chunk, DocumentRecord, Element, PlanVersion, Strategy
 
 BREADCRUMB_SEPARATOR = " >> "
 BREADCRUMB_MAX_CHARS = 300
@@ -117,3 +118,16 @@ def assemble_chunks(
             )
         )
     return chunks
+
+
+def check_hard_limit(record: DocumentRecord, chunks: Sequence[Chunk], strategy: Strategy) -> None:
+    """Raise DocumentError when a chunk breaks the strategy's hard limit (check before storing).
+
+    Only a single element larger than the limit can cause it: planning splits everything else.
+    """
+    largest = max((len(chunk.text) for chunk in chunks), default=0)
+    if largest > strategy.hard_limit_chars:
+        raise DocumentError(
+            f"{record.source}: hard limit {strategy.hard_limit_chars} is below this document's"
+            f" largest single-element chunk ({largest} characters); use a larger limit"
+        )

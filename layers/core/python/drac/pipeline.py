@@ -11,12 +11,12 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from drac.assemble import assemble_chunks
+from drac.assemble import assemble_chunks, check_hard_limit
 from drac.documents.convert import ConversionOptions, convert_to_markdown
 from drac.errors import DocumentError, DracError
 from drac.ids import document_id_for, sha256_hex
 from drac.local.workspace import Workspace
-from drac.models import Chunk, DocumentRecord, DocumentStatus, ParseConfig, PlanVersion, Strategy
+from drac.models import DocumentRecord, DocumentStatus, ParseConfig, PlanVersion, Strategy
 from drac.parsing import normalise_newlines, parse_markdown
 from drac.planning import plan_document
 from drac.ports import TextModel, VisionModel
@@ -218,7 +218,7 @@ def _ingest(
     )
     record.error = None
     chunks = assemble_chunks(record, elements, plan)
-    _check_hard_limit(record, chunks, settings.strategy)
+    check_hard_limit(record, chunks, settings.strategy)
     replaces = [
         old
         for old in workspace.documents_at_path(record.source_path or "")
@@ -236,16 +236,6 @@ def _ingest(
         warnings=record.warnings + _plan_warnings(plan),
         seconds=time.monotonic() - started,
     )
-
-
-def _check_hard_limit(record: DocumentRecord, chunks: Sequence[Chunk], strategy: Strategy) -> None:
-    """Refuse (before anything is stored) a plan whose chunks break the hard limit."""
-    largest = max((len(chunk.text) for chunk in chunks), default=0)
-    if largest > strategy.hard_limit_chars:
-        raise DocumentError(
-            f"{record.source}: hard limit {strategy.hard_limit_chars} is below this document's"
-            f" largest single-element chunk ({largest} characters); use a larger limit"
-        )
 
 
 def _failure(
@@ -321,7 +311,7 @@ def replan_document(
         ledger=workspace.ledger,
     )
     chunks = assemble_chunks(record, elements, plan)
-    _check_hard_limit(record, chunks, strategy)
+    check_hard_limit(record, chunks, strategy)
     workspace.commit_plan(record, plan, chunks)
     return Outcome(
         path=record.source_path or record.source,
