@@ -75,3 +75,22 @@ def test_table_rows_stay_together_on_one_line():
     markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
     assert "Flight Destination Time" in markdown
     assert "CW241 New York 15h 50m" in markdown
+
+
+def test_a_long_run_in_a_large_font_is_a_paragraph_not_a_heading():
+    """Slides set body text in a large font; only a short run may become a heading."""
+    body = [
+        Text(f"small table cell text number {i} with some words", 72, 700 - 12 * i, 10)
+        for i in range(30)
+    ]
+    slide = [Text("Overview", 40, 560, 24)] + [
+        Text(f"slide sentence {i} in a large font that goes on and on", 40, 520 - 22 * i, 18)
+        for i in range(6)
+    ]
+    pages = offline_markdown(make_pdf([(612, 792, body), (720, 600, slide)]))
+    slide_md = pages[1].markdown
+    assert "# Overview" in slide_md
+    assert "slide sentence 0" in slide_md
+    assert not any(
+        line.startswith("#") and "slide sentence" in line for line in slide_md.splitlines()
+    )

@@ -194,6 +194,10 @@ def _is_page_furniture(line: _Line, height: float) -> bool:
     return in_margin and bool(_PAGE_NUMBER.match(line.text))
 
 
+_HEADING_MAX_LINES = 3
+_HEADING_MAX_CHARS = 200
+
+
 class _HeadingScale:
     """Maps a line's (size, bold) style to a heading level, from document-wide statistics."""
 
@@ -316,8 +320,10 @@ class _Blocks:
     def _flush(self) -> None:
         if not self.current:
             return
+        title = _join([line.text for line in self.current], self.current)
+        if self.kind == "heading" and not _short_enough_for_heading(self.current, title):
+            self.kind = "para"  # a long run in a large font is body text (slides), not a title
         if self.kind == "heading":
-            title = _join([line.text for line in self.current], self.current)
             self.blocks.append(("heading", "#" * self.heading_level + " " + title))
         elif self.kind == "item":
             first = self.current[0]
@@ -330,6 +336,10 @@ class _Blocks:
             self.blocks.append(("para", _escape_start(text)))
         self.current = []
         self.kind = ""
+
+
+def _short_enough_for_heading(lines: list[_Line], title: str) -> bool:
+    return len(lines) <= _HEADING_MAX_LINES and len(title) <= _HEADING_MAX_CHARS
 
 
 def _close(previous: _Line, line: _Line) -> bool:
