@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -16,7 +17,16 @@ from drac.documents.convert import ConversionOptions, convert_to_markdown
 from drac.errors import DocumentError, DracError
 from drac.ids import document_id_for, sha256_hex
 from drac.local.workspace import Workspace
-from drac.models import DocumentRecord, DocumentStatus, ParseConfig, PlanVersion, Strategy
+from drac.models import (
+    Chunk,
+    DocumentRecord,
+    DocumentStatus,
+    Element,
+    ParseConfig,
+    PlanVersion,
+    Section,
+    Strategy,
+)
 from drac.parsing import normalise_newlines, parse_markdown
 from drac.planning import plan_document
 from drac.ports import TextModel, VisionModel
@@ -202,40 +212,20 @@ def _ingest(
         if conversion.failures:
             raise DocumentError(f"conversion failed: {conversion.failures[0]}")
         raise DocumentError("the document has no text content to chunk")
-    sections = make_sections(elements, settings.strategy.section_budget)
-    plan = plan_document(
-        record.document_id,
-        elements,
-        sections,
-        settings.strategy,
-        version=workspace.plans.latest_version(record.document_id) + 1,
-        text_model=text_model,
-        cache=workspace.plan_cache,
-        ledger=workspace.ledger,
-    )
     record.status = (
         DocumentStatus.PARTIAL if conversion.status == "partial" else DocumentStatus.INDEXED
     )
     record.error = None
-    chunks = assemble_chunks(record, elements, plan)
-    check_hard_limit(record, chunks, settings.strategy)
+    planned = _plan_and_assemble(record, elements, settings.strategy, workspace, text_model)
     replaces = [
         old
         for old in workspace.documents_at_path(record.source_path or "")
         if old.document_id != record.document_id
     ]
-    workspace.commit_ingest(record, data, markdown, elements, sections, plan, chunks, replaces)
-    return Outcome(
-        path=record.source_path or record.source,
-        document_id=record.document_id,
-        status=record.status.value,
-        pages=record.pages,
-        elements=len(elements),
-        chunks=len(chunks),
-        plan_version=plan.version,
-        warnings=record.warnings + _plan_warnings(plan),
-        seconds=time.monotonic() - started,
+    workspace.commit_ingest(
+        record, data, markdown, elements, planned.sections, planned.plan, planned.chunks, replaces
     )
+    return _outcome(record, len(elements), planned, started, record.warnings)
 
 
 def _failure(
@@ -299,6 +289,25 @@ def replan_document(
     elements = workspace.get_elements(record.document_id)
     if not elements:
         raise DracError(f"{record.source}: no stored elements (status {record.status.value})")
+    planned = _plan_and_assemble(record, elements, strategy, workspace, text_model)
+    workspace.commit_plan(record, planned.plan, planned.chunks)
+    return _outcome(record, len(elements), planned, started)
+
+
+class _Planned(NamedTuple):
+    sections: list[Section]
+    plan: PlanVersion
+    chunks: list[Chunk]
+
+
+def _plan_and_assemble(
+    record: DocumentRecord,
+    elements: Sequence[Element],
+    strategy: Strategy,
+    workspace: Workspace,
+    text_model: TextModel | None,
+) -> _Planned:
+    """Section, plan (as the next version) and assemble; refuse chunks over the hard limit."""
     sections = make_sections(elements, strategy.section_budget)
     plan = plan_document(
         record.document_id,
@@ -312,16 +321,25 @@ def replan_document(
     )
     chunks = assemble_chunks(record, elements, plan)
     check_hard_limit(record, chunks, strategy)
-    workspace.commit_plan(record, plan, chunks)
+    return _Planned(sections, plan, chunks)
+
+
+def _outcome(
+    record: DocumentRecord,
+    elements: int,
+    planned: _Planned,
+    started: float,
+    warnings: Sequence[str] = (),
+) -> Outcome:
     return Outcome(
         path=record.source_path or record.source,
         document_id=record.document_id,
         status=record.status.value,
         pages=record.pages,
-        elements=len(elements),
-        chunks=len(chunks),
-        plan_version=plan.version,
-        warnings=_plan_warnings(plan),
+        elements=elements,
+        chunks=len(planned.chunks),
+        plan_version=planned.plan.version,
+        warnings=[*warnings, *_plan_warnings(planned.plan)],
         seconds=time.monotonic() - started,
     )
 
