@@ -15,9 +15,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from drac.documents.render import RenderOptions, render_pages
+from _common import CORPUS
 
-CORPUS = Path("/work/shared/corpus/rag-multi-corpus")
+from drac.documents.render import RenderOptions, render_pages
 
 
 def _drac(datas: list[bytes], options: RenderOptions) -> tuple[int, float, int]:
