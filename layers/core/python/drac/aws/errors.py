@@ -6,7 +6,11 @@ state machines' `Retry.ErrorEquals` match: keep these names stable.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from drac.errors import DracError
+from drac.ports import ModelCallError
 
 THROTTLING_CODES = frozenset(
     {"ThrottlingException", "TooManyRequestsException", "ServiceQuotaExceededException", "429"}
@@ -37,3 +41,14 @@ def is_throttling(error: BaseException) -> bool:
             return True
         current = current.__cause__ or current.__context__
     return False
+
+
+@contextmanager
+def model_throttling_retried() -> Iterator[None]:
+    """Turn a throttled model call inside the block into ModelThrottled (retried with backoff)."""
+    try:
+        yield
+    except ModelCallError as exc:
+        if is_throttling(exc):
+            raise ModelThrottled(str(exc)) from exc
+        raise

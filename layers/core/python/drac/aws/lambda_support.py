@@ -2,18 +2,29 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 
+from drac.aws.dynamo import DynamoLedger
 from drac.models import LedgerEntry
 
 logger = Logger(service="drac")
 tracer = Tracer(service="drac")
 metrics = Metrics(namespace="Drac", service="drac")
 
-__all__ = ["MetricUnit", "correlate", "logger", "metrics", "record_tokens", "tracer"]
+__all__ = [
+    "MetricUnit",
+    "correlate",
+    "logger",
+    "metered_tokens",
+    "metrics",
+    "record_tokens",
+    "tracer",
+]
 
 
 def correlate(document_id: str | None, **keys: Any) -> None:
@@ -32,3 +43,13 @@ def record_tokens(entries: list[LedgerEntry], stage: str) -> None:
     metrics.add_metric(name="OutputTokens", unit=MetricUnit.Count,
                        value=sum(e.output_tokens for e in entries))
     metrics.add_metadata(key="stage", value=stage)
+
+
+@contextmanager
+def metered_tokens(ledger: DynamoLedger, stage: str) -> Iterator[None]:
+    """Emit the tokens of the model calls recorded in `ledger` inside the block as metrics."""
+    start = len(ledger.entries)
+    try:
+        yield
+    finally:
+        record_tokens(ledger.entries[start:], stage)
