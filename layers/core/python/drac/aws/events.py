@@ -50,13 +50,18 @@ class S3EventBridgeEvent(BaseModel):
     detail: S3ObjectDetail
 
 
-class IngestInput(BaseModel):
-    """Input of the ingest state machine (what the starter sends)."""
+class UploadedDocument(BaseModel):
+    """An uploaded object and the document id of its content."""
 
     document_id: str
     tenant: str | None = None
     bucket: str
     key: str
+
+
+class IngestInput(UploadedDocument):
+    """Input of the ingest state machine (what the starter sends)."""
+
     strategy: dict[str, Any]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from drac.aws.conversion import store_text_document
+from drac.aws.events import UploadedDocument
 from drac.aws.lambda_support import logger
 from drac.aws.runtime import Runtime
 from drac.documents.convert import decode_text
@@ -13,13 +14,8 @@ from drac.ids import sha256_hex
 from drac.models import DocumentRecord
 
 
-class RegisterInput(BaseModel):
+class RegisterInput(UploadedDocument):
     """The Register state's payload: the document id and the uploaded object."""
-
-    document_id: str
-    tenant: str | None = None
-    bucket: str
-    key: str
 
 
 class DocumentLocation(BaseModel):
