@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
-import pickle
 import platform
 import re
-from collections.abc import Sequence
 from pathlib import Path
 
 from drac.ports import Embedder
@@ -47,29 +44,10 @@ def write_section(name: str, body: str, path: Path = BENCHMARKS) -> None:
     path.write_text(text, encoding="utf-8")
 
 
-class CachedEmbedder(Embedder):
-    """Wraps an embedder with an on-disk cache keyed by model name and text (bench only)."""
+def CachedEmbedder(inner: Embedder, path: Path = OUT / "embeddings.sqlite") -> Embedder:
+    """The embedder with vectors cached in bench/out/embeddings.sqlite (drac's own cache)."""
+    from drac.embedders.cache import CachingEmbedder
+    from drac.local.database import Database
+    from drac.local.stores import SqliteVectorStore
 
-    def __init__(self, inner: Embedder, cache_dir: Path = OUT / "embeddings"):
-        self.inner = inner
-        self.name = inner.name
-        digest = hashlib.sha256(inner.name.encode()).hexdigest()[:16]
-        self.cache_file = cache_dir / f"{digest}.pkl"
-        self._cache: dict[str, list[float]] = {}
-        if self.cache_file.exists():
-            self._cache = pickle.loads(self.cache_file.read_bytes())
-
-    @property
-    def dimension(self) -> int:  # type: ignore[override]
-        return self.inner.dimension
-
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        keys = [hashlib.sha256(t.encode()).hexdigest() for t in texts]
-        todo = {k: t for k, t in zip(keys, texts, strict=True) if k not in self._cache}
-        missing = sorted(todo.items())
-        if missing:
-            vectors = self.inner.embed([t for _, t in missing])
-            self._cache.update({k: v for (k, _), v in zip(missing, vectors, strict=True)})
-            self.cache_file.parent.mkdir(parents=True, exist_ok=True)
-            self.cache_file.write_bytes(pickle.dumps(self._cache))
-        return [self._cache[k] for k in keys]
+    return CachingEmbedder(inner, SqliteVectorStore(Database(path)))

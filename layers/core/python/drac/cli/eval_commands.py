@@ -85,13 +85,16 @@ def eval_command(
     as_json: bool,
 ) -> None:
     """Score retrieval on QUERIES.csv: R@k, R@3, P@3, P@k, MRR, NDCG@k per chunk set."""
+    from drac.embedders.cache import CachingEmbedder
     from drac.embedders.factory import embedder_from_spec
 
     sets: list[ChunkSet] = []
     notes: list[str] = []
-    if (workspace / "drac.sqlite").exists():
-        ws = open_workspace(workspace)
-        try:
+    ws = open_workspace(workspace) if (workspace / "drac.sqlite").exists() else None
+    if ws is None and baseline:
+        raise click.UsageError(f"--baseline needs a workspace; none at {workspace}")
+    try:
+        if ws is not None:
             drac_set = workspace_chunk_set(ws)
             if drac_set.chunks:
                 sets.append(drac_set)
@@ -102,20 +105,21 @@ def eval_command(
                     f"fixed windows: {from_pdf} document(s) from the PDF text layer, "
                     f"{len(fixed.documents) - from_pdf} from converted Markdown"
                 )
-        finally:
-            ws.close()
-    elif baseline:
-        raise click.UsageError(f"--baseline needs a workspace; none at {workspace}")
-    try:
         sets.extend(load_chunk_set(path) for path in compare)
         chosen = embedder_from_spec(
             embedder if embedder is not None else os.environ.get("DRAC_EMBEDDER")
         )
+        if chosen is not None and ws is not None:
+            # vectors of unchanged chunks and queries are reused on the next run
+            chosen = CachingEmbedder(chosen, ws.vectors)
         if not sets:
             raise click.UsageError("nothing to evaluate: ingest documents or pass --compare")
         report = evaluate(sets, load_queries(queries), chosen, k=k)
     except (DracError, ValueError) as exc:
         raise click.ClickException(str(exc)) from exc
+    finally:
+        if ws is not None:
+            ws.close()
     if notes:
         report = report.model_copy(update={"notes": (*report.notes, *notes)})
     if as_json:

@@ -67,3 +67,10 @@ CREATE TABLE IF NOT EXISTS ledger (
     outcome       TEXT NOT NULL,
     at            TEXT NOT NULL
 );
+
+CREATE TABLE IF NOT EXISTS embedding_cache (
+    model      TEXT NOT NULL,
+    text_hash  TEXT NOT NULL,
+    vector     BLOB NOT NULL,
+    PRIMARY KEY (model, text_hash)
+);

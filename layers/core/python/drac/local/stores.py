@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from array import array
+from collections.abc import Mapping, Sequence
 
 from drac.local.database import Database
 from drac.models import Element, LedgerEntry, PlanVersion, SectionPlan
@@ -137,6 +138,37 @@ class SqliteLedger(Ledger):
             " at FROM ledger ORDER BY id"
         )
         return [LedgerEntry(**dict(row)) for row in rows]
+
+
+class SqliteVectorStore:
+    """Cached embeddings (float32) by model and text hash."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def get_vectors(self, model: str, keys: Sequence[str]) -> dict[str, list[float]]:
+        """The stored vectors of these keys."""
+        found: dict[str, list[float]] = {}
+        for start in range(0, len(keys), 500):
+            batch = list(keys[start : start + 500])
+            marks = ",".join("?" * len(batch))
+            rows = self.db.query(
+                f"SELECT text_hash, vector FROM embedding_cache WHERE model = ?"
+                f" AND text_hash IN ({marks})",
+                (model, *batch),
+            )
+            for row in rows:
+                found[row["text_hash"]] = array("f", row["vector"]).tolist()
+        return found
+
+    def put_vectors(self, model: str, vectors: Mapping[str, Sequence[float]]) -> None:
+        """Store vectors by key."""
+        with self.db.transaction() as conn:
+            conn.executemany(
+                "INSERT OR REPLACE INTO embedding_cache (model, text_hash, vector)"
+                " VALUES (?, ?, ?)",
+                [(model, key, array("f", vector).tobytes()) for key, vector in vectors.items()],
+            )
 
 
 def dumps(value: object) -> str:

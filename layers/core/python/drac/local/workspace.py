@@ -27,7 +27,13 @@ from drac.local.database import Database
 from drac.local.files import write_atomic
 from drac.local.fts_index import FtsChunkIndex
 from drac.local.lock import writer_lock
-from drac.local.stores import SqliteElementTable, SqliteLedger, SqlitePlanCache, SqlitePlanStore
+from drac.local.stores import (
+    SqliteElementTable,
+    SqliteLedger,
+    SqlitePlanCache,
+    SqlitePlanStore,
+    SqliteVectorStore,
+)
 from drac.models import (
     Chunk,
     DocumentRecord,
@@ -85,6 +91,7 @@ class Workspace:
         self.plan_cache = SqlitePlanCache(self.db)
         self.ledger = SqliteLedger(self.db)
         self.index = FtsChunkIndex(self.db)
+        self.vectors = SqliteVectorStore(self.db)
         self._locks_guard = threading.Lock()
         self._document_locks: dict[str, threading.Lock] = {}
 
