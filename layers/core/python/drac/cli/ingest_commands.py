@@ -35,7 +35,6 @@ from drac.pipeline import (
     live_documents,
     replan_document,
 )
-from drac.strategies import resolve_strategy
 
 
 def _progress() -> Progress:
@@ -68,12 +67,7 @@ def _progress() -> Progress:
 def ingest(
     paths: tuple[Path, ...],
     workspace: Path,
-    strategy: str | None,
-    planner: str | None,
-    target_chars: int | None,
-    hard_limit_chars: int | None,
-    min_chars: int | None,
-    section_budget: int | None,
+    strategy: Strategy,
     model: str | None,
     tenant: str | None,
     force: bool,
@@ -81,12 +75,11 @@ def ingest(
     as_json: bool,
 ) -> None:
     """Ingest files or folders (PDF, DOCX, PPTX, XLSX, HTML, Markdown, text, scans)."""
-    chosen = _strategy(strategy, planner, target_chars, hard_limit_chars, min_chars, section_budget)
-    vision, text_model = build_models(model, chosen)
+    vision, text_model = build_models(model, strategy)
     files, outcomes = collect_inputs(list(paths))
     for missing in outcomes:
         stderr.print(f"[red]FAILED[/] {missing.path}: {missing.error}")
-    settings = IngestSettings(strategy=chosen, force=force, tenant=tenant)
+    settings = IngestSettings(strategy=strategy, force=force, tenant=tenant)
     ws = open_workspace(workspace, create=True)
     try:
 
@@ -144,27 +137,6 @@ def _writing(ws: Workspace) -> Iterator[None]:
         raise click.ClickException(str(exc)) from exc
 
 
-def _strategy(
-    name: str | None,
-    planner: str | None,
-    target_chars: int | None,
-    hard_limit_chars: int | None,
-    min_chars: int | None,
-    section_budget: int | None,
-) -> Strategy:
-    try:
-        return resolve_strategy(
-            name,
-            planner=planner,
-            target_chars=target_chars,
-            hard_limit_chars=hard_limit_chars,
-            min_chars=min_chars,
-            section_budget=section_budget,
-        )
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="strategy options") from exc
-
-
 def _report(outcomes: list[Outcome], as_json: bool) -> None:
     failed = [outcome for outcome in outcomes if outcome.failed]
     if as_json:
@@ -201,18 +173,12 @@ def _report(outcomes: list[Outcome], as_json: bool) -> None:
 def replan(
     documents: tuple[str, ...],
     workspace: Path,
-    strategy: str | None,
-    planner: str | None,
-    target_chars: int | None,
-    hard_limit_chars: int | None,
-    min_chars: int | None,
-    section_budget: int | None,
+    strategy: Strategy,
     model: str | None,
     as_json: bool,
 ) -> None:
     """Plan stored documents again (all, or those named) without converting anything."""
-    chosen = _strategy(strategy, planner, target_chars, hard_limit_chars, min_chars, section_budget)
-    _, text_model = build_models(model, chosen)
+    _, text_model = build_models(model, strategy)
     ws = open_workspace(workspace)
     outcomes: list[Outcome] = []
     try:
@@ -224,7 +190,7 @@ def replan(
             task = progress.add_task("replan", total=len(records))
             for record in records:
                 try:
-                    outcomes.append(replan_document(record, ws, chosen, text_model=text_model))
+                    outcomes.append(replan_document(record, ws, strategy, text_model=text_model))
                 except DracError as exc:
                     outcomes.append(
                         Outcome(

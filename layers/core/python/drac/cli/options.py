@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections.abc import Callable
@@ -14,6 +15,7 @@ from rich.console import Console
 
 from drac.errors import DracError
 from drac.local.workspace import DEFAULT_WORKSPACE, Workspace
+from drac.strategies import resolve_strategy
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -70,8 +72,22 @@ def _plain(value: Any) -> Any:
     return value
 
 
+_STRATEGY_OVERRIDES = ("planner", "target_chars", "hard_limit_chars", "min_chars", "section_budget")
+
+
 def strategy_options(function: F) -> F:
-    """Add the strategy selection options (a preset name plus overrides)."""
+    """Add the strategy options (a preset name plus overrides); the command receives the
+    resolved `Strategy` as its `strategy` argument."""
+
+    @functools.wraps(function)
+    def resolved(*args: Any, **kwargs: Any) -> Any:
+        overrides = {name: kwargs.pop(name) for name in _STRATEGY_OVERRIDES}
+        try:
+            kwargs["strategy"] = resolve_strategy(kwargs.pop("strategy"), **overrides)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="strategy options") from exc
+        return function(*args, **kwargs)
+
     options = [
         click.option(
             "--strategy", "-s", default=None, help="Strategy preset: default, fine, coarse, llm."
@@ -99,9 +115,10 @@ def strategy_options(function: F) -> F:
             "--section-budget", type=int, default=None, help="Content elements per planner call."
         ),
     ]
+    decorated: Any = resolved
     for option in reversed(options):
-        function = option(function)
-    return function
+        decorated = option(decorated)
+    return decorated  # type: ignore[no-any-return]
 
 
 def model_option(function: F) -> F:
