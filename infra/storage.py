@@ -20,24 +20,15 @@ class Storage(Construct):
         """Create the buckets (TLS-only, encrypted, versioned) and tables (PITR on)."""
         super().__init__(scope, construct_id)
         removal = settings.removal
-        auto_delete = settings.removal_policy == "destroy"
-        self.access_logs = s3.Bucket(
-            self,
+        self._removal = removal
+        self._auto_delete = settings.removal_policy == "destroy"
+        self.access_logs = self._bucket(
             "AccessLogs",
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            encryption=s3.BucketEncryption.S3_MANAGED,
-            enforce_ssl=True,
             object_ownership=s3.ObjectOwnership.BUCKET_OWNER_PREFERRED,
             lifecycle_rules=[s3.LifecycleRule(id="expire-logs", expiration=Duration.days(365))],
-            removal_policy=removal,
-            auto_delete_objects=auto_delete,
         )
-        self.documents = s3.Bucket(
-            self,
+        self.documents = self._bucket(
             "Documents",
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            encryption=s3.BucketEncryption.S3_MANAGED,
-            enforce_ssl=True,
             versioned=True,
             event_bridge_enabled=True,
             server_access_logs_bucket=self.access_logs,
@@ -48,15 +39,9 @@ class Storage(Construct):
                     noncurrent_version_expiration=Duration.days(30),
                 )
             ],
-            removal_policy=removal,
-            auto_delete_objects=auto_delete,
         )
-        self.artifacts = s3.Bucket(
-            self,
+        self.artifacts = self._bucket(
             "Artifacts",
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            encryption=s3.BucketEncryption.S3_MANAGED,
-            enforce_ssl=True,
             versioned=True,
             server_access_logs_bucket=self.access_logs,
             server_access_logs_prefix="artifacts/",
@@ -78,11 +63,12 @@ class Storage(Construct):
                     noncurrent_version_expiration=Duration.days(30),
                 ),
             ],
-            removal_policy=removal,
-            auto_delete_objects=auto_delete,
         )
         self.documents_table = self._table(
-            "DocumentsTable", "document_id", None, removal,
+            "DocumentsTable",
+            "document_id",
+            None,
+            removal,
         )
         self.documents_table.add_global_secondary_index(
             index_name="by-source",
@@ -95,9 +81,20 @@ class Storage(Construct):
         self.plans_table = self._table("PlansTable", "document_id", "version", removal)
         self.ledger_table = self._table("LedgerTable", "document_id", "entry", removal)
 
-    def _table(
-        self, construct_id: str, pk: str, sk: str | None, removal
-    ) -> dynamodb.Table:
+    def _bucket(self, construct_id: str, **props: object) -> s3.Bucket:
+        """A private, encrypted, TLS-only bucket with the stack's removal policy."""
+        return s3.Bucket(
+            self,
+            construct_id,
+            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+            encryption=s3.BucketEncryption.S3_MANAGED,
+            enforce_ssl=True,
+            removal_policy=self._removal,
+            auto_delete_objects=self._auto_delete,
+            **props,  # type: ignore[arg-type]
+        )
+
+    def _table(self, construct_id: str, pk: str, sk: str | None, removal) -> dynamodb.Table:
         """Return an on-demand, encrypted table with point-in-time recovery."""
         number, string = dynamodb.AttributeType.NUMBER, dynamodb.AttributeType.STRING
         sort_type = string if sk == "entry" else number
