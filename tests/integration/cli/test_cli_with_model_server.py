@@ -1,0 +1,154 @@
+"""The CLI against a real HTTP model server (OpenAI-compatible, on 127.0.0.1), as a user running
+Gemma 3 on Ollama or vLLM would: vision conversion, LLM planning, the ledger, `drac cost`, and
+the plan cache on re-plans."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from drac.cli import _register_commands, cli
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "documents"
+_register_commands()
+
+
+class ModelServer(ThreadingHTTPServer):
+    """Answers chat completions: page Markdown for image requests, ID plans for text ones."""
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.requests: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+
+    def of_kind(self, kind: str) -> list[dict[str, Any]]:
+        return [r for r in self.requests if _kind(r) == kind]
+
+
+def _kind(request: dict[str, Any]) -> str:
+    parts = request["messages"][-1]["content"]
+    has_image = isinstance(parts, list) and any(p.get("type") == "image_url" for p in parts)
+    return "vision" if has_image else "planning"
+
+
+def _text(request: dict[str, Any]) -> str:
+    parts = request["messages"][-1]["content"]
+    if isinstance(parts, str):
+        return parts
+    return "\n".join(p["text"] for p in parts if p.get("type") == "text")
+
+
+def page_markdown(page: int) -> str:
+    """What the fake vision model writes for one page."""
+    return (
+        f"<!-- Page {page} -->\n\n## Section {page}\n\n"
+        f"Page {page} explains warranty claims in detail, step {page}.\n\n"
+        f"- Keep the receipt of page {page}\n- Call support for page {page}"
+    )
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: ModelServer
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        with self.server.lock:
+            self.server.requests.append(body)
+        prompt = _text(body)
+        if _kind(body) == "vision":
+            pages = [int(n) for n in re.findall(r"<!-- Page (\d+) -->", prompt)]
+            answer = "\n\n".join(page_markdown(page) for page in pages)
+        else:
+            ids = re.findall(r"^(p[\d.]+) ", prompt, flags=re.MULTILINE)
+            groups = [ids[i : i + 2] for i in range(0, len(ids), 2)]
+            answer = json.dumps([[f"{g[0]}-{g[-1]}"] if len(g) > 1 else g for g in groups])
+        reply = {
+            "choices": [{"message": {"role": "assistant", "content": answer}}],
+            "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": len(answer) // 4},
+        }
+        data = json.dumps(reply).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture()
+def server() -> Iterator[ModelServer]:
+    model_server = ModelServer()
+    thread = threading.Thread(target=model_server.serve_forever, daemon=True)
+    thread.start()
+    yield model_server
+    model_server.shutdown()
+    model_server.server_close()
+
+
+def run(server: ModelServer, *args: str) -> tuple[int, str]:
+    env = {
+        "DRAC_MODEL": "openai",
+        "DRAC_OPENAI_BASE_URL": f"http://127.0.0.1:{server.server_address[1]}/v1",
+        "DRAC_OPENAI_MODEL": "gemma3:27b",
+    }
+    result = CliRunner().invoke(cli, list(args), env=env, catch_exceptions=False)
+    return result.exit_code, result.output
+
+
+def test_ingest_with_a_model_server_then_cost_and_cached_replans(
+    server: ModelServer, tmp_path: Path
+) -> None:
+    pdf = tmp_path / "warranty_and_service.pdf"
+    shutil.copy(EXAMPLES / "warranty_and_service.pdf", pdf)
+    ws = str(tmp_path / "ws")
+
+    code, out = run(server, "ingest", str(pdf), "-w", ws, "--strategy", "llm", "--json")
+    assert code == 0, out
+    vision = server.of_kind("vision")
+    assert len(vision) == 1  # three pages, one batch of up to five
+    assert vision[0]["model"] == "gemma3:27b"
+    assert len(server.of_kind("planning")) == 1  # one section
+
+    code, out = run(server, "export", "-w", ws)
+    chunks = [json.loads(line) for line in out.splitlines()]
+    markdown = "\n\n".join(page_markdown(page) for page in (1, 2, 3))
+    for chunk in chunks:
+        body = chunk["text"][len(chunk["breadcrumb"]) :].lstrip("\n")
+        assert all(line in markdown for line in body.splitlines())
+    # the fake planner grouped content IDs in pairs: p1-p2, p3-p4, p5-p6
+    assert [[i for i in c["element_ids"] if i.startswith("p")] for c in chunks] == [
+        ["p1", "p2"],
+        ["p3", "p4"],
+        ["p5", "p6"],
+    ]
+    assert [c["pages"] for c in chunks] == [[1], [2], [3]]
+
+    code, out = run(server, "cost", "-w", ws, "--json")
+    document = json.loads(out)["documents"][0]
+    assert document["stages"]["conversion"]["calls"] == 1
+    assert document["stages"]["conversion"]["input_tokens"] > 0
+    assert document["stages"]["planning"]["calls"] == 1
+    assert document["stages"]["planning"]["output_tokens"] > 0
+
+    # an unchanged strategy re-plans from the cache: a new version, no model call
+    code, out = run(server, "replan", "-w", ws, "--strategy", "llm")
+    assert code == 0, out
+    assert len(server.of_kind("planning")) == 1
+    assert len(server.of_kind("vision")) == 1  # never converted again
+    # another target size is another plan: one more planner call
+    code, out = run(server, "replan", "-w", ws, "--strategy", "llm", "--target-chars", "600")
+    assert code == 0, out
+    assert len(server.of_kind("planning")) == 2
+    code, out = run(server, "show", "warranty_and_service.pdf", "-w", ws, "--json")
+    assert [v["version"] for v in json.loads(out)["versions"]] == [1, 2, 3]
