@@ -77,6 +77,11 @@ def test_eval_errors_are_clear(tmp_path):
     assert result.exit_code != 0
 
 
+def test_cost_of_an_offline_workspace_says_no_model_was_called(workspace):
+    text = CliRunner().invoke(cli, ["cost", "--workspace", str(workspace / "ws")]).output
+    assert "No model calls are recorded" in text
+
+
 def test_cost_reports_stages_agentic_equivalent_and_projection(workspace):
     ws_path = workspace / "ws"
     ws = Workspace(ws_path, create=False)
@@ -101,3 +106,4 @@ def test_cost_reports_stages_agentic_equivalent_and_projection(workspace):
     text = CliRunner().invoke(cli, ["cost", "--workspace", str(ws_path)]).output
     assert "conversion" in text and "planning" in text
     assert "Per 1,000,000 pages" in text and "agentic" in text
+    assert "No model calls are recorded" not in text

@@ -186,6 +186,11 @@ def print_cost(report: CostReport) -> None:
         f"{_money(p.drac_chunking_at_reference)} drac vs "
         f"{_money(p.agentic_chunking_at_reference)} agentic."
     )
+    if not any(stage.calls for stage in t.values()):
+        stdout.print(
+            "[dim]No model calls are recorded in this workspace (offline conversion and rules"
+            " planning cost nothing); ingest with --model bedrock|openai to see model costs.[/]"
+        )
     if report.unpriced_models:
         stdout.print(
             f"[yellow]No price for: {', '.join(report.unpriced_models)} "
