@@ -66,15 +66,74 @@ def test_bold_runs_inside_a_line_are_kept_as_strong_emphasis():
     assert "Body text sets the body size" in offline_markdown(pdf)[0].markdown
 
 
-def test_table_rows_stay_together_on_one_line():
+def test_a_table_becomes_a_pipe_table_with_its_header():
     cells = [("Flight", "Destination", "Time"), ("CW241", "New York", "15h 50m")]
     lines = []
     for row, values in enumerate(cells):
         for column, value in enumerate(values):
             lines.append(Text(value, 72 + 150 * column, 700 - 20 * row))
     markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
-    assert "Flight Destination Time" in markdown
-    assert "CW241 New York 15h 50m" in markdown
+    assert (
+        "| Flight | Destination | Time |\n| --- | --- | --- |\n| CW241 | New York | 15h 50m |"
+        in (markdown)
+    )
+
+
+def test_wrapped_header_cells_and_wrapped_first_cells_are_joined():
+    """The layout of the corpus' baggage tables: cells wrap onto two lines."""
+    lines = [
+        Text("Cabin Baggage", 72, 740, 12, "Helvetica-Bold"),
+        Text("Class", 72, 700),
+        Text("Number of", 140, 712),
+        Text("Bags", 140, 700),
+        Text("Max Weight", 220, 700),
+        Text("CloudLux", 72, 683),
+        Text("(First)", 72, 671),
+        Text("2", 140, 683),
+        Text("10 kg each", 220, 683),
+        Text("CloudSaver", 72, 659),
+        Text("1", 140, 659),
+        Text("7 kg", 220, 659),
+        Text("In addition: one small personal item is permitted on every flight.", 72, 630),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "| Class | Number of Bags | Max Weight |" in markdown
+    assert "| CloudLux (First) | 2 | 10 kg each |" in markdown
+    assert "| CloudSaver | 1 | 7 kg |" in markdown
+    assert "\n\nIn addition: one small personal item is permitted on every flight." in markdown
+
+
+def test_cells_on_one_line_are_split_at_wide_gaps_only():
+    lines = [
+        Text("Item", 72, 700),
+        Text("Price", 200, 700),
+        Text("Charger 65W", 72, 686),
+        Text("3,499", 200, 686),
+        Text("Hub 100W", 72, 672),
+        Text("7,999", 200, 672),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "| Charger 65W | 3,499 |" in markdown  # the word gap in "Charger 65W" is no cell gap
+
+
+def test_prose_is_not_taken_for_a_table():
+    lines = [
+        Text("A paragraph line that runs across the page in the usual way.", 72, 700),
+        Text("Its next line follows at normal spacing and the same margin.", 72, 688),
+        Text("A lone note", 72, 660),
+        Text("with words far to the right", 300, 660),
+        Text("Then ordinary prose continues below it for a while longer.", 72, 640),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "|" not in markdown
+    for text in (
+        "usual way.",
+        "same margin.",
+        "A lone note",
+        "far to the right",
+        "a while longer.",
+    ):
+        assert text in markdown
 
 
 def test_a_long_run_in_a_large_font_is_a_paragraph_not_a_heading():
@@ -94,3 +153,20 @@ def test_a_long_run_in_a_large_font_is_a_paragraph_not_a_heading():
     assert not any(
         line.startswith("#") and "slide sentence" in line for line in slide_md.splitlines()
     )
+
+
+def test_a_table_whose_columns_were_not_recovered_stays_prose():
+    """Most body cells empty means the columns overlapped; no pipe table then, no text lost."""
+    lines = [
+        Text("Award", 72, 700),
+        Text("Organization", 160, 700),
+        Text("Year", 300, 700),
+        Text("Red Dot", 72, 686),
+        Text("Red Dot GmbH 2025 Germany", 160, 686),
+        Text("iF Design", 72, 672),
+        Text("iF International 2024 Germany", 160, 672),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "|" not in markdown
+    for text in ("Award", "Organization", "Year", "Red Dot GmbH 2025", "iF International 2024"):
+        assert text in markdown

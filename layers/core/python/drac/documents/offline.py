@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 from drac.documents.prompt import page_marker
 from drac.documents.render import PDFIUM_LOCK, open_pdf
+from drac.documents.tables import CELL_GAP, find_tables
 
 BULLETS = frozenset("•●○◦▪▫■□➢➤►▶✓✔❖◆◇‣⁃∙·")
 DASH_BULLETS = frozenset("-–—*")
@@ -48,10 +49,20 @@ class _Line:
     x0: float
     baseline: float
     hyphen_end: bool = False
+    cell_starts: list[tuple[int, float]] = field(default_factory=list)
     text: str = field(init=False)
 
     def __post_init__(self) -> None:
         self.text = "".join(ch for ch, _ in self.chars).strip()
+
+    def cells(self) -> list[tuple[float, str]]:
+        """(x, text) of the line's parts separated by gaps wider than CELL_GAP font sizes."""
+        starts = [(0, self.x0), *self.cell_starts]
+        ends = [index for index, _ in self.cell_starts] + [len(self.chars)]
+        return [
+            (x, "".join(ch for ch, _ in self.chars[start:end]))
+            for (start, x), end in zip(starts, ends, strict=True)
+        ]
 
     @property
     def style(self) -> tuple[float, bool]:
@@ -117,6 +128,9 @@ def _page_lines(page: pdfium.PdfPage) -> list[_Line]:
 
 def _lines_of(raw: object, count: int) -> Iterator[_Line]:
     x, y = ctypes.c_double(), ctypes.c_double()
+    left, right, bottom, top = (ctypes.c_double() for _ in range(4))
+    cells: list[tuple[int, float]] = []
+    previous_right: float | None = None
     font_name = ctypes.create_string_buffer(128)
     flags = ctypes.c_int()
     chars: list[tuple[str, bool]] = []
@@ -139,8 +153,9 @@ def _lines_of(raw: object, count: int) -> Iterator[_Line]:
         char = chr(code) if code else ""
         if char in ("\n", "\r"):
             if char == "\n" and chars:
-                yield _finish(chars, sizes, bold_count, first_x, baseline, hyphen)
+                yield _finish(chars, sizes, bold_count, first_x, baseline, hyphen, cells)
                 chars, sizes, bold_count, hyphen = [], Counter(), 0, False
+                cells, previous_right = [], None
             continue
         if not char or 0xE000 <= code <= 0xF8FF or code == 0xFFFE:
             if not chars and code:
@@ -160,12 +175,23 @@ def _lines_of(raw: object, count: int) -> Iterator[_Line]:
             pdfium_c.FPDFText_GetCharOrigin(raw, index, ctypes.byref(x), ctypes.byref(y))
             first_x, baseline = x.value, y.value
         size = round(pdfium_c.FPDFText_GetFontSize(raw, index) * 2) / 2
+        pdfium_c.FPDFText_GetCharBox(
+            raw,
+            index,
+            ctypes.byref(left),
+            ctypes.byref(right),
+            ctypes.byref(bottom),
+            ctypes.byref(top),
+        )
+        if previous_right is not None and left.value - previous_right > CELL_GAP * max(size, 1.0):
+            cells.append((len(chars), left.value))  # a wide gap: the next table cell starts
+        previous_right = right.value
         sizes[size] += 1
         bold_count += bold
         hyphen = char == "-" and pdfium_c.FPDFText_IsHyphen(raw, index) == 1
         chars.append((char, bold))
     if chars:
-        yield _finish(chars, sizes, bold_count, first_x, baseline, hyphen)
+        yield _finish(chars, sizes, bold_count, first_x, baseline, hyphen, cells)
 
 
 def _finish(
@@ -175,6 +201,7 @@ def _finish(
     x0: float,
     baseline: float,
     hyphen: bool,
+    cells: list[tuple[int, float]],
 ) -> _Line:
     visible = sum(sizes.values())
     size = sizes.most_common(1)[0][0] if sizes else 0.0
@@ -185,6 +212,7 @@ def _finish(
         x0=x0,
         baseline=baseline,
         hyphen_end=hyphen,
+        cell_starts=cells,
     )
 
 
@@ -262,9 +290,20 @@ class _Blocks:
         self.item_prefix = ""
 
     def markdown(self, lines: list[_Line]) -> str:
-        """Return the lines as Markdown: blocks apart by a blank line, list items kept tight."""
-        for line in lines:
-            self._add(line)
+        """Return the lines as Markdown: blocks apart by a blank line, list items kept tight,
+        tables as pipe tables."""
+        tables = {table.first_line: table for table in find_tables(lines)}
+        index = 0
+        while index < len(lines):
+            table = tables.get(index)
+            if table is None:
+                self._add(lines[index])
+                index += 1
+                continue
+            self._flush()
+            self.list_stack = []
+            self.blocks.append(("table", table.markdown()))
+            index = table.last_line + 1
         self._flush()
         out, out_kind = "", ""
         for kind, block in self.blocks:

@@ -1,0 +1,184 @@
+"""Tables in a PDF text layer, recovered as Markdown pipe tables (offline converter).
+
+PDFium gives text lines, not cells: a table row arrives as a cell per line where cells wrap
+(the header "Number of / Bags"), or as one line holding several cells separated by wide gaps.
+Lines are first cut into fragments at those gaps; a table is then a run of fragments laid out
+in columns: each row starts in the first column and has a cell in at least one more column, a
+cell may continue on the lines right below it. Only runs of at least two such rows, the first
+defining the columns (the header), become a table; everything else stays prose.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+# A gap wider than this many font sizes between two characters separates two cells (word
+# spacing is about a third of one).
+CELL_GAP = 1.0
+_MAX_COLUMNS = 12
+# A table whose body has more empty cells than this share was misread (overlapping columns).
+MAX_EMPTY_SHARE = 0.2
+
+
+class TextLine(Protocol):
+    """What the table finder needs of a line."""
+
+    size: float
+    baseline: float
+
+    def cells(self) -> list[tuple[float, str]]:
+        """(x, text) of each gap-separated part of the line, left to right."""
+        ...
+
+
+@dataclass
+class _Fragment:
+    line: int
+    x: float
+    baseline: float
+    size: float
+    text: str
+    first_of_line: bool
+
+
+@dataclass
+class Table:
+    """A recovered table: the lines it replaces (inclusive) and its rows of cell texts."""
+
+    first_line: int
+    last_line: int
+    rows: list[list[str]] = field(default_factory=list)
+
+    def markdown(self) -> str:
+        """The table as a Markdown pipe table, its first row as header."""
+        width = len(self.rows[0])
+        lines = [_row(self.rows[0]), "|" + " --- |" * width]
+        lines += [_row(row) for row in self.rows[1:]]
+        return "\n".join(lines)
+
+
+def _row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+
+
+def find_tables(lines: Sequence[TextLine]) -> list[Table]:
+    """The tables among a page's lines, in order, none overlapping."""
+    fragments = [
+        _Fragment(index, x, line.baseline, max(line.size, 1.0), text.strip(), part == 0)
+        for index, line in enumerate(lines)
+        for part, (x, text) in enumerate(line.cells())
+        if text.strip()
+    ]
+    tables: list[Table] = []
+    position = 0
+    while position < len(fragments):
+        table, position = _table_at(fragments, position)
+        if table is not None:
+            tables.append(table)
+    return tables
+
+
+class _Builder:
+    """Grows one table fragment by fragment; `add` says whether the fragment belongs."""
+
+    def __init__(self, first: _Fragment) -> None:
+        self.columns: list[float] = [first.x]
+        self.rows: list[dict[int, list[str]]] = [{0: [first.text]}]
+        self.row_lines: list[list[int]] = [[first.line]]
+        self.row_bottom = self.row_top = first.baseline
+        self.previous = first
+        self.previous_column = 0
+
+    def column_of(self, fragment: _Fragment) -> int | None:
+        tolerance = 0.8 * fragment.size
+        for index, x in enumerate(self.columns):
+            if abs(fragment.x - x) <= tolerance:
+                return index
+        return None
+
+    def add(self, fragment: _Fragment) -> bool:
+        previous, size = self.previous, fragment.size
+        column = self.column_of(fragment)
+        below = previous.baseline - fragment.baseline
+        in_header = len(self.rows) == 1
+        if column == self.previous_column and 0 < below <= 1.7 * size:
+            self._append(column, fragment)  # the cell continues on the next line
+        elif column == 0 and 0 < self.row_bottom - fragment.baseline <= 3.5 * size:
+            self.rows.append({})
+            self.row_lines.append([])
+            self.row_bottom = self.row_top = fragment.baseline
+            self._append(0, fragment)
+        elif (
+            fragment.x > previous.x + 1.5 * size
+            and self.row_bottom - size < fragment.baseline <= self.row_top + 2 * size
+        ):
+            if column is None:
+                if not in_header or len(self.columns) >= _MAX_COLUMNS:
+                    return False
+                self.columns.append(fragment.x)
+                column = len(self.columns) - 1
+            self._append(column, fragment)
+        else:
+            return False
+        self.previous = fragment
+        return True
+
+    def _append(self, column: int, fragment: _Fragment) -> None:
+        self.rows[-1].setdefault(column, []).append(fragment.text)
+        self.row_lines[-1].append(fragment.line)
+        self.row_bottom = min(self.row_bottom, fragment.baseline)
+        self.row_top = max(self.row_top, fragment.baseline)
+        self.previous_column = column
+
+    def table(self) -> Table | None:
+        """The table so far, without trailing rows that are not table rows; None if too small."""
+        # the table ends before the first row with a single cell: a lone line is prose
+        complete = next((i for i, row in enumerate(self.rows) if len(row) < 2), len(self.rows))
+        rows, lines = self.rows[:complete], self.row_lines[:complete]
+        width = len(self.columns)
+        if width < 2 or len(rows) < 2 or len(rows[0]) < 2:
+            return None
+        cells = [[" ".join(row.get(c, [])) for c in range(width)] for row in rows]
+        body = [cell for row in cells[1:] for cell in row]
+        if sum(1 for cell in body if not cell) > MAX_EMPTY_SHARE * len(body):
+            return None  # mostly empty cells: the columns were not recovered; keep it prose
+        covered = {line for row_lines in lines for line in row_lines}
+        first, last = min(covered), max(covered)
+        if len(covered) != last - first + 1:
+            return None  # another line sits inside the table's span: not a clean table
+        return Table(first_line=first, last_line=last, rows=cells)
+
+
+def _table_at(fragments: list[_Fragment], start: int) -> tuple[Table | None, int]:
+    """The table starting at fragment `start` (if any) and where to look next.
+
+    A region laid out in rows that is rejected as a table is skipped whole, so that its own
+    second row cannot pass for the header of a smaller table.
+    """
+    first = fragments[start]
+    if not first.first_of_line:
+        return None, start + 1
+    builder = _Builder(first)
+    position = start + 1
+    while position < len(fragments) and builder.add(fragments[position]):
+        position += 1
+    table = builder.table()
+    if table is None:
+        skip = len(builder.rows) >= 2 and len(builder.rows[0]) >= 2
+        return None, _line_end(fragments, start, position) if skip else start + 1
+    # end at a line boundary: every fragment of the table's lines belongs to it
+    end = start
+    while end < len(fragments) and fragments[end].line <= table.last_line:
+        end += 1
+    if end > position:
+        return None, start + 1
+    return table, end
+
+
+def _line_end(fragments: list[_Fragment], start: int, position: int) -> int:
+    """The first fragment at or after `position` that starts a line."""
+    while position < len(fragments) and not fragments[position].first_of_line:
+        position += 1
+    return max(position, start + 1)
