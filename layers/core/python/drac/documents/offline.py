@@ -1,7 +1,8 @@
 """The offline converter: Markdown from a PDF's text layer, with no model.
 
 Headings are recovered from font size and weight, lists from bullet glyphs and indentation,
-paragraphs from line spacing; reading order is PDFium's text order. Pages without a text
+paragraphs from line spacing, tables from cell layout (`drac.documents.tables`); reading
+order is PDFium's text order. Pages without a text
 layer (scans) get a marker comment and a warning: they need a vision model.
 """
 
