@@ -9,8 +9,8 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from infra.bundling import deps_layer_dir
 from infra.config import Settings
+from infra.layers import core_layer_dir, deps_layer_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNTIME = lambda_.Runtime.PYTHON_3_12
@@ -32,12 +32,11 @@ class FunctionFactory:
         self.core_layer = lambda_.LayerVersion(
             scope,
             "CoreLayer",
-            code=lambda_.Code.from_asset(str(ROOT / "layers" / "core"), exclude=ASSET_EXCLUDES),
+            code=lambda_.Code.from_asset(str(core_layer_dir()), exclude=[".complete"]),
             compatible_runtimes=[RUNTIME],
             description="drac core package",
         )
-        layers_dir = ROOT / "layers"
-        deps_dir = deps_layer_dir(layers_dir / "requirements-lambda.txt", layers_dir / "deps")
+        deps_dir = deps_layer_dir()
         self.deps_layer = lambda_.LayerVersion(
             scope,
             "DepsLayer",
@@ -109,13 +108,11 @@ class FunctionFactory:
                 file=f"functions/{handler_dir}/Dockerfile",
                 exclude=[
                     "*",
-                    "!layers",
-                    "!layers/core",
-                    "!layers/core/python",
-                    "!layers/core/python/drac",
-                    "!layers/core/python/drac/**",
-                    "!layers/requirements-lambda.txt",
-                    "layers/deps",
+                    "!pyproject.toml",
+                    "!README.md",
+                    "!src",
+                    "!src/drac",
+                    "!src/drac/**",
                     "**/*.egg-info",
                     f"!functions/{handler_dir}",
                     f"!functions/{handler_dir}/**",

@@ -5,8 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The same LibreOffice packages as the normalise Lambda image (functions/normalise/Dockerfile).
+LIBREOFFICE_PACKAGES=(libreoffice-writer-nogui libreoffice-impress-nogui libreoffice-calc-nogui)
 need_apt=()
-command -v soffice >/dev/null 2>&1 || need_apt+=(libreoffice-writer libreoffice-impress libreoffice-calc)
+command -v soffice >/dev/null 2>&1 || need_apt+=("${LIBREOFFICE_PACKAGES[@]}")
 command -v pdftoppm >/dev/null 2>&1 || need_apt+=(poppler-utils)
 fc-list 2>/dev/null | grep -qi dejavu || need_apt+=(fonts-dejavu-core)
 if [ ${#need_apt[@]} -gt 0 ]; then

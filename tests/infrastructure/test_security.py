@@ -101,9 +101,9 @@ def test_normalise_image_context_holds_only_what_the_dockerfile_copies(synth: Sy
     (context,) = synth.docker_contexts
     assert (context / "functions/normalise/Dockerfile").is_file()
     assert (context / "functions/normalise/handler.py").is_file()
-    assert (context / "layers/core/python/drac/pipeline.py").is_file()
-    assert (context / "layers/requirements-lambda.txt").is_file()
-    assert not (context / "layers/deps").exists(), "the 100 MB deps layer is not image input"
+    assert (context / "src/drac/aws/stages/conversion.py").is_file()
+    assert (context / "pyproject.toml").is_file() and (context / "README.md").is_file()
+    assert not (context / "layers").exists(), "the 100 MB deps layer is not image input"
     assert not (context / "tests").exists() and not (context / ".venv").exists()
 
 

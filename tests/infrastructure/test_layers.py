@@ -1,0 +1,115 @@
+"""The Lambda layers and the normalise image are built from declared packages only."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from email.parser import Parser
+from pathlib import Path
+
+from packaging.markers import default_environment
+from packaging.requirements import Requirement
+
+from infra.layers import (
+    CLI_ONLY,
+    PYPROJECT,
+    RUNTIME_PROVIDED,
+    canonical,
+    core_layer_dir,
+    deps_layer_dir,
+    dist_name,
+    layer_requirements,
+)
+from tests.infrastructure.conftest import ROOT
+
+# The Lambda runtime the layer is built for (python3.12, Amazon Linux 2023, x86_64).
+LAMBDA_ENVIRONMENT = {
+    **default_environment(),
+    "python_version": "3.12",
+    "python_full_version": "3.12.0",
+    "implementation_name": "cpython",
+    "platform_python_implementation": "CPython",
+    "sys_platform": "linux",
+    "platform_system": "Linux",
+    "platform_machine": "x86_64",
+    "os_name": "posix",
+}
+
+
+def _distributions(site: Path) -> dict[str, list[Requirement]]:
+    """Installed distribution name -> its unconditional requirements, from dist-info METADATA."""
+    found: dict[str, list[Requirement]] = {}
+    for info in site.glob("*.dist-info"):
+        metadata = Parser().parsestr((info / "METADATA").read_text("utf-8"))
+        requires = []
+        for line in metadata.get_all("Requires-Dist") or []:
+            requirement = Requirement(line)
+            environment = {**LAMBDA_ENVIRONMENT, "extra": ""}
+            if requirement.marker is None or requirement.marker.evaluate(environment):
+                requires.append(requirement)
+        found[canonical(metadata["Name"])] = requires
+    return found
+
+
+def test_deps_layer_holds_exactly_the_runtime_dependencies() -> None:
+    site = deps_layer_dir() / "python"
+    installed = _distributions(site)
+    top = {canonical(Requirement(r).name) for r in layer_requirements()}
+    # every declared dependency is there, and none of the runtime's own SDK
+    assert top <= set(installed), top - set(installed)
+    assert not set(installed) & RUNTIME_PROVIDED
+    assert not any((site / name).exists() for name in RUNTIME_PROVIDED)
+    # everything there is needed: reachable from the declared dependencies (with extras)
+    needed: set[str] = set()
+    pending = [Requirement(r) for r in layer_requirements()]
+    while pending:
+        requirement = pending.pop()
+        name = canonical(requirement.name)
+        if name in RUNTIME_PROVIDED or name in needed:
+            continue
+        needed.add(name)
+        info = next(i for i in site.glob("*.dist-info") if dist_name(i) == name)
+        metadata = Parser().parsestr((info / "METADATA").read_text("utf-8"))
+        for line in metadata.get_all("Requires-Dist") or []:
+            child = Requirement(line)
+            if child.marker is None or any(
+                child.marker.evaluate({**LAMBDA_ENVIRONMENT, "extra": extra})
+                for extra in ["", *requirement.extras]
+            ):
+                pending.append(child)
+    assert set(installed) == needed, {"unneeded": set(installed) - needed}
+
+
+def test_layer_requirements_come_from_pyproject_core_and_aws_extra() -> None:
+    project = tomllib.loads(PYPROJECT.read_text())["project"]
+    left_out = RUNTIME_PROVIDED | CLI_ONLY
+    expected = [r for r in project["dependencies"] if Requirement(r).name not in left_out]
+    assert layer_requirements() == [*expected, *project["optional-dependencies"]["aws"]]
+    assert {Requirement(r).name for r in project["dependencies"]} >= CLI_ONLY | {"boto3"}
+
+
+def test_core_layer_is_the_package_under_python() -> None:
+    layer = core_layer_dir() / "python" / "drac"
+    source = ROOT / "src" / "drac"
+    copied = {p.relative_to(layer) for p in layer.rglob("*") if p.is_file()}
+    expected = {p.relative_to(source) for p in source.rglob("*")
+                if p.is_file() and "__pycache__" not in p.parts}
+    assert copied == expected
+    assert (layer / "prompts" / "conversion.md").is_file()
+
+
+def _apt_packages(text: str) -> set[str]:
+    return set(re.findall(r"\blibreoffice-[a-z-]+\b", text))
+
+
+def test_normalise_image_installs_the_libreoffice_packages_the_tests_use() -> None:
+    dockerfile = (ROOT / "functions/normalise/Dockerfile").read_text()
+    setup = (ROOT / "scripts/setup.sh").read_text()
+    in_image = _apt_packages(dockerfile)
+    assert in_image == _apt_packages(setup) != set()
+    assert all(name.endswith("-nogui") for name in in_image)
+    # from distribution packages, not a vendor download; a Lambda runtime client; $HOME writable
+    assert "http" not in dockerfile.split("FROM", 1)[1]
+    assert "awslambdaric" in dockerfile and "ENV HOME=/tmp" in dockerfile
+    assert re.search(r"^FROM python:3\.12-slim-bookworm$", dockerfile, re.MULTILINE)
+    assert 'pip install --no-cache-dir "/build[aws]"' in dockerfile
