@@ -6,11 +6,33 @@ are listed per resource they concern, derived from the constructs rather than ha
 
 from __future__ import annotations
 
+from typing import Any
+
 from aws_cdk import Acknowledgment, CfnResource, Stack, Validations
 
 PACK = "AwsSolutions::"
 BASIC_ROLE = "Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"
 S3_GRANT_ACTIONS = ("s3:List*", "s3:GetObject*", "s3:GetBucket*", "s3:Abort*", "s3:DeleteObject*")
+
+
+def nag_form(stack: Stack, value: Any) -> str:
+    """A (possibly tokenised) string as cdk-nag prints it in a finding: intrinsics become
+    `<LogicalId.Attr>`, `<LogicalId>` or `<AWS::Region>`, concrete values stay as they are (a
+    stack pinned to an account and region by `cdk deploy` has concrete ones)."""
+    return _flatten(stack.resolve(value))
+
+
+def _flatten(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and "Fn::Join" in value:
+        separator, parts = value["Fn::Join"]
+        return separator.join(_flatten(part) for part in parts)
+    if isinstance(value, dict) and "Fn::GetAtt" in value:
+        return "<{}.{}>".format(*value["Fn::GetAtt"])
+    if isinstance(value, dict) and "Ref" in value:
+        return f"<{value['Ref']}>"
+    raise TypeError(f"cannot render {value!r} as cdk-nag does")
 
 
 def _ref(stack: Stack, construct) -> str:
@@ -56,17 +78,12 @@ def acknowledgements(stack) -> dict[str, str]:
     acks[f"AwsSolutions-IAM5[Resource::{_ref(stack, storage.documents_table)}/index/*]"] = (
         "CDK table grants include the table's own indexes (the by-source GSI)."
     )
-    plan_id = stack.resolve(stack.get_logical_id(pipeline.plan_machine.node.default_child))
-    plan_name = f"<{plan_id}.Name>"
-    region_account = "arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>"
-    acks[f"AwsSolutions-IAM5[Resource::{region_account}:execution:{plan_name}:*]"] = (
-        "startExecution.sync:2 must describe/stop the child executions it starts, whose names "
-        "are generated; the grant is limited to the planning state machine's executions."
-    )
-    acks[f"AwsSolutions-IAM5[Resource::{region_account}:execution:{stack.stack_name}-replan/*]"] = (
-        "The Distributed Map describes/stops its own child executions (map runs) of the "
-        "re-plan state machine only."
-    )
+    for arn in pipeline.child_execution_arns:
+        acks[f"AwsSolutions-IAM5[Resource::{nag_form(stack, arn)}]"] = (
+            "A parent workflow (startExecution.sync:2, or a Distributed Map) must describe and "
+            "stop the child executions it starts, whose names are generated; the grant names "
+            "one state machine's executions."
+        )
     from infra.config import GEO_PREFIXES
 
     for model_id in stack.settings.model_ids:

@@ -67,6 +67,8 @@ class Pipeline(Construct):
         self.storage = storage
         self.search = search
         self.bus = events.EventBus(self, "Bus", event_bus_name=f"{stack.stack_name}-bus")
+        self.child_execution_arns: list[str] = []
+        """Execution ARNs (with a wildcard name) that parent workflows describe and stop."""
         env = {
             "DOCUMENTS_BUCKET": storage.documents.bucket_name,
             "ARTIFACTS_BUCKET": storage.artifacts.bucket_name,
@@ -240,17 +242,17 @@ class Pipeline(Construct):
         """Permissions for `states:startExecution.sync:2` from parent to child."""
         stack = Stack.of(self)
         child.grant_start_execution(parent)
+        executions = stack.format_arn(
+            service="states",
+            resource="execution",
+            resource_name=f"{child.state_machine_name}:*",
+            arn_format=ArnFormat.COLON_RESOURCE_NAME,
+        )
+        self.child_execution_arns.append(executions)
         parent.add_to_role_policy(
             iam.PolicyStatement(
                 actions=["states:DescribeExecution", "states:StopExecution"],
-                resources=[
-                    stack.format_arn(
-                        service="states",
-                        resource="execution",
-                        resource_name=f"{child.state_machine_name}:*",
-                        arn_format=ArnFormat.COLON_RESOURCE_NAME,
-                    )
-                ],
+                resources=[executions],
             )
         )
         parent.add_to_role_policy(
@@ -277,16 +279,15 @@ class Pipeline(Construct):
         machine.add_to_role_policy(
             iam.PolicyStatement(actions=["states:StartExecution"], resources=[own_arn])
         )
+        map_runs = stack.format_arn(
+            service="states", resource="execution",
+            resource_name=f"{stack.stack_name}-replan/*",
+            arn_format=ArnFormat.COLON_RESOURCE_NAME,
+        )
+        self.child_execution_arns.append(map_runs)
         machine.add_to_role_policy(
             iam.PolicyStatement(
-                actions=["states:DescribeExecution", "states:StopExecution"],
-                resources=[
-                    stack.format_arn(
-                        service="states", resource="execution",
-                        resource_name=f"{stack.stack_name}-replan/*",
-                        arn_format=ArnFormat.COLON_RESOURCE_NAME,
-                    )
-                ],
+                actions=["states:DescribeExecution", "states:StopExecution"], resources=[map_runs]
             )
         )
         self.storage.artifacts.grant_read_write(machine)

@@ -59,14 +59,24 @@ def cdk_json_context() -> dict[str, Any]:
     return json.loads((ROOT / "cdk.json").read_text())["context"]
 
 
-def synthesise(overrides: dict[str, Any] | None = None) -> Synth:
-    """Build and synthesise the app with cdk.json's context (plus overrides)."""
+ACCOUNT = "123456789012"
+REGION = "eu-west-1"
+
+
+def synthesise(
+    overrides: dict[str, Any] | None = None,
+    *,
+    account: str | None = None,
+    region: str | None = None,
+) -> Synth:
+    """Build and synthesise the app with cdk.json's context (plus overrides), environment-
+    agnostic or pinned to an account and region as `cdk deploy` pins it."""
     from aws_cdk.assertions import Template
 
     from app import build_app
 
     context = {**cdk_json_context(), **(overrides or {})}
-    app, stack = build_app(context)
+    app, stack = build_app(context, account=account, region=region)
     assembly = app.synth()
     directory = Path(assembly.directory)
     report = json.loads((directory / "validation-report.json").read_text())
@@ -81,6 +91,12 @@ def synthesise(overrides: dict[str, Any] | None = None) -> Synth:
 def synth() -> Synth:
     """The stack as `cdk synth` builds it from cdk.json."""
     return synthesise()
+
+
+@pytest.fixture(scope="session")
+def pinned() -> Synth:
+    """The stack as `cdk deploy` synthesises it: pinned to the deploying account and region."""
+    return synthesise(account=ACCOUNT, region=REGION)
 
 
 @pytest.fixture(scope="session")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from tests.infrastructure.conftest import Synth
 from tests.infrastructure.helpers import as_list, flatten, role_of_policy, statements
 
@@ -107,7 +109,13 @@ def test_normalise_image_context_holds_only_what_the_dockerfile_copies(synth: Sy
     assert not (context / "tests").exists() and not (context / ".venv").exists()
 
 
-def test_cdk_nag_reports_no_unacknowledged_findings(synth: Synth) -> None:
+@pytest.mark.parametrize("variant", ["synth", "pinned"])
+def test_cdk_nag_reports_no_unacknowledged_findings(
+    variant: str, request: pytest.FixtureRequest
+) -> None:
+    """Environment-agnostic (`cdk synth`) and pinned to an account and region (`cdk deploy`
+    with credentials sets CDK_DEFAULT_ACCOUNT/REGION), cdk-nag has nothing unacknowledged."""
+    synth: Synth = request.getfixturevalue(variant)
     reports = {r["pluginName"]: r for r in synth.report["pluginReports"]}
     report = reports["AwsSolutions"]
     assert report["violations"] == [], [v["ruleName"] for v in report["violations"]]
