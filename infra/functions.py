@@ -9,7 +9,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from infra.config import Settings
+from drac.settings import Settings
 from infra.layers import core_layer_dir, deps_layer_dir
 
 ROOT = Path(__file__).resolve().parent.parent

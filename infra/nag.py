@@ -86,7 +86,7 @@ def acknowledgements(stack) -> dict[str, str]:
         )
     from infra.config import GEO_PREFIXES
 
-    for model_id in stack.settings.model_ids:
+    for model_id in stack.settings.bedrock_model_ids():
         if model_id.startswith(GEO_PREFIXES):
             base = model_id.split(".", 1)[1]
             model = f"arn:<AWS::Partition>:bedrock:*::foundation-model/{base}"

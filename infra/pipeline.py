@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from aws_cdk import ArnFormat, Duration, Stack
+from aws_cdk import ArnFormat, Duration, Fn, Stack
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
@@ -16,7 +16,8 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from infra.asl import render_definition
-from infra.config import Settings, model_arns
+from drac.settings import SETTINGS_VARIABLE, Settings
+from infra.config import model_arns, removal_policy
 from infra.functions import FunctionFactory
 from infra.search import Search
 from infra.storage import INCOMING_PREFIX, Storage
@@ -77,13 +78,7 @@ class Pipeline(Construct):
             "PLANS_TABLE": storage.plans_table.table_name,
             "LEDGER_TABLE": storage.ledger_table.table_name,
             "COLLECTION_ENDPOINT": search.endpoint,
-            "INDEX_NAME": settings.index_name,
-            "CONVERSION_MODEL_ID": settings.conversion_model_id,
-            "PLANNING_MODEL_ID": settings.planning_model_id,
-            "EMBEDDING_MODEL_ID": settings.embedding_model_id,
-            "EMBEDDING_DIMENSION": str(settings.embedding_dimension),
-            "BATCH_SIZE": str(settings.batch_size),
-            "DEFAULT_STRATEGY": json.dumps(settings.strategy, sort_keys=True),
+            SETTINGS_VARIABLE: settings.to_json(),
         }
         factory.environment.update(env)
         s, d = storage, storage
@@ -105,7 +100,7 @@ class Pipeline(Construct):
         self.convert = mk("Convert", "convert", memory=1024, timeout=Duration.minutes(5))
         s.artifacts.grant_read_write(self.convert)
         s.ledger_table.grant_write_data(self.convert)
-        self._grant_models(self.convert, [settings.conversion_model_id])
+        self._grant_models(self.convert, [settings.conversion_model])
 
         self.batch_failed = mk("BatchFailed", "batch_failed")
         s.artifacts.grant_read_write(self.batch_failed)
@@ -124,7 +119,7 @@ class Pipeline(Construct):
         s.elements_table.grant_read_data(self.plan_section)
         s.plans_table.grant_read_write_data(self.plan_section)
         s.ledger_table.grant_write_data(self.plan_section)
-        self._grant_models(self.plan_section, [settings.planning_model_id])
+        self._grant_models(self.plan_section, [settings.planning_model])
 
         self.commit = mk("CommitPlan", "commit_plan", memory=1024, timeout=Duration.minutes(15))
         s.artifacts.grant_read(self.commit)
@@ -217,10 +212,17 @@ class Pipeline(Construct):
     ) -> sfn.StateMachine:
         """Return a standard state machine from `statemachine/<name>.asl.json`."""
         stack = Stack.of(self)
+        # The vended-logs prefix keeps Step Functions off the size-limited logs resource
+        # policy; the stack's UUID makes the name new for every stack, so a retained group
+        # of a destroyed (or rolled back) stack never blocks the next create.
+        stack_uuid = Fn.select(2, Fn.split("/", stack.stack_id))
         log_group = logs.LogGroup(
             self, f"{construct_id}Logs",
-            log_group_name=f"/aws/vendedlogs/states/{stack.stack_name}-{name}",
+            log_group_name=Fn.join(
+                "", [f"/aws/vendedlogs/states/{stack.stack_name}-{name}-", stack_uuid]
+            ),
             retention=logs.RetentionDays.ONE_MONTH,
+            removal_policy=removal_policy(self.settings),
         )
         machine = sfn.StateMachine(
             self,

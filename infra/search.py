@@ -11,7 +11,7 @@ from aws_cdk import aws_opensearchserverless as aoss
 from aws_cdk import custom_resources as cr
 from constructs import Construct
 
-from infra.config import Settings
+from drac.settings import Settings
 
 
 class Search(Construct):
@@ -30,7 +30,8 @@ class Search(Construct):
         `function_factory(id, handler_dir, **kwargs)` builds a Lambda with the project layers.
         """
         super().__init__(scope, construct_id)
-        name = settings.collection_name
+        name = settings.collection_for(Stack.of(self).stack_name)
+        self.collection_name = name
         self.settings = settings
         self._principals: list[iam.IRole] = []
         encryption = aoss.CfnSecurityPolicy(
@@ -113,7 +114,7 @@ class Search(Construct):
 
     def finalise_access_policy(self) -> aoss.CfnAccessPolicy:
         """Create the data-access policy for every role granted so far (call once, last)."""
-        name = self.settings.collection_name
+        name = self.collection_name
         index = self.settings.index_name
         policy = aoss.CfnAccessPolicy(
             self,

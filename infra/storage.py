@@ -7,7 +7,8 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from infra.config import Settings
+from drac.settings import Settings
+from infra.config import removal_policy
 
 INCOMING_PREFIX = "incoming/"
 PAGES_PREFIX = "pages/"
@@ -19,7 +20,7 @@ class Storage(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, settings: Settings) -> None:
         """Create the buckets (TLS-only, encrypted, versioned) and tables (PITR on)."""
         super().__init__(scope, construct_id)
-        removal = settings.removal
+        removal = removal_policy(settings)
         self._removal = removal
         self._auto_delete = settings.removal_policy == "destroy"
         self.access_logs = self._bucket(

@@ -218,8 +218,20 @@ class DocumentRecord(BaseModel):
     active_version: int | None = None
     warnings: list[str] = Field(default_factory=list)
     error: str | None = None
+    conversion_failures: int = Field(
+        default=0, ge=0, description="page batches that became error markers (PARTIAL)"
+    )
+    attempt: int = Field(default=0, ge=0, description="ingest attempts of this content")
+    owner: str | None = Field(
+        default=None, description="the run ingesting the document now (cloud: its execution)"
+    )
     created_at: str = ""
     updated_at: str = ""
+
+    @property
+    def live(self) -> bool:
+        """True when the document's active chunks may be searched."""
+        return self.status in (DocumentStatus.INDEXED, DocumentStatus.PARTIAL)
 
 
 class LedgerEntry(Frozen):

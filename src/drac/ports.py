@@ -8,10 +8,20 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from drac.models import Chunk, Element, LedgerEntry, PlanVersion, SectionPlan, TokenUsage
+from drac.models import (
+    Chunk,
+    DocumentRecord,
+    DocumentStatus,
+    Element,
+    LedgerEntry,
+    PlanVersion,
+    SectionPlan,
+    TokenUsage,
+)
 
 
 class ModelReply(BaseModel):
@@ -25,8 +35,21 @@ class ModelReply(BaseModel):
     latency_ms: float = 0.0
 
 
+RetryHint = Literal["throttled", "transient"]
+
+
 class ModelCallError(RuntimeError):
-    """A model call failed after its retries; the message says why."""
+    """A model call failed; the message says why.
+
+    `retry` says whether trying again later may help: "throttled" (the service refused for
+    rate or quota reasons), "transient" (5xx, timeouts, model not ready), or None (the request
+    itself is wrong). A runtime without in-process retries (a Lambda under Step Functions)
+    uses it to let the workflow retry with backoff.
+    """
+
+    def __init__(self, message: str, *, retry: RetryHint | None = None) -> None:
+        super().__init__(message)
+        self.retry = retry
 
 
 class TextModel(ABC):
@@ -138,28 +161,91 @@ class SearchHit(BaseModel):
 
 
 class ChunkIndex(ABC):
-    """The searchable index of active chunks."""
+    """The searchable index of chunks; every chunk carries its document and plan version."""
 
     @abstractmethod
     def upsert(
         self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]] | None = None
     ) -> None:
-        """Add or replace chunks (by chunk_id)."""
+        """Add chunks, replacing any stored copy of the same chunk_id (safe to repeat)."""
 
     @abstractmethod
     def delete(self, document_id: str, plan_version: int | None = None) -> int:
-        """Remove a document's chunks (one plan version, or all); return how many."""
+        """Remove a document's chunks of one plan version, or all of them; return how many."""
+
+    @abstractmethod
+    def delete_other_versions(self, document_id: str, keep_version: int) -> int:
+        """Remove a document's chunks of every plan version but `keep_version`; return how
+        many (this retires old versions and leftovers of failed ones in one sweep)."""
 
     @abstractmethod
     def search(self, query: str, k: int = 6) -> list[SearchHit]:
         """Return the k best chunks for a query."""
 
 
-class NullLedger(Ledger):
-    """A ledger that keeps entries in memory (for tests and one-off runs)."""
+class SourceClaim(BaseModel):
+    """What recording an upload of a source (an object key or a file path) did."""
+
+    model_config = ConfigDict(frozen=True)
+
+    claimed: bool
+    """False when a later upload of the source is already recorded (this one is stale)."""
+    previous: str | None = None
+    """The other document the source named before, when it changed."""
+
+
+class DocumentRegistry(ABC):
+    """Document records and their sources: a document is content; sources are the keys or
+    paths holding that content. The latest upload of a source wins, by its order."""
+
+    @abstractmethod
+    def get(self, document_id: str) -> DocumentRecord | None:
+        """Return the document's record, or None."""
+
+    @abstractmethod
+    def put(self, record: DocumentRecord) -> None:
+        """Store the record (created_at kept, updated_at set now)."""
+
+    @abstractmethod
+    def activate(
+        self,
+        document_id: str,
+        version: int,
+        status: DocumentStatus,
+        *,
+        owner: str | None = None,
+    ) -> DocumentRecord | None:
+        """Make `version` the active plan and set `status`, if the document still allows it:
+        not DELETED, owned by `owner` when one is given (an ingest run) or live when not (a
+        re-plan), and `version` newer than the active one. Return the record, or None."""
+
+    @abstractmethod
+    def mark_deleted(self, document_id: str) -> None:
+        """Set the document DELETED with no active version and no owner."""
+
+    @abstractmethod
+    def claim_source(self, source: str, document_id: str, order: str) -> SourceClaim:
+        """Record that `source` now holds `document_id`, unless an upload with a later or
+        equal `order` is recorded (orders compare as strings; the same order claims again)."""
+
+    @abstractmethod
+    def release_source(self, source: str, order: str) -> str | None:
+        """Forget `source` if no later upload is recorded; return the document it held."""
+
+    @abstractmethod
+    def sources_of(self, document_id: str) -> list[str]:
+        """The sources that hold the document now, sorted."""
+
+
+class MemoryLedger(Ledger):
+    """A ledger that keeps its entries in a list (for tests and one-off runs)."""
 
     def __init__(self) -> None:
         self.entries: list[LedgerEntry] = []
 
     def record(self, entry: LedgerEntry) -> None:
+        """Append one entry to `entries`."""
         self.entries.append(entry)
+
+
+NullLedger = MemoryLedger  # the name callers knew it by; prefer MemoryLedger

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError
@@ -39,3 +40,29 @@ def resolve_strategy(name: str | None = None, /, **overrides: Any) -> Strategy:
     except ValidationError as exc:
         reasons = "; ".join(error["msg"].removeprefix("Value error, ") for error in exc.errors())
         raise ValueError(reasons) from exc
+
+
+def strategy_from_request(
+    requested: Strategy | Mapping[str, Any] | str | None, default: Strategy | None = None
+) -> Strategy:
+    """The strategy a request names: a preset name, a preset plus overrides
+    (`{"name": "fine", "target_chars": 800}`), a complete strategy, or None for `default`.
+
+    A name that is no preset with overrides names a custom strategy built on the default preset.
+    """
+    if requested is None:
+        return default or PRESETS["default"]
+    if isinstance(requested, Strategy):
+        return requested
+    if isinstance(requested, str):
+        return resolve_strategy(requested)
+    data = dict(requested)
+    if set(data) >= set(Strategy.model_fields):
+        return Strategy.model_validate(data)
+    name = data.pop("name", None)
+    known = name in PRESETS
+    preset = resolve_strategy(name if known else None)
+    changes = {key: value for key, value in data.items() if getattr(preset, key, None) != value}
+    if name is not None and (changes or not known):
+        changes["name"] = name
+    return Strategy.model_validate({**preset.model_dump(), **changes})

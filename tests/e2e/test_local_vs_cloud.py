@@ -17,8 +17,8 @@ import boto3
 from drac.documents.convert import ConversionOptions
 from drac.ids import document_id_for
 from drac.local import Workspace
+from drac.local.pipeline import IngestSettings, ingest_file
 from drac.models import DocumentStatus
-from drac.pipeline import IngestSettings, ingest_file
 from drac.ports import ModelReply, VisionModel
 from tests.e2e.conftest import PDF
 from tests.e2e.fakes import FakeBedrockRuntime

@@ -9,9 +9,9 @@ from shared_paths import CORPUS, require
 
 from drac.assemble import assemble_chunks, breadcrumb_for, chunk_text, layout
 from drac.ids import chunk_id_for
+from drac.ingest import element_config
 from drac.models import Chunk, DocumentRecord, Element, PlanVersion, SectionPlan, Strategy
 from drac.parsing import normalise_newlines, parse_markdown
-from drac.pipeline import IngestSettings
 from drac.planning import LlmPlanner, plan_document, validate
 from drac.planning.base import section_view
 from drac.ports import NullLedger
@@ -229,7 +229,7 @@ def test_done_when_invariants_on_the_shared_corpus(preset: str) -> None:
     """Every content element in exactly one chunk, body lines verbatim, hard limit kept,
     every table row shown under its header."""
     strategy = resolve_strategy(preset)
-    parse = IngestSettings(strategy=strategy).parse_config()
+    parse = element_config(strategy)
     files = sorted(require(CORPUS).glob("*/md/*.md"))
     assert files
     for path in files:

@@ -11,8 +11,14 @@ import pytest
 from drac.errors import DracError
 from drac.local import Workspace
 from drac.local.fts_index import FtsChunkIndex
+from drac.local.pipeline import (
+    IngestSettings,
+    Outcome,
+    collect_inputs,
+    ingest_file,
+    replan_document,
+)
 from drac.models import DocumentStatus, Strategy
-from drac.pipeline import IngestSettings, Outcome, collect_inputs, ingest_file, replan_document
 from drac.strategies import resolve_strategy
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "markdown"

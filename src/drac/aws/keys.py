@@ -47,6 +47,11 @@ def section_plan_key(document_id: str, run_id: str, index: int) -> str:
     return f"{RUNS}/{document_id}/{run_id}/plans/{index:05d}.json"
 
 
+def plan_body_key(document_id: str, version: int) -> str:
+    """The JSON body of a plan version (the plans table keeps a pointer to it)."""
+    return f"plans/{document_id}/v{version:05d}.json"
+
+
 def manifest_key(run_id: str) -> str:
     """The re-plan manifest (JSON array of documents) read by the Distributed Map."""
     return f"{RUNS}/replan/{run_id}/manifest.json"

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import click
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -25,9 +26,7 @@ from drac.cli.options import (
     workspace_option,
 )
 from drac.errors import DracError, WorkspaceError
-from drac.local.workspace import Workspace
-from drac.models import Strategy
-from drac.pipeline import (
+from drac.local.pipeline import (
     IngestSettings,
     Outcome,
     collect_inputs,
@@ -35,6 +34,8 @@ from drac.pipeline import (
     live_documents,
     replan_document,
 )
+from drac.local.workspace import Workspace
+from drac.models import Strategy
 
 
 def _progress() -> Progress:
@@ -205,3 +206,40 @@ def replan(
     finally:
         ws.close()
     _report(outcomes, as_json)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@workspace_option
+@json_option
+def remove(paths: tuple[Path, ...], workspace: Path, as_json: bool) -> None:
+    """Forget ingested files: a document no remaining path holds leaves search.
+
+    Files on disk are not touched; ingesting a path again brings its document back.
+    """
+    ws = open_workspace(workspace)
+    results: list[dict[str, str | None]] = []
+    try:
+        with _writing(ws):
+            for path in paths:
+                source = str(path.resolve())
+                held = ws.registry.source_document(source)
+                retired = ws.remove_source(source) if held else None
+                results.append({"path": str(path), "document_id": held, "retired": retired})
+    finally:
+        ws.close()
+    if as_json:
+        print_json(results)
+    else:
+        for result in results:
+            if result["document_id"] is None:
+                stderr.print(f"[yellow]not ingested[/] {escape(str(result['path']))}")
+            elif result["retired"]:
+                stderr.print(f"removed {escape(str(result['path']))}: its document left search")
+            else:
+                stderr.print(
+                    f"removed {escape(str(result['path']))}: its document stays (another path"
+                    " holds the same content)"
+                )
+    if any(result["document_id"] is None for result in results):
+        raise SystemExit(1)

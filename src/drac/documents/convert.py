@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from datetime import UTC, datetime
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from drac.documents.check import MARKER, check_batch, clean_model_markdown, repair_markers
+from drac.documents.batches import BatchResult, convert_batch, join_batches
 from drac.documents.detect import DocumentFormat, detect_format
 from drac.documents.normalise import normalise_to_pdf
 from drac.documents.offline import offline_markdown
-from drac.documents.prompt import batch_prompt, conversion_system_prompt, page_marker
 from drac.documents.render import PageImage, RenderOptions, batched, page_count, render_pages
 from drac.errors import DocumentError
-from drac.models import LedgerEntry
-from drac.ports import Ledger, ModelCallError, ModelReply, VisionModel
+from drac.ports import Ledger, MemoryLedger, VisionModel
 
 OFFLINE_MODEL = "offline"
 Progress = Callable[[int, int], None]
@@ -51,14 +47,6 @@ class ConversionResult(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     failures: list[str] = Field(default_factory=list)
     model: str
-
-
-class _BatchOutcome(BaseModel):
-    pages: list[int]
-    markdown: str
-    warnings: list[str] = Field(default_factory=list)
-    failure: str | None = None
-    calls: list[LedgerEntry] = Field(default_factory=list)
 
 
 def convert_to_markdown(
@@ -153,130 +141,48 @@ def _convert_with_model(
     document_id: str,
     progress: Progress | None,
 ) -> ConversionResult:
+    """Render lazily and convert `max_in_flight` batches at a time (the method's 5)."""
     total = page_count(pdf, options.max_pages)
-    system = conversion_system_prompt()
-    outcomes: dict[int, _BatchOutcome] = {}
+    results: list[BatchResult] = []
     done_pages = 0
 
-    def collect(future: Future[_BatchOutcome]) -> None:
+    def run(batch: list[PageImage]) -> tuple[BatchResult, MemoryLedger]:
+        calls = MemoryLedger()  # per batch: the workspace ledger is written from this thread
+        result = convert_batch(
+            vision, batch, total, document_id, calls, attempts=options.batch_attempts
+        )
+        return result, calls
+
+    def collect(future: Future[tuple[BatchResult, MemoryLedger]]) -> None:
         nonlocal done_pages
-        outcome = future.result()
-        for entry in outcome.calls:  # recorded here: ledgers need not be thread-safe
+        result, calls = future.result()
+        for entry in calls.entries:
             ledger.record(entry)
-        outcomes[outcome.pages[0]] = outcome
-        done_pages += len(outcome.pages)
+        results.append(result)
+        done_pages += len(result.pages)
         if progress:
             progress(done_pages, total)
 
-    batches: Iterator[list[PageImage]] = batched(
-        render_pages(pdf, options.render_options()), options.batch_pages
-    )
+    batches = batched(render_pages(pdf, options.render_options()), options.batch_pages)
     with ThreadPoolExecutor(
         max_workers=options.max_in_flight, thread_name_prefix="drac-conv"
     ) as pool:
-        in_flight: set[Future[_BatchOutcome]] = set()
+        in_flight: set[Future[tuple[BatchResult, MemoryLedger]]] = set()
         for batch in batches:  # rendering happens here, lazily, in this thread
             while len(in_flight) >= options.max_in_flight:
                 finished, in_flight = wait(in_flight, return_when=FIRST_COMPLETED)
                 for future in finished:
                     collect(future)
-            in_flight.add(
-                pool.submit(_convert_batch, batch, total, system, vision, document_id, options)
-            )
+            in_flight.add(pool.submit(run, batch))
         for future in in_flight:
             collect(future)
-    failures = []
-    parts = []
-    for first in sorted(outcomes):
-        outcome = outcomes[first]
-        parts.append(outcome.markdown)
-        warnings.extend(outcome.warnings)
-        if outcome.failure:
-            failures.append(outcome.failure)
+    joined = join_batches(results)
     return ConversionResult(
-        markdown="\n\n".join(parts) + "\n",
+        markdown=joined.markdown,
         format=fmt.value,
         pages=total,
-        status="partial" if failures else "ok",
-        warnings=warnings,
-        failures=failures,
+        status="partial" if joined.failures else "ok",
+        warnings=[*warnings, *joined.warnings],
+        failures=joined.failures,
         model=vision.name,
-    )
-
-
-def _convert_batch(
-    batch: list[PageImage],
-    total: int,
-    system: str,
-    vision: VisionModel,
-    document_id: str,
-    options: ConversionOptions,
-) -> _BatchOutcome:
-    """Convert one batch; never raises: failures become error markers."""
-    numbers = [page.number for page in batch]
-    prompt = batch_prompt(numbers, total)
-    images = [page.png for page in batch]
-    text_chars = {page.number: page.text_chars for page in batch}
-    reason = "no answer"
-    calls: list[LedgerEntry] = []
-    for _attempt in range(options.batch_attempts):
-        started = time.perf_counter()
-        try:
-            reply = vision.convert(system, prompt, images)
-        except ModelCallError as exc:
-            calls.append(_entry(document_id, vision.name, started, outcome=f"error: {exc}"))
-            reason = str(exc) or type(exc).__name__
-            break  # the client already retried
-        except Exception as exc:  # a client bug must not sink the document
-            calls.append(_entry(document_id, vision.name, started, outcome=f"error: {exc!r}"))
-            reason = f"unexpected {type(exc).__name__}: {exc}"
-            break
-        markdown = clean_model_markdown(reply.text)
-        has_content = any(ch.isalnum() for ch in MARKER.sub("", markdown))
-        if not markdown or (not has_content and any(text_chars.values())):
-            calls.append(_entry(document_id, reply.model, started, reply=reply, outcome="empty"))
-            reason = "the model returned no content"
-            continue
-        calls.append(_entry(document_id, reply.model, started, reply=reply, outcome="ok"))
-        markdown, notes = repair_markers(markdown, numbers)
-        report = check_batch(markdown, numbers, text_chars)
-        label = f"pages {numbers[0]}-{numbers[-1]}" if len(numbers) > 1 else f"page {numbers[0]}"
-        warnings = [f"{label}: {note}" for note in [*notes, *report.warnings]]
-        return _BatchOutcome(pages=numbers, markdown=markdown, warnings=warnings, calls=calls)
-    return _failed(numbers, reason, calls)
-
-
-def _failed(numbers: list[int], reason: str, calls: list[LedgerEntry]) -> _BatchOutcome:
-    safe = " ".join(reason.replace("--", "- -").split())[:300]
-    markers = "\n\n".join(
-        f"{page_marker(number)[:-4]}: conversion failed: {safe} -->" for number in numbers
-    )
-    span = f"{numbers[0]}-{numbers[-1]}" if len(numbers) > 1 else str(numbers[0])
-    return _BatchOutcome(
-        pages=numbers,
-        markdown=markers,
-        failure=f"pages {span}: conversion failed: {safe}",
-        calls=calls,
-    )
-
-
-def _entry(
-    document_id: str,
-    model: str,
-    started: float,
-    *,
-    reply: ModelReply | None = None,
-    outcome: str,
-) -> LedgerEntry:
-    usage = reply.usage if reply else None
-    latency = (reply.latency_ms if reply else 0.0) or (time.perf_counter() - started) * 1000
-    return LedgerEntry(
-        document_id=document_id,
-        stage="conversion",
-        model=model,
-        input_tokens=usage.input_tokens if usage else 0,
-        output_tokens=usage.output_tokens if usage else 0,
-        latency_ms=latency,
-        outcome=outcome[:500],
-        at=datetime.now(UTC).isoformat(timespec="seconds"),
     )

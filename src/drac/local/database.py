@@ -23,6 +23,7 @@ class Database:
         schema = resources.files("drac.local").joinpath("schema.sql").read_text("utf-8")
         with self._lock:
             self.conn.executescript(schema)
+            _migrate(self.conn)
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -51,3 +52,32 @@ class Database:
         """Close the connection."""
         with self._lock:
             self.conn.close()
+
+
+_ADDED_COLUMNS = {
+    "conversion_failures": "INTEGER NOT NULL DEFAULT 0",
+    "attempt": "INTEGER NOT NULL DEFAULT 0",
+    "owner": "TEXT",
+}
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    """Bring a workspace made by an earlier drac up to date: the documents columns added
+    since, and a source row for each live document (its one path then)."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(documents)")}
+    missing = {name: kind for name, kind in _ADDED_COLUMNS.items() if name not in columns}
+    if not missing:
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for name, kind in missing.items():
+            conn.execute(f"ALTER TABLE documents ADD COLUMN {name} {kind}")
+        conn.execute(
+            "INSERT OR IGNORE INTO sources (source, document_id, ord, updated_at)"
+            " SELECT source_path, document_id, printf('%020d', rowid), updated_at FROM documents"
+            " WHERE source_path IS NOT NULL AND status IN ('INDEXED', 'PARTIAL')"
+        )
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")

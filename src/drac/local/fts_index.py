@@ -11,6 +11,10 @@ from drac.models import Chunk
 from drac.ports import ChunkIndex, SearchHit
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+_ACTIVE_JOIN = (
+    "JOIN documents d ON d.document_id = c.document_id AND d.active_version = c.plan_version"
+    " AND d.status IN ('INDEXED', 'PARTIAL')"
+)
 
 
 def fts_query(text: str) -> str:
@@ -57,6 +61,13 @@ class FtsChunkIndex(ChunkIndex):
                 conn, "document_id = ? AND plan_version = ?", (document_id, plan_version)
             )
 
+    def delete_other_versions(self, document_id: str, keep_version: int) -> int:
+        """Remove the document's chunks of every version but `keep_version`."""
+        with self.db.transaction() as conn:
+            return self._remove(
+                conn, "document_id = ? AND plan_version != ?", (document_id, keep_version)
+            )
+
     @staticmethod
     def _remove(conn: sqlite3.Connection, where: str, params: tuple[object, ...]) -> int:
         query = f"SELECT chunk_id FROM chunks WHERE {where}"
@@ -66,14 +77,15 @@ class FtsChunkIndex(ChunkIndex):
         return len(ids)
 
     def search(self, query: str, k: int = 6) -> list[SearchHit]:
-        """The k best chunks by BM25 (breadcrumb weighted half of text)."""
+        """The k best chunks by BM25 (breadcrumb weighted half of text), of the active plan
+        versions of live documents only."""
         match = fts_query(query)
         if not match:
             return []
         rows = self.db.query(
             "SELECT c.data AS data, bm25(chunks_fts, 0.0, 0.5, 1.0) AS score"
             " FROM chunks_fts JOIN chunks c ON c.chunk_id = chunks_fts.chunk_id"
-            " WHERE chunks_fts MATCH ? ORDER BY score LIMIT ?",
+            f" {_ACTIVE_JOIN} WHERE chunks_fts MATCH ? ORDER BY score LIMIT ?",
             (match, k),
         )
         return [
@@ -82,11 +94,19 @@ class FtsChunkIndex(ChunkIndex):
         ]
 
     def chunks(self, document_id: str | None = None) -> list[Chunk]:
-        """Active chunks (of one document, or all) in document and chunk order."""
-        if document_id is None:
-            rows = self.db.query("SELECT data FROM chunks ORDER BY document_id, seq")
-        else:
-            rows = self.db.query(
-                "SELECT data FROM chunks WHERE document_id = ? ORDER BY seq", (document_id,)
-            )
+        """Chunks of the active plan versions of live documents (of one document, or all),
+        in document and chunk order."""
+        where, params = "", ()
+        if document_id is not None:
+            where, params = "WHERE c.document_id = ?", (document_id,)
+        rows = self.db.query(
+            f"SELECT c.data AS data FROM chunks c {_ACTIVE_JOIN} {where}"
+            " ORDER BY c.document_id, c.seq",
+            params,
+        )
         return [Chunk.model_validate_json(row["data"]) for row in rows]
+
+    def stored_chunks(self) -> list[tuple[str, int]]:
+        """(document id, plan version) of every chunk stored, active or not (for checks)."""
+        rows = self.db.query("SELECT document_id, plan_version FROM chunks ORDER BY chunk_id")
+        return [(row["document_id"], int(row["plan_version"])) for row in rows]

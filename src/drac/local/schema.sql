@@ -13,10 +13,21 @@ CREATE TABLE IF NOT EXISTS documents (
     active_version INTEGER,
     warnings       TEXT NOT NULL DEFAULT '[]',
     error          TEXT,
+    conversion_failures INTEGER NOT NULL DEFAULT 0,
+    attempt        INTEGER NOT NULL DEFAULT 0,
+    owner          TEXT,
     created_at     TEXT NOT NULL,
     updated_at     TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS documents_by_path ON documents (source_path);
+
+-- Which document each source (a file path) holds now; the latest ingest of a path wins.
+CREATE TABLE IF NOT EXISTS sources (
+    source       TEXT PRIMARY KEY,
+    document_id  TEXT NOT NULL,
+    ord          TEXT NOT NULL,
+    updated_at   TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sources_by_document ON sources (document_id);
 
 CREATE TABLE IF NOT EXISTS elements (
     document_id  TEXT NOT NULL,

@@ -10,7 +10,9 @@ Layout under the root (default ./.drac):
     documents/<id>/chunks/v0001.jsonl        the chunks of every plan version
 
 Files are written (atomically) before the database transaction that makes them current, so
-a crash at any point leaves the previous state intact.
+a crash at any point leaves the previous state intact. A document is its content; the paths
+it was ingested from are its sources (the `sources` table): the latest ingest of a path wins,
+and a document no path holds any more is retired.
 """
 
 from __future__ import annotations
@@ -21,12 +23,14 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path, PurePosixPath
 
-from drac.clock import utc_now
+from drac.commit import Activation, commit_plan, release_source, retire_if_orphaned
 from drac.errors import WorkspaceError
+from drac.ingest import ParsedDocument
 from drac.local.database import Database
 from drac.local.files import write_atomic
 from drac.local.fts_index import FtsChunkIndex
 from drac.local.lock import writer_lock
+from drac.local.registry import SqliteDocumentRegistry
 from drac.local.stores import (
     SqliteElementTable,
     SqliteLedger,
@@ -37,7 +41,6 @@ from drac.local.stores import (
 from drac.models import (
     Chunk,
     DocumentRecord,
-    DocumentStatus,
     Element,
     LedgerEntry,
     PlanVersion,
@@ -46,10 +49,6 @@ from drac.models import (
 from drac.ports import ArtifactStore
 
 DEFAULT_WORKSPACE = Path(".drac")
-_RECORD_COLUMNS = (
-    "document_id, source, source_path, sha256, tenant, format, status, pages, active_version,"
-    " warnings, error, created_at, updated_at"
-)
 
 
 class FileArtifactStore(ArtifactStore):
@@ -86,6 +85,7 @@ class Workspace:
             raise WorkspaceError(f"no drac workspace at {root} (run `drac ingest` first)")
         self.db = Database(root / "drac.sqlite")
         self.artifacts = FileArtifactStore(root)
+        self.registry = SqliteDocumentRegistry(self.db)
         self.elements = SqliteElementTable(self.db)
         self.plans = SqlitePlanStore(self.db)
         self.plan_cache = SqlitePlanCache(self.db)
@@ -111,67 +111,19 @@ class Workspace:
     # --- documents -------------------------------------------------------------------
     def documents(self) -> list[DocumentRecord]:
         """Every known document, oldest first."""
-        rows = self.db.query(f"SELECT {_RECORD_COLUMNS} FROM documents ORDER BY created_at, source")
-        return [_record(row) for row in rows]
+        return self.registry.documents()
 
     def get_document(self, document_id: str) -> DocumentRecord | None:
         """The document with this id, if known."""
-        rows = self.db.query(
-            f"SELECT {_RECORD_COLUMNS} FROM documents WHERE document_id = ?", (document_id,)
-        )
-        return _record(rows[0]) if rows else None
+        return self.registry.get(document_id)
 
     def find_document(self, reference: str) -> DocumentRecord:
-        """A document by id, unique id prefix, source file name or source path."""
-        exact = self.get_document(reference)
-        if exact:
-            return exact
-        live = [d for d in self.documents() if d.status is not DocumentStatus.DELETED]
-        matches = [
-            d
-            for d in live
-            if d.document_id.startswith(reference)
-            or reference in (d.source, d.source_path, Path(d.source).stem)
-        ]
-        if len(matches) == 1:
-            return matches[0]
-        if not matches:
-            raise WorkspaceError(f"no document matches {reference!r}")
-        names = ", ".join(f"{d.document_id} ({d.source_path or d.source})" for d in matches[:5])
-        raise WorkspaceError(f"{reference!r} matches {len(matches)} documents: {names}")
-
-    def documents_at_path(self, source_path: str) -> list[DocumentRecord]:
-        """Live documents ingested from this path (any content)."""
-        rows = self.db.query(
-            f"SELECT {_RECORD_COLUMNS} FROM documents WHERE source_path = ? AND status != ?",
-            (source_path, DocumentStatus.DELETED.value),
-        )
-        return [_record(row) for row in rows]
+        """A document by id, unique id prefix, source file name, stem or path."""
+        return self.registry.find(reference)
 
     def save_document(self, record: DocumentRecord) -> None:
         """Insert or update a document record."""
-        record.updated_at = utc_now()
-        record.created_at = record.created_at or record.updated_at
-        with self.db.transaction() as conn:
-            conn.execute(
-                f"INSERT OR REPLACE INTO documents ({_RECORD_COLUMNS})"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    record.document_id,
-                    record.source,
-                    record.source_path,
-                    record.sha256,
-                    record.tenant,
-                    record.format,
-                    record.status.value,
-                    record.pages,
-                    record.active_version,
-                    json.dumps(record.warnings, ensure_ascii=False),
-                    record.error,
-                    record.created_at,
-                    record.updated_at,
-                ),
-            )
+        self.registry.put(record)
 
     # --- artifacts -------------------------------------------------------------------
     @staticmethod
@@ -197,44 +149,59 @@ class Workspace:
         self,
         record: DocumentRecord,
         source: bytes,
-        markdown: str,
-        elements: Sequence[Element],
-        sections: Sequence[Section],
+        parsed: ParsedDocument,
         plan: PlanVersion,
         chunks: Sequence[Chunk],
-        replaces: Sequence[DocumentRecord] = (),
-    ) -> None:
-        """Store a newly converted document with its first plan and make its chunks active.
-
-        Documents in `replaces` (older content of the same path) are retired in the same
-        transaction.
-        """
+    ) -> Activation:
+        """Store a newly converted document with its first plan, make its chunks active, make
+        its path hold it, and retire the document the path held before if no path holds that
+        one any more: one transaction, after the files are written."""
         key = self.document_key
         self.artifacts.put_bytes(key(record.document_id, f"source/{record.source}"), source)
-        self.artifacts.put_text(key(record.document_id, "document.md"), markdown)
+        self.artifacts.put_text(key(record.document_id, "document.md"), parsed.markdown)
         self.artifacts.put_text(
             key(record.document_id, "elements.jsonl"),
-            "".join(element.model_dump_json() + "\n" for element in elements),
+            "".join(element.model_dump_json() + "\n" for element in parsed.elements),
         )
-        sections_json = json.dumps([s.model_dump(mode="json") for s in sections], indent=1)
-        self.artifacts.put_text(key(record.document_id, "sections.json"), sections_json)
+        sections = json.dumps([s.model_dump(mode="json") for s in parsed.sections], indent=1)
+        self.artifacts.put_text(key(record.document_id, "sections.json"), sections)
         self._write_plan_files(plan, chunks)
         with self.db.transaction():
-            self.elements.put_elements(record.document_id, elements)
-            self._activate(record, plan, chunks)
-            for old in replaces:
-                self.index.delete(old.document_id)
-                old.status = DocumentStatus.DELETED
-                old.warnings = [*old.warnings, f"replaced by {record.document_id}"]
-                self.save_document(old)
+            order = self.registry.next_order()
+            record.owner = f"ingest:{order}"
+            record.attempt += 1
+            self.registry.put(record)
+            self.elements.put_elements(record.document_id, parsed.elements)
+            activation = commit_plan(
+                self.registry, self.plans, self.index, plan, chunks, record.status,
+                owner=record.owner,
+            )
+            self.add_source(record.source_path or record.source, record.document_id, order)
+        return activation
 
-    def commit_plan(
-        self, record: DocumentRecord, plan: PlanVersion, chunks: Sequence[Chunk]
-    ) -> None:
-        """Store a new plan version of a stored document and make its chunks the active ones."""
+    def commit_plan(self, plan: PlanVersion, chunks: Sequence[Chunk]) -> Activation:
+        """Store a new plan version of a live document and make its chunks the active ones."""
         self._write_plan_files(plan, chunks)
         with self.db.transaction():
-            self._activate(record, plan, chunks)
+            record = self.registry.get(plan.document_id)
+            if record is None:
+                raise WorkspaceError(f"document {plan.document_id} is not in the workspace")
+            return commit_plan(self.registry, self.plans, self.index, plan, chunks, record.status)
+
+    def add_source(self, path: str, document_id: str, order: str | None = None) -> bool:
+        """Make `path` hold the document; retire the document it held before when no path
+        holds that one any more. Return False when a later write of the path is recorded."""
+        with self.db.transaction():
+            order = order or self.registry.next_order()
+            claim = self.registry.claim_source(path, document_id, order)
+            if claim.previous is not None:
+                retire_if_orphaned(self.registry, self.index, claim.previous)
+            return claim.claimed
+
+    def remove_source(self, path: str) -> str | None:
+        """Forget a path; return the id of the document retired because no path holds it."""
+        with self.db.transaction():
+            return release_source(self.registry, self.index, path, self.registry.next_order())
 
     def _write_plan_files(self, plan: PlanVersion, chunks: Sequence[Chunk]) -> None:
         name = f"v{plan.version:04d}"
@@ -247,24 +214,9 @@ class Workspace:
             "".join(chunk.model_dump_json() + "\n" for chunk in chunks),
         )
 
-    def _activate(self, record: DocumentRecord, plan: PlanVersion, chunks: Sequence[Chunk]) -> None:
-        self.plans.save_plan(plan)
-        self.index.delete(record.document_id)
-        self.index.upsert(chunks)
-        record.active_version = plan.version
-        self.save_document(record)
-
-    def delete_document(self, record: DocumentRecord) -> int:
-        """Remove a document's chunks from the index and mark it DELETED (files are kept)."""
-        with self.db.transaction():
-            removed = self.index.delete(record.document_id)
-            record.status = DocumentStatus.DELETED
-            self.save_document(record)
-        return removed
-
     # --- reads -----------------------------------------------------------------------
     def active_chunks(self, document_id: str | None = None) -> list[Chunk]:
-        """Chunks of the active plan versions (of one document, or all)."""
+        """Chunks of the active plan versions of live documents (of one document, or all)."""
         return self.index.chunks(document_id)
 
     def ledger_entries(self) -> list[LedgerEntry]:
@@ -274,9 +226,3 @@ class Workspace:
     def record(self, entry: LedgerEntry) -> None:
         """Record one model call in the ledger."""
         self.ledger.record(entry)
-
-
-def _record(row: object) -> DocumentRecord:
-    data = dict(row)  # type: ignore[call-overload]
-    data["warnings"] = json.loads(data["warnings"] or "[]")
-    return DocumentRecord.model_validate(data)

@@ -12,9 +12,9 @@ from drac.local import FileArtifactStore, Workspace
 from drac.local.database import Database
 from drac.local.files import write_atomic
 from drac.local.fts_index import fts_query
+from drac.local.pipeline import IngestSettings, ingest_file, replan_document
 from drac.models import LedgerEntry, PlanVersion, SectionPlan, Strategy
 from drac.parsing import parse_markdown
-from drac.pipeline import IngestSettings, ingest_file, replan_document
 from drac.strategies import resolve_strategy
 
 DOC = "# Topic\n\n" + "".join(f"Paragraph {i} about the topic.\n\n" for i in range(12))

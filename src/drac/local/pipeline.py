@@ -1,6 +1,8 @@
-"""The local pipeline: files in, chunks out, one document at a time, failures contained.
+"""The local runtime's pipeline: files in, chunks out, one document at a time, failures
+contained.
 
-Every stage is a pure function from the core; this module only wires them to a Workspace.
+Every step is a core function (conversion, `parse_document`, planning, `drac.commit`); this
+module only wires them to a Workspace.
 """
 
 from __future__ import annotations
@@ -12,22 +14,19 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from drac.assemble import assemble_chunks, check_hard_limit
+from drac.commit import plan_chunks
 from drac.documents.convert import ConversionOptions, convert_to_markdown
 from drac.errors import DocumentError, DracError
-from drac.ids import document_id_for, sha256_hex
+from drac.ids import ContentDigest
+from drac.ingest import ParsedDocument, parse_document, status_after_conversion
 from drac.local.workspace import Workspace
 from drac.models import (
     Chunk,
     DocumentRecord,
     DocumentStatus,
-    Element,
-    ParseConfig,
     PlanVersion,
-    Section,
     Strategy,
 )
-from drac.parsing import normalise_newlines, parse_markdown
 from drac.planning import plan_document
 from drac.ports import TextModel, VisionModel
 from drac.sectioning import make_sections
@@ -38,9 +37,6 @@ DOCUMENT_SUFFIXES = frozenset(
 )
 """File endings picked up when a folder is ingested (files named explicitly are always tried)."""
 
-# Room kept in a chunk beside its largest element: breadcrumb (max 300) and a table header.
-_CHUNK_HEADROOM = 500
-
 ProgressCallback = Callable[[int, int], None]
 
 
@@ -50,15 +46,9 @@ class IngestSettings(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     strategy: Strategy = Field(default_factory=Strategy)
-    parse: ParseConfig = Field(default_factory=ParseConfig)
     conversion: ConversionOptions = Field(default_factory=ConversionOptions)
     force: bool = False
     tenant: str | None = None
-
-    def parse_config(self) -> ParseConfig:
-        """Parser settings whose largest element still fits the strategy's hard limit."""
-        fitting = max(100, self.strategy.hard_limit_chars - _CHUNK_HEADROOM)
-        return ParseConfig(max_element_chars=min(self.parse.max_element_chars, fitting))
 
 
 class Outcome(BaseModel):
@@ -120,13 +110,26 @@ def ingest_file(
     started = time.monotonic()
     record: DocumentRecord | None = None
     try:
-        data = _read(path)
-        document_id = document_id_for(data, settings.tenant)
+        data = _read(path, settings.conversion.max_file_bytes)
+        digest = ContentDigest(settings.tenant)
+        digest.update(data)
+        record = DocumentRecord(
+            document_id=digest.document_id,
+            source=path.name,
+            source_path=str(path.resolve()),
+            sha256=digest.sha256,
+            tenant=settings.tenant,
+        )
         # the same content under two paths: the second waits, then finds it UNCHANGED
-        with workspace.document_lock(document_id):
-            return _ingest_content(
-                path, data, document_id, workspace, settings, vision, text_model, progress, started
-            )
+        with workspace.document_lock(record.document_id):
+            existing = workspace.get_document(record.document_id)
+            if existing is not None and existing.live and not settings.force:
+                workspace.add_source(record.source_path or record.source, existing.document_id)
+                return _unchanged(path, existing, workspace, started)
+            if existing is not None:
+                record.attempt = existing.attempt
+                record.created_at = existing.created_at
+            return _ingest(data, record, workspace, settings, vision, text_model, progress, started)
     except (DocumentError, OSError) as exc:
         return _failure(path, workspace, record, exc, started)
     except Exception as exc:  # a bug must not stop the other documents; say what it was
@@ -134,52 +137,32 @@ def ingest_file(
         return _failure(path, workspace, record, wrapped, started)
 
 
-def _ingest_content(
-    path: Path,
-    data: bytes,
-    document_id: str,
-    workspace: Workspace,
-    settings: IngestSettings,
-    vision: VisionModel | None,
-    text_model: TextModel | None,
-    progress: ProgressCallback | None,
-    started: float,
+def _unchanged(
+    path: Path, existing: DocumentRecord, workspace: Workspace, started: float
 ) -> Outcome:
-    record = DocumentRecord(
-        document_id=document_id,
-        source=path.name,
-        source_path=str(path.resolve()),
-        sha256=sha256_hex(data),
-        tenant=settings.tenant,
+    return Outcome(
+        path=str(path),
+        document_id=existing.document_id,
+        status="UNCHANGED",
+        pages=existing.pages,
+        chunks=len(workspace.active_chunks(existing.document_id)),
+        plan_version=existing.active_version,
+        seconds=time.monotonic() - started,
     )
+
+
+def _read(path: Path, max_bytes: int) -> bytes:
+    """The file's bytes, its size checked before reading."""
     try:
-        existing = workspace.get_document(document_id)
-        if existing and not settings.force and existing.status in _DONE:
-            return Outcome(
-                path=str(path),
-                document_id=document_id,
-                status="UNCHANGED",
-                pages=existing.pages,
-                chunks=len(workspace.active_chunks(document_id)),
-                plan_version=existing.active_version,
-                seconds=time.monotonic() - started,
+        size = path.stat().st_size
+        if path.is_dir():
+            raise DocumentError("is a folder, not a file")
+        if size > max_bytes:
+            raise DocumentError(
+                f"file is {size / 1048576:.1f} MiB, more than the "
+                f"{max_bytes / 1048576:.0f} MiB limit"
             )
-        return _ingest(data, record, workspace, settings, vision, text_model, progress, started)
-    except (DocumentError, OSError) as exc:
-        return _failure(path, workspace, record, exc, started)
-    except Exception as exc:  # a bug must not stop the other documents; say what it was
-        wrapped = DracError(f"unexpected error ({type(exc).__name__}): {exc}")
-        return _failure(path, workspace, record, wrapped, started)
-
-
-_DONE = (DocumentStatus.INDEXED, DocumentStatus.PARTIAL)
-
-
-def _read(path: Path) -> bytes:
-    try:
         return path.read_bytes()
-    except IsADirectoryError as exc:
-        raise DocumentError("is a folder, not a file") from exc
     except PermissionError as exc:
         raise DocumentError("permission denied") from exc
 
@@ -206,26 +189,22 @@ def _ingest(
     record.format = conversion.format
     record.pages = conversion.pages
     record.warnings = [*conversion.warnings, *conversion.failures]
-    markdown = normalise_newlines(conversion.markdown)
-    elements = parse_markdown(markdown, settings.parse_config())
-    if not any(not element.is_heading for element in elements):
-        if conversion.failures:
-            raise DocumentError(f"conversion failed: {conversion.failures[0]}")
-        raise DocumentError("the document has no text content to chunk")
+    record.conversion_failures = len(conversion.failures)
+    scans_only = conversion.status == "partial" and not conversion.failures
+    parsed = parse_document(
+        conversion.markdown, settings.strategy, conversion.failures, allow_empty=scans_only
+    )
     record.status = (
-        DocumentStatus.PARTIAL if conversion.status == "partial" else DocumentStatus.INDEXED
+        DocumentStatus.PARTIAL
+        if scans_only
+        else status_after_conversion(record.conversion_failures)
     )
     record.error = None
-    planned = _plan_and_assemble(record, elements, settings.strategy, workspace, text_model)
-    replaces = [
-        old
-        for old in workspace.documents_at_path(record.source_path or "")
-        if old.document_id != record.document_id
-    ]
-    workspace.commit_ingest(
-        record, data, markdown, elements, planned.sections, planned.plan, planned.chunks, replaces
-    )
-    return _outcome(record, len(elements), planned, started, record.warnings)
+    planned = _plan(record, parsed, settings.strategy, workspace, text_model)
+    activation = workspace.commit_ingest(record, data, parsed, planned.plan, planned.chunks)
+    if not activation.activated:
+        raise DracError("the document was changed by another run while it was ingested")
+    return _outcome(record, len(parsed.elements), planned, started, record.warnings)
 
 
 def _failure(
@@ -238,9 +217,11 @@ def _failure(
     reason = _reason(error)
     if record is not None:
         existing = workspace.get_document(record.document_id)
-        if existing is None or existing.status is DocumentStatus.FAILED:
+        if existing is None or not existing.live:
             record.status = DocumentStatus.FAILED
             record.error = reason
+            record.active_version = None
+            record.owner = None
             workspace.save_document(record)
     return Outcome(
         path=str(path),
@@ -289,39 +270,42 @@ def replan_document(
     elements = workspace.get_elements(record.document_id)
     if not elements:
         raise DracError(f"{record.source}: no stored elements (status {record.status.value})")
-    planned = _plan_and_assemble(record, elements, strategy, workspace, text_model)
-    workspace.commit_plan(record, planned.plan, planned.chunks)
+    parsed = ParsedDocument(
+        markdown="",
+        elements=tuple(elements),
+        sections=tuple(make_sections(elements, strategy.section_budget)),
+    )
+    planned = _plan(record, parsed, strategy, workspace, text_model)
+    activation = workspace.commit_plan(planned.plan, planned.chunks)
+    if not activation.activated:
+        raise DracError(f"{record.source}: the document changed while it was re-planned")
     return _outcome(record, len(elements), planned, started)
 
 
 class _Planned(NamedTuple):
-    sections: list[Section]
     plan: PlanVersion
     chunks: list[Chunk]
 
 
-def _plan_and_assemble(
+def _plan(
     record: DocumentRecord,
-    elements: Sequence[Element],
+    parsed: ParsedDocument,
     strategy: Strategy,
     workspace: Workspace,
     text_model: TextModel | None,
 ) -> _Planned:
-    """Section, plan (as the next version) and assemble; refuse chunks over the hard limit."""
-    sections = make_sections(elements, strategy.section_budget)
+    """Plan every section as the next version; refuse chunks over the hard limit."""
     plan = plan_document(
         record.document_id,
-        elements,
-        sections,
+        parsed.elements,
+        parsed.sections,
         strategy,
         version=workspace.plans.latest_version(record.document_id) + 1,
         text_model=text_model,
         cache=workspace.plan_cache,
         ledger=workspace.ledger,
     )
-    chunks = assemble_chunks(record, elements, plan)
-    check_hard_limit(record, chunks, strategy)
-    return _Planned(sections, plan, chunks)
+    return _Planned(plan, plan_chunks(record, parsed.elements, plan, strategy))
 
 
 def _outcome(
@@ -349,4 +333,4 @@ def live_documents(workspace: Workspace, references: Iterable[str] = ()) -> list
     names = list(references)
     if names:
         return [workspace.find_document(name) for name in names]
-    return [d for d in workspace.documents() if d.status in _DONE]
+    return [d for d in workspace.documents() if d.live]

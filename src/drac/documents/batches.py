@@ -1,0 +1,134 @@
+"""Convert one batch of rendered pages with a vision model, and join batches in page order.
+
+Both runtimes convert batch by batch through `convert_batch`: the local converter runs batches
+in a thread pool, the cloud runs each batch in its own Lambda invocation under Step Functions.
+A batch that cannot be converted becomes `<!-- Page N: conversion failed: ... -->` markers, so
+the document degrades to PARTIAL instead of failing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from drac.clock import utc_now
+from drac.documents.check import MARKER, check_batch, clean_model_markdown, repair_markers
+from drac.documents.prompt import batch_prompt, conversion_system_prompt, page_marker
+from drac.documents.render import PageImage
+from drac.models import LedgerEntry
+from drac.ports import Ledger, ModelCallError, ModelReply, VisionModel
+
+EMPTY_ANSWER = "the model returned no content"
+
+
+class BatchResult(BaseModel):
+    """A converted batch: its Markdown (or error markers) and warnings."""
+
+    pages: list[int]
+    markdown: str
+    warnings: list[str] = Field(default_factory=list)
+    failure: str | None = None
+
+
+class JoinedMarkdown(BaseModel):
+    """A document's Markdown joined from its batches, and how the batches went."""
+
+    markdown: str
+    warnings: list[str]
+    failures: list[str]
+
+
+def convert_batch(
+    vision: VisionModel,
+    pages: Sequence[PageImage],
+    total_pages: int,
+    document_id: str,
+    ledger: Ledger,
+    *,
+    attempts: int = 2,
+    on_retryable: Literal["mark", "raise"] = "mark",
+) -> BatchResult:
+    """Convert one batch of pages; an empty answer is asked again up to `attempts` times.
+    Every model call is recorded in `ledger`.
+
+    A failed model call becomes error markers, except that with `on_retryable="raise"` a call
+    that may succeed later (throttled, transient) is raised as ModelCallError for the caller's
+    own retries (Step Functions backs off, then marks the batch with `failed_batch`).
+    """
+    numbers = [page.number for page in pages]
+    prompt = batch_prompt(numbers, total_pages)
+    system = conversion_system_prompt()
+    images = [page.png for page in pages]
+    text_chars = {page.number: page.text_chars for page in pages}
+    for _attempt in range(attempts):
+        started = time.perf_counter()
+        try:
+            reply = vision.convert(system, prompt, images)
+        except ModelCallError as exc:
+            ledger.record(_entry(document_id, vision.name, started, None, f"error: {exc}"))
+            if exc.retry and on_retryable == "raise":
+                raise
+            return failed_batch(numbers, str(exc) or type(exc).__name__)
+        except Exception as exc:  # a client bug must not sink the document
+            ledger.record(_entry(document_id, vision.name, started, None, f"error: {exc!r}"))
+            return failed_batch(numbers, f"unexpected {type(exc).__name__}: {exc}")
+        markdown = clean_model_markdown(reply.text)
+        has_content = any(ch.isalnum() for ch in MARKER.sub("", markdown))
+        if not markdown or (not has_content and any(text_chars.values())):
+            ledger.record(_entry(document_id, reply.model, started, reply, "empty"))
+            continue
+        ledger.record(_entry(document_id, reply.model, started, reply, "ok"))
+        markdown, notes = repair_markers(markdown, numbers)
+        report = check_batch(markdown, numbers, text_chars)
+        label = page_span(numbers)
+        warnings = [f"{label}: {note}" for note in [*notes, *report.warnings]]
+        return BatchResult(pages=numbers, markdown=markdown, warnings=warnings)
+    return failed_batch(numbers, EMPTY_ANSWER)
+
+
+def failed_batch(pages: Sequence[int], reason: str) -> BatchResult:
+    """The result of a batch that could not be converted: one error marker per page."""
+    safe = " ".join(reason.replace("--", "- -").split())[:300]
+    markers = "\n\n".join(
+        f"{page_marker(number)[:-4]}: conversion failed: {safe} -->" for number in pages
+    )
+    return BatchResult(
+        pages=list(pages),
+        markdown=markers,
+        failure=f"{page_span(pages)}: conversion failed: {safe}",
+    )
+
+
+def join_batches(results: Sequence[BatchResult]) -> JoinedMarkdown:
+    """Join batch Markdown in page order, with every batch's warnings and failures."""
+    ordered = sorted(results, key=lambda result: result.pages[0])
+    return JoinedMarkdown(
+        markdown="\n\n".join(result.markdown for result in ordered) + "\n",
+        warnings=[warning for result in ordered for warning in result.warnings],
+        failures=[result.failure for result in ordered if result.failure],
+    )
+
+
+def page_span(pages: Sequence[int]) -> str:
+    """'page 3' or 'pages 3-7'."""
+    return f"pages {pages[0]}-{pages[-1]}" if len(pages) > 1 else f"page {pages[0]}"
+
+
+def _entry(
+    document_id: str, model: str, started: float, reply: ModelReply | None, outcome: str
+) -> LedgerEntry:
+    usage = reply.usage if reply else None
+    latency = (reply.latency_ms if reply else 0.0) or (time.perf_counter() - started) * 1000
+    return LedgerEntry(
+        document_id=document_id,
+        stage="conversion",
+        model=model,
+        input_tokens=usage.input_tokens if usage else 0,
+        output_tokens=usage.output_tokens if usage else 0,
+        latency_ms=latency,
+        outcome=outcome[:500],
+        at=utc_now(),
+    )

@@ -1,0 +1,253 @@
+"""drac's one settings model: models, conversion, pipeline and deployment knobs.
+
+The same model, with the same defaults, is read three ways:
+- the CLI: environment variables (`DRAC_<FIELD>`, plus the historic names in `ENV_ALIASES`)
+  over an optional `drac.toml` (`[model]` and `[settings]` tables), see `Settings.load`;
+- the CDK app: context values in camelCase (`cdk.json` or `-c batchSize=4`), see
+  `Settings.from_context`;
+- the Lambda functions: the JSON the stack puts in `DRAC_SETTINGS`, see `Settings.from_json`.
+A bad value is rejected when loaded, with the field named.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic.alias_generators import to_camel
+
+from drac.errors import DracError
+from drac.models import Strategy
+from drac.strategies import strategy_from_request
+
+BEDROCK_CONVERSION_MODEL = "google.gemma-3-27b-it"
+TITAN_V2 = "amazon.titan-embed-text-v2:0"
+SETTINGS_VARIABLE = "DRAC_SETTINGS"
+"""The environment variable through which the stack hands its settings to every function."""
+
+ENV_ALIASES: dict[str, str] = {
+    "DRAC_MODEL": "backend",
+    "DRAC_VISION_MODEL_ID": "conversion_model_id",
+    "DRAC_PLANNER_MODEL_ID": "planning_model_id",
+    "AWS_REGION": "region",
+    "DRAC_BEDROCK_REGION": "region",  # after AWS_REGION: wins over it
+}
+"""Environment variable names kept from before the settings had one model."""
+_TOML_ALIASES = {"vision_model_id": "conversion_model_id", "planner_model_id": "planning_model_id"}
+_CDK_KEYS = re.compile(r"^(@|aws:|cdk|stackName$|acknowledged-issue-numbers$)")
+_POLICY_NAME = re.compile(r"^[a-z][a-z0-9-]{2,31}$")
+_LONGEST_POLICY_SUFFIX = len("-data")
+
+
+class SettingsError(DracError, ValueError):
+    """Settings that cannot be used; the message names the field and the reason."""
+
+
+class Settings(BaseModel):
+    """Every knob of drac, with one set of production-sensible defaults."""
+
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True
+    )
+
+    # -- models ---------------------------------------------------------------------------
+    backend: Literal["offline", "bedrock", "openai"] = Field(
+        default="offline", description="the CLI's model backend; the cloud always uses Bedrock"
+    )
+    conversion_model_id: str | None = Field(
+        default=None, description="vision model; default Gemma 3 27B on Bedrock"
+    )
+    planning_model_id: str | None = Field(
+        default=None, description="LLM planner model; default: the conversion model"
+    )
+    embedding_model_id: str = TITAN_V2
+    embedding_dimension: Literal[256, 512, 1024] = 1024
+    region: str | None = None
+    openai_base_url: str = "http://localhost:11434/v1"
+    openai_api_key: str | None = Field(default=None, repr=False)
+    openai_model: str | None = None
+    temperature: float = Field(default=0.1, ge=0, le=2)
+    conversion_max_tokens: int = Field(default=8192, ge=256, le=65536)
+    model_timeout_s: float = Field(
+        default=600.0, gt=0, le=840, description="read timeout of one model call (a 5-page batch)"
+    )
+    # -- conversion and planning ----------------------------------------------------------
+    batch_size: int = Field(default=5, ge=1, le=20, description="pages per conversion call")
+    batch_concurrency: int = Field(default=5, ge=1, le=40, description="batches in flight")
+    strategy: Strategy = Field(default_factory=Strategy, description="default chunking strategy")
+    # -- cloud pipeline -------------------------------------------------------------------
+    section_concurrency: int = Field(default=10, ge=1, le=40)
+    index_concurrency: int = Field(default=4, ge=1, le=40)
+    replan_concurrency: int = Field(default=10, ge=1, le=1000)
+    max_running_documents: int = Field(default=10, ge=1, le=10_000)
+    starter_concurrency: int = Field(default=2, ge=2, le=1000)
+    index_name: str = Field(default="drac-chunks", pattern=r"^[a-z0-9][a-z0-9_-]{0,254}$")
+    collection_name: str | None = Field(
+        default=None, description="OpenSearch Serverless collection; default from the stack name"
+    )
+    collection_standby_replicas: Literal["ENABLED", "DISABLED"] = "ENABLED"
+    removal_policy: Literal["retain", "destroy"] = "retain"
+    page_image_expiration_days: int = Field(default=30, ge=1)
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    reader_principals: tuple[str, ...] = Field(
+        default=(), description="IAM role ARNs allowed to query the index"
+    )
+
+    @field_validator("strategy", mode="before")
+    @classmethod
+    def _resolve_strategy(cls, value: Any) -> Any:
+        """A preset name, or a preset name plus overrides, becomes a full Strategy."""
+        if isinstance(value, Strategy):
+            return value
+        return strategy_from_request(value)
+
+    @field_validator("collection_name")
+    @classmethod
+    def _valid_collection_name(cls, value: str | None) -> str | None:
+        if value is not None:
+            check_collection_name(value)
+        return value
+
+    @field_validator("reader_principals")
+    @classmethod
+    def _role_arns(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for arn in value:
+            if not re.match(r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/.+", arn):
+                raise ValueError(f"{arn!r} is not an IAM role or user ARN")
+        return value
+
+    @property
+    def conversion_model(self) -> str:
+        """The conversion model id for the backend (the OpenAI model for `openai`)."""
+        if self.conversion_model_id:
+            return self.conversion_model_id
+        if self.backend == "openai":
+            if not self.openai_model:
+                raise SettingsError(
+                    "DRAC_MODEL=openai needs DRAC_OPENAI_MODEL (or DRAC_VISION_MODEL_ID)"
+                )
+            return self.openai_model
+        return BEDROCK_CONVERSION_MODEL
+
+    @property
+    def planning_model(self) -> str:
+        """The LLM planner's model id (the conversion model's unless set)."""
+        return self.planning_model_id or self.conversion_model
+
+    def bedrock_model_ids(self) -> tuple[str, ...]:
+        """The distinct Bedrock models a deployment invokes (conversion, planning, embedding)."""
+        ids = (self.conversion_model, self.planning_model, self.embedding_model_id)
+        return tuple(dict.fromkeys(ids))
+
+    def collection_for(self, stack_name: str) -> str:
+        """The collection name: as configured, else derived from the stack name."""
+        if self.collection_name:
+            return self.collection_name
+        name = re.sub(r"[^a-z0-9-]+", "-", stack_name.lower()).strip("-")
+        if not name[:1].isalpha():
+            name = f"drac-{name}"
+        name = name[: 32 - _LONGEST_POLICY_SUFFIX].rstrip("-")
+        check_collection_name(name.ljust(3, "x"))
+        return name.ljust(3, "x")
+
+    # -- loading --------------------------------------------------------------------------
+    @classmethod
+    def from_context(cls, context: Mapping[str, Any]) -> Settings:
+        """Settings from CDK context (camelCase keys, values possibly strings from `-c`)."""
+        fields = {field.alias: name for name, field in cls.model_fields.items()}
+        values: dict[str, Any] = {}
+        for key, raw in context.items():
+            if _CDK_KEYS.match(key):
+                continue
+            if key not in fields:
+                raise SettingsError(f"unknown context key {key!r} (known: {', '.join(fields)})")
+            values[fields[key]] = _from_cli_string(raw)
+        return _validated(values, source="context")
+
+    @classmethod
+    def load(
+        cls, env: Mapping[str, str] | None = None, config_file: str | Path | None = None
+    ) -> Settings:
+        """Settings for the CLI: `drac.toml` (file given, else $DRAC_CONFIG, else ./drac.toml
+        when present) overridden by environment variables."""
+        env = os.environ if env is None else env
+        values: dict[str, Any] = {}
+        path = Path(config_file or env.get("DRAC_CONFIG") or "drac.toml")
+        if path.is_file():
+            values.update(_read_toml(path))
+        elif config_file or env.get("DRAC_CONFIG"):
+            raise SettingsError(f"settings file {path} does not exist")
+        for variable, name in ENV_ALIASES.items():
+            if env.get(variable, "").strip():
+                values[name] = env[variable].strip()
+        for name in cls.model_fields:
+            variable = f"DRAC_{name.upper()}"
+            if env.get(variable, "").strip():
+                values[name] = _from_cli_string(env[variable].strip())
+        return _validated(values, source="environment")
+
+    @classmethod
+    def from_json(cls, text: str) -> Settings:
+        """Settings from the JSON `to_json` wrote (how Lambda functions receive them)."""
+        return _validated(json.loads(text), source=SETTINGS_VARIABLE)
+
+    def to_json(self) -> str:
+        """Compact JSON of every field (field names), for `DRAC_SETTINGS`."""
+        return self.model_dump_json(exclude={"openai_api_key"})
+
+
+def check_collection_name(name: str) -> None:
+    """Raise SettingsError unless `name` and its `-enc`/`-net`/`-data`/`-read` policy names
+    follow OpenSearch Serverless naming (lowercase letter first, a-z 0-9 -, 3 to 32 chars)."""
+    for candidate in (name, f"{name}-data"):
+        if not _POLICY_NAME.match(candidate):
+            raise SettingsError(
+                f"collection name {name!r}: OpenSearch Serverless names (and the '-data' policy"
+                " name made from it) are 3-32 characters, a-z, 0-9 and '-', starting with a"
+                " letter"
+            )
+
+
+def _from_cli_string(raw: Any) -> Any:
+    """Context and environment values may arrive as strings: JSON ones are decoded."""
+    if isinstance(raw, str):
+        text = raw.strip()
+        if text[:1] in "[{" or text in ("true", "false") or re.fullmatch(r"-?\d+(\.\d+)?", text):
+            try:
+                return json.loads(text)
+            except ValueError:
+                return raw
+    return raw
+
+
+def _validated(values: Mapping[str, Any], *, source: str) -> Settings:
+    try:
+        return Settings.model_validate(dict(values))
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in error['loc']) or 'settings'}: {error['msg']}"
+            for error in exc.errors()
+        )
+        raise SettingsError(f"invalid settings ({source}): {problems}") from exc
+    except ValueError as exc:  # a strategy that does not resolve
+        raise SettingsError(f"invalid settings ({source}): strategy: {exc}") from exc
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(path.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise SettingsError(f"cannot read {path}: {exc}") from exc
+    values: dict[str, Any] = {}
+    for table in ("model", "settings"):
+        part = data.get(table, {})
+        if not isinstance(part, dict):
+            raise SettingsError(f"{path}: [{table}] must be a table")
+        values.update({_TOML_ALIASES.get(key, key): value for key, value in part.items()})
+    return values
