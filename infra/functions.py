@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import Duration, RemovalPolicy, Size
+from aws_cdk import aws_ecr_assets as ecr_assets
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
@@ -93,6 +94,7 @@ class FunctionFactory:
         memory: int = 2048,
         timeout: Duration | None = None,
         environment: dict[str, str] | None = None,
+        ephemeral_storage: Size | None = None,
     ) -> lambda_.DockerImageFunction:
         """Return a container-image function built from `functions/<handler_dir>/Dockerfile`.
 
@@ -119,9 +121,11 @@ class FunctionFactory:
                     "**/__pycache__",
                 ],
                 ignore_mode=None,
+                platform=ecr_assets.Platform.LINUX_AMD64,
             ),
             architecture=lambda_.Architecture.X86_64,
             memory_size=memory,
+            ephemeral_storage_size=ephemeral_storage,
             timeout=timeout or Duration.minutes(5),
             tracing=lambda_.Tracing.ACTIVE,
             environment={**self.environment, **(environment or {})},

@@ -9,6 +9,7 @@ from constructs import Construct
 from infra.pipeline import Pipeline
 
 NAMESPACE = "Drac"
+ALARM_METRICS = 10
 
 
 class Observability(Construct):
@@ -55,23 +56,28 @@ class Observability(Construct):
                 treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
             )
         )
-        lambda_throttles = cw.MathExpression(
-            expression="SUM(METRICS())",
-            using_metrics={
-                f"t{i}": fn.metric_throttles(period=Duration.minutes(5))
-                for i, fn in enumerate(pipeline_functions(pipeline))
-            },
-            label="Lambda throttles",
-            period=Duration.minutes(5),
-        )
-        self.alarms.append(
-            lambda_throttles.create_alarm(
-                self, "LambdaThrottling",
-                alarm_description="Lambda invocations throttled",
-                threshold=5, evaluation_periods=2,
-                treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+        # An alarm's metric math may use at most 10 metrics: one alarm per 10 functions.
+        functions = pipeline_functions(pipeline)
+        lambda_throttles = []
+        for group, start in enumerate(range(0, len(functions), ALARM_METRICS)):
+            throttles_sum = cw.MathExpression(
+                expression="SUM(METRICS())",
+                using_metrics={
+                    f"t{start + i}": fn.metric_throttles(period=Duration.minutes(5))
+                    for i, fn in enumerate(functions[start : start + ALARM_METRICS])
+                },
+                label=f"Lambda throttles ({group + 1})",
+                period=Duration.minutes(5),
             )
-        )
+            lambda_throttles.append(throttles_sum)
+            self.alarms.append(
+                throttles_sum.create_alarm(
+                    self, f"LambdaThrottling{group + 1}",
+                    alarm_description="Lambda invocations throttled",
+                    threshold=5, evaluation_periods=2,
+                    treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+                )
+            )
 
         def emf(name: str, label: str) -> cw.Metric:
             return cw.Metric(namespace=NAMESPACE, metric_name=name, statistic="Sum",
@@ -99,7 +105,7 @@ class Observability(Construct):
         )
         self.dashboard.add_widgets(
             cw.GraphWidget(title="Chunks indexed", left=[emf("ChunksIndexed", "chunks")]),
-            cw.GraphWidget(title="Throttling", left=[throttles], right=[lambda_throttles]),
+            cw.GraphWidget(title="Throttling", left=[throttles], right=lambda_throttles),
             cw.GraphWidget(
                 title="Dead-letter queues",
                 left=[q.metric_approximate_number_of_messages_visible()
@@ -110,7 +116,4 @@ class Observability(Construct):
 
 def pipeline_functions(pipeline: Pipeline) -> list:
     """Return the pipeline's Lambda functions (for aggregate metrics)."""
-    return [
-        pipeline.starter, pipeline.register, pipeline.render, pipeline.convert,
-        pipeline.parse, pipeline.plan_section, pipeline.commit, pipeline.delete,
-    ]
+    return pipeline.stages.all()

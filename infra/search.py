@@ -34,6 +34,7 @@ class Search(Construct):
         self.collection_name = name
         self.settings = settings
         self._principals: list[iam.IRole] = []
+        self._readers: list[iam.IRole] = []
         encryption = aoss.CfnSecurityPolicy(
             self,
             "Encryption",
@@ -104,48 +105,61 @@ class Search(Construct):
         )
 
     def grant_index_access(self, role: iam.IRole | None) -> None:
-        """Let a role call the collection's data plane (IAM and data-access policy)."""
+        """Let a role read and write the index (IAM and data-access policy)."""
+        self._grant(role)
+        self._principals.append(role)  # type: ignore[arg-type]
+
+    def grant_index_read(self, role: iam.IRole | None) -> None:
+        """Let a role query the index only (IAM and data-access policy)."""
+        self._grant(role)
+        self._readers.append(role)  # type: ignore[arg-type]
+
+    def _grant(self, role: iam.IRole | None) -> None:
         if role is None:
             raise ValueError("a function without a role cannot be granted index access")
         role.add_to_principal_policy(
             iam.PolicyStatement(actions=["aoss:APIAccessAll"], resources=[self.collection_arn])
         )
-        self._principals.append(role)
 
     def finalise_access_policy(self) -> aoss.CfnAccessPolicy:
-        """Create the data-access policy for every role granted so far (call once, last)."""
+        """Create the data-access policy for every role granted so far and the configured
+        reader principals (call once, last)."""
         name = self.collection_name
-        index = self.settings.index_name
+        index = f"index/{name}/{self.settings.index_name}"
+        collection = f"collection/{name}"
+        rules = [
+            {
+                "Rules": [
+                    {"ResourceType": "index", "Resource": [index],
+                     "Permission": ["aoss:CreateIndex", "aoss:DescribeIndex", "aoss:UpdateIndex",
+                                    "aoss:ReadDocument", "aoss:WriteDocument"]},
+                    {"ResourceType": "collection", "Resource": [collection],
+                     "Permission": ["aoss:DescribeCollectionItems"]},
+                ],
+                "Principal": [role.role_arn for role in self._principals],
+                "Description": "the pipeline's writers",
+            }
+        ]
+        readers = [role.role_arn for role in self._readers] + list(
+            self.settings.reader_principals
+        )
+        if readers:
+            rules.append({
+                "Rules": [
+                    {"ResourceType": "index", "Resource": [index],
+                     "Permission": ["aoss:DescribeIndex", "aoss:ReadDocument"]},
+                    {"ResourceType": "collection", "Resource": [collection],
+                     "Permission": ["aoss:DescribeCollectionItems"]},
+                ],
+                "Principal": readers,
+                "Description": "readers: the retrieval API and the readerPrincipals setting",
+            })
         policy = aoss.CfnAccessPolicy(
             self,
             "DataAccess",
             name=f"{name}-data",
             type="data",
-            policy=Stack.of(self).to_json_string(
-                [
-                    {
-                        "Rules": [
-                            {
-                                "ResourceType": "index",
-                                "Resource": [f"index/{name}/{index}"],
-                                "Permission": [
-                                    "aoss:CreateIndex",
-                                    "aoss:DescribeIndex",
-                                    "aoss:UpdateIndex",
-                                    "aoss:ReadDocument",
-                                    "aoss:WriteDocument",
-                                ],
-                            },
-                            {
-                                "ResourceType": "collection",
-                                "Resource": [f"collection/{name}"],
-                                "Permission": ["aoss:DescribeCollectionItems"],
-                            },
-                        ],
-                        "Principal": [role.role_arn for role in self._principals],
-                    }
-                ]
-            ),
+            policy=Stack.of(self).to_json_string(rules),
         )
         self.index_resource.node.add_dependency(policy)
         return policy

@@ -7,8 +7,9 @@ from constructs import Construct
 
 from infra.config import settings_from_context
 from infra.functions import FunctionFactory
+from infra.intake import REPLAN_DETAIL_TYPE, REPLAN_SOURCE
 from infra.observability import Observability
-from infra.pipeline import REPLAN_DETAIL_TYPE, REPLAN_SOURCE, Pipeline
+from infra.pipeline import Pipeline
 from infra.search import Search
 from infra.storage import Storage
 

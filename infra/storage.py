@@ -71,11 +71,19 @@ class Storage(Construct):
             None,
             removal,
         )
+        string = dynamodb.AttributeType.STRING
+        # Sparse: only live documents carry `live_tenant`; the re-plan manifest pages it.
         self.documents_table.add_global_secondary_index(
-            index_name="by-source",
-            partition_key=dynamodb.Attribute(
-                name="source_path", type=dynamodb.AttributeType.STRING
-            ),
+            index_name="live-documents",
+            partition_key=dynamodb.Attribute(name="live_tenant", type=string),
+            sort_key=dynamodb.Attribute(name="document_id", type=string),
+            projection_type=dynamodb.ProjectionType.KEYS_ONLY,
+        )
+        # Which document each object key holds now; a document with no key is retired.
+        self.sources_table = self._table("SourcesTable", "source", None, removal)
+        self.sources_table.add_global_secondary_index(
+            index_name="by-document",
+            partition_key=dynamodb.Attribute(name="document_id", type=string),
             projection_type=dynamodb.ProjectionType.KEYS_ONLY,
         )
         self.elements_table = self._table("ElementsTable", "document_id", "seq", removal)

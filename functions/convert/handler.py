@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drac.aws.errors import ModelThrottled
+from drac.aws.errors import ModelThrottled, TransientError
 from drac.aws.lambda_support import (
     MetricUnit,
     correlate,
@@ -21,15 +21,15 @@ from drac.aws.stages.conversion import ConvertInput, convert_pages
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """Return {batch, ok}; raises ModelThrottled so Step Functions backs off and retries."""
+    """Return {batch, ok}; raises ModelThrottled / TransientError for Step Functions to retry."""
     payload = ConvertInput.model_validate(event)
     correlate(payload.input.document_id, stage="convert", batch=payload.input.batch)
     rt = _runtime()
     try:
         with metered_tokens(rt.ledger, "conversion"):
             result = convert_pages(rt, payload)
-    except ModelThrottled:
-        metrics.add_metric(name="ModelThrottled", unit=MetricUnit.Count, value=1)
+    except (ModelThrottled, TransientError) as exc:
+        metrics.add_metric(name=type(exc).__name__, unit=MetricUnit.Count, value=1)
         raise
     name = "BatchesConverted" if result.ok else "BatchesFailed"
     metrics.add_metric(name=name, unit=MetricUnit.Count, value=1)

@@ -1,4 +1,4 @@
-"""S3 Object Deleted (via SQS): remove the document's chunks and mark it DELETED."""
+"""S3 Object Deleted (via SQS): forget the key; retire its document when no key holds it."""
 
 from __future__ import annotations
 
@@ -14,15 +14,15 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from drac.aws.events import S3EventBridgeEvent
 from drac.aws.lambda_support import logger, metrics, tracer
 from drac.aws.runtime import lambda_runtime as _runtime  # tests replace _runtime
-from drac.aws.stages.lifecycle import delete_document
+from drac.aws.stages.lifecycle import delete_object
 
 processor = BatchProcessor(event_type=EventType.SQS)
 
 
 def delete_record(record: SQSRecord) -> dict[str, Any]:
-    """Handle one deletion event; return the ids marked DELETED."""
+    """Handle one deletion event; return the document retired, if any."""
     event = S3EventBridgeEvent.model_validate_json(record.body)
-    return delete_document(_runtime(), event).model_dump(mode="json")
+    return delete_object(_runtime(), event).model_dump(mode="json")
 
 
 @logger.inject_lambda_context

@@ -13,7 +13,7 @@ from drac.aws.stages.lifecycle import FinaliseInput, finalise_document
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """Set the final status (superseding older uploads of the same key); return it."""
+    """End the run (FAILED, or done) and retire documents no key holds; return the status."""
     payload = FinaliseInput.model_validate(event)
     correlate(payload.document_id, stage="finalise")
     result = finalise_document(_runtime(), payload)

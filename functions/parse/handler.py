@@ -6,14 +6,14 @@ from typing import Any
 
 from drac.aws.lambda_support import correlate, logger, metrics, tracer
 from drac.aws.runtime import lambda_runtime as _runtime  # tests replace _runtime
-from drac.aws.stages.parse import ParseInput, parse_document
+from drac.aws.stages.parse import ParseInput, parse_converted
 
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """Return element, section and failed-batch counts and the sections key."""
+    """Return element, section and failed-batch counts and the section groups to plan."""
     payload = ParseInput.model_validate(event)
     correlate(payload.document_id, stage="parse")
-    return parse_document(_runtime(), payload).model_dump(mode="json")
+    return parse_converted(_runtime(), payload).model_dump(mode="json")

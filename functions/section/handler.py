@@ -13,7 +13,7 @@ from drac.aws.stages.planning import SectionInput, section_document
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """Return the sections key and count (nothing is converted again)."""
+    """Return the planning run's section count and groups (nothing is converted again)."""
     payload = SectionInput.model_validate(event)
     correlate(payload.document_id, stage="section")
     return section_document(_runtime(), payload).model_dump(mode="json")

@@ -1,8 +1,9 @@
-"""Start one ingest execution per new upload, named by its content-hash document id.
+"""Start one ingest execution per upload (SQS batch of S3 Object Created events).
 
-A duplicated event, or the same content uploaded again, maps to the same execution name and is
-never processed twice. At most MAX_RUNNING_DOCUMENTS executions run at once: when the pipeline
-is full the message goes back to the queue and is retried after its visibility timeout.
+A repeated event of one upload maps to the same execution name and starts nothing twice. At
+most `maxRunningDocuments` executions run at once: when the pipeline is full a message is
+hidden for a growing while (1 minute, 2, 4 ... at most 30) and reported as not done, so it
+waits without burning its receives.
 """
 
 from __future__ import annotations
@@ -19,17 +20,22 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from drac.aws.events import S3EventBridgeEvent
 from drac.aws.lambda_support import MetricUnit, logger, metrics, tracer
 from drac.aws.runtime import lambda_runtime as _runtime  # tests replace _runtime
-from drac.aws.stages.starter import PipelineFull, start_ingest
+from drac.aws.stages.starter import PipelineFull, defer, start_ingest
 
 processor = BatchProcessor(event_type=EventType.SQS)
 
 
 def start_record(record: SQSRecord) -> dict[str, Any]:
-    """Start (or skip) the ingest of one uploaded object; return what happened."""
+    """Start (or skip) the ingest of one upload; return what happened."""
     event = S3EventBridgeEvent.model_validate_json(record.body)
+    rt = _runtime()
     try:
-        result = start_ingest(_runtime(), event)
+        result = start_ingest(rt, event)
     except PipelineFull:
+        receives = int(record.attributes.approximate_receive_count or 1)
+        seconds = defer(rt, record.event_source_arn, record.receipt_handle, receives)
+        logger.info("pipeline full; upload waits", extra={"seconds": seconds,
+                                                          "receives": receives})
         metrics.add_metric(name="StartsDeferred", unit=MetricUnit.Count, value=1)
         raise
     if result.outcome == "started":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -76,7 +77,7 @@ class Strategy(Frozen):
     """How to plan chunks: planner choice and size policy."""
 
     name: str = "default"
-    planner: str = Field(default="rules", description="'rules' or 'llm'")
+    planner: Literal["rules", "llm"] = Field(default="rules", description="'rules' or 'llm'")
     # Defaults chosen by bench/strategy_sweep.py (BENCHMARKS.md, "Choosing the default chunk size").
     target_chars: int = Field(default=1100, ge=100, description="chunk size aimed at")
     hard_limit_chars: int = Field(default=2000, ge=200, description="never exceeded")

@@ -80,6 +80,10 @@ class Settings(BaseModel):
     # -- conversion and planning ----------------------------------------------------------
     batch_size: int = Field(default=5, ge=1, le=20, description="pages per conversion call")
     batch_concurrency: int = Field(default=5, ge=1, le=40, description="batches in flight")
+    max_file_bytes: int = Field(
+        default=500 * 1024 * 1024, ge=1, description="larger uploads fail with that reason"
+    )
+    max_pages: int = Field(default=5000, ge=1, le=100_000)
     strategy: Strategy = Field(default_factory=Strategy, description="default chunking strategy")
     # -- cloud pipeline -------------------------------------------------------------------
     section_concurrency: int = Field(default=10, ge=1, le=40)
@@ -215,14 +219,14 @@ def check_collection_name(name: str) -> None:
 
 
 def _from_cli_string(raw: Any) -> Any:
-    """Context and environment values may arrive as strings: JSON ones are decoded."""
-    if isinstance(raw, str):
-        text = raw.strip()
-        if text[:1] in "[{" or text in ("true", "false") or re.fullmatch(r"-?\d+(\.\d+)?", text):
-            try:
-                return json.loads(text)
-            except ValueError:
-                return raw
+    """Context and environment values may arrive as strings: JSON arrays and objects are
+    decoded (pydantic turns "4" or "true" into a number or a flag where a field wants one,
+    and leaves strings, such as an all-digit API key, as they are)."""
+    if isinstance(raw, str) and raw.strip()[:1] in "[{":
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw
     return raw
 
 

@@ -22,11 +22,13 @@ if str(ROOT) not in sys.path:
 ALTERNATE_CONTEXT = {
     "batchConcurrency": 3,
     "sectionConcurrency": 7,
+    "indexConcurrency": 2,
     "replanConcurrency": 4,
     "conversionModelId": "us.google.gemma-3-12b-it",
     "indexName": "other-chunks",
     "removalPolicy": "destroy",
     "pageImageExpirationDays": 7,
+    "readerPrincipals": ["arn:aws:iam::123456789012:role/analytics"],
 }
 
 

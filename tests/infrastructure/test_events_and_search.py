@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 
 from tests.infrastructure.conftest import Synth
 from tests.infrastructure.helpers import as_list, flatten, role_of_policy, statements
 
 
 def rule(synth: Synth, attr: str) -> dict:
-    return synth.resources[synth.logical_id(getattr(synth.stack.pipeline, attr))]["Properties"]
+    construct = getattr(synth.stack.pipeline.intake, attr)
+    return synth.resources[synth.logical_id(construct)]["Properties"]
 
 
 def test_upload_and_delete_rules_match_incoming_of_the_documents_bucket(synth: Synth) -> None:
@@ -25,7 +27,7 @@ def test_upload_and_delete_rules_match_incoming_of_the_documents_bucket(synth: S
         }
         assert "EventBusName" not in props, "S3 events arrive on the default bus"
         (target,) = props["Targets"]
-        queue_id = synth.logical_id(getattr(synth.stack.pipeline, queue))
+        queue_id = synth.logical_id(getattr(synth.stack.pipeline.intake, queue))
         assert target["Arn"] == {"Fn::GetAtt": [queue_id, "Arn"]}
 
 
@@ -44,27 +46,38 @@ def test_replan_rule_on_the_project_bus_starts_the_replan_machine(synth: Synth) 
     assert target["Arn"] == {"Ref": synth.logical_id(pipeline.replan_machine)}
     assert target["InputPath"] == "$.detail"
     assert target["DeadLetterConfig"]["Arn"] == {
-        "Fn::GetAtt": [synth.logical_id(pipeline.replan_dlq), "Arn"]}
+        "Fn::GetAtt": [synth.logical_id(pipeline.intake.replan_dlq), "Arn"]}
 
 
 def test_queues_feed_starter_and_delete_with_partial_batch_failures(synth: Synth) -> None:
-    pipeline = synth.stack.pipeline
+    stages, intake = synth.stack.pipeline.stages, synth.stack.pipeline.intake
     mappings = {m["Properties"]["FunctionName"]["Ref"]: m["Properties"]
                 for m in synth.of_type("AWS::Lambda::EventSourceMapping").values()}
-    for fn, queue in ((pipeline.starter, pipeline.ingest_queue),
-                      (pipeline.delete, pipeline.delete_queue)):
+    for fn, queue in ((stages.starter, intake.ingest_queue),
+                      (stages.delete, intake.delete_queue)):
         props = mappings[synth.logical_id(fn)]
         assert props["EventSourceArn"] == {"Fn::GetAtt": [synth.logical_id(queue), "Arn"]}
         assert props["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
         assert props["ScalingConfig"]["MaximumConcurrency"] == 2
     for resource in synth.of_type("AWS::SQS::Queue").values():
         assert resource["Properties"].get("SqsManagedSseEnabled") is True
+    functions = synth.of_type("AWS::Lambda::Function")
+    for fn, queue in ((stages.starter, intake.ingest_queue),
+                      (stages.delete, intake.delete_queue)):
+        # SQS requires a visibility timeout of at least the consumer's timeout
+        timeout = functions[synth.logical_id(fn)]["Properties"]["Timeout"]
+        visibility = synth.resources[synth.logical_id(queue)]["Properties"]["VisibilityTimeout"]
+        assert visibility >= timeout
+    # waiting uploads are hidden for growing times instead of burning their receives
+    ingest = synth.resources[synth.logical_id(intake.ingest_queue)]["Properties"]
+    assert ingest["RedrivePolicy"]["maxReceiveCount"] >= 200
+    assert ingest["MessageRetentionPeriod"] == 14 * 24 * 3600
 
 
 def test_vector_collection_with_encryption_and_network_policies(synth: Synth) -> None:
     (collection,) = synth.of_type("AWS::OpenSearchServerless::Collection").values()
     assert collection["Properties"]["Type"] == "VECTORSEARCH"
-    assert collection["Properties"]["Name"] == "drac"
+    assert collection["Properties"]["Name"] == "drac"  # derived from the stack name
     policies = {p["Properties"]["Type"]: p for p in
                 synth.of_type("AWS::OpenSearchServerless::SecurityPolicy").values()}
     assert set(policies) == {"encryption", "network"}
@@ -77,11 +90,16 @@ def test_vector_collection_with_encryption_and_network_policies(synth: Synth) ->
     assert len(depends & set(synth.of_type("AWS::OpenSearchServerless::SecurityPolicy"))) == 2
 
 
+def role_id(synth: Synth, fn) -> str:
+    return synth.stack.resolve(synth.stack.get_logical_id(fn.role.node.default_child))
+
+
 def index_roles(synth: Synth) -> set[str]:
-    pipeline, search = synth.stack.pipeline, synth.stack.search
-    return {synth.stack.resolve(synth.stack.get_logical_id(fn.role.node.default_child))
-            for fn in (pipeline.commit, pipeline.finalise, pipeline.delete,
-                       search.index_function)}
+    """Roles that write the index: exactly the stages that index, activate, clean up."""
+    stages, search = synth.stack.pipeline.stages, synth.stack.search
+    return {role_id(synth, fn) for fn in (
+        stages.index_chunks, stages.activate, stages.abandon, stages.finalise, stages.delete,
+        search.index_function)}
 
 
 def test_data_access_policy_names_exactly_the_index_roles(synth: Synth) -> None:
@@ -89,7 +107,7 @@ def test_data_access_policy_names_exactly_the_index_roles(synth: Synth) -> None:
     props = policy["Properties"]
     assert props["Type"] == "data"
     document = json.loads(flatten(props["Policy"]))  # role ARNs become "<LogicalId.Arn>"
-    (entry,) = document
+    (entry,) = document  # no reader configured: writers only
     principals = {p.strip("<>").removesuffix(".Arn") for p in entry["Principal"]}
     assert principals == index_roles(synth)
     rules = {r["ResourceType"]: r for r in entry["Rules"]}
@@ -117,3 +135,46 @@ def test_index_is_created_by_a_custom_resource(synth: Synth) -> None:
     assert props["Endpoint"] == {"Fn::GetAtt": [collection_id, "CollectionEndpoint"]}
     (access_id,) = synth.of_type("AWS::OpenSearchServerless::AccessPolicy")
     assert access_id in as_list(index.get("DependsOn", []))
+
+
+def test_reader_principals_get_a_read_only_rule(alternate: Synth) -> None:
+    """`readerPrincipals` adds named roles that may query the index, and nothing more."""
+    (policy,) = alternate.of_type("AWS::OpenSearchServerless::AccessPolicy").values()
+    writers, readers = json.loads(flatten(policy["Properties"]["Policy"]))
+    assert "arn:aws:iam::123456789012:role/analytics" in readers["Principal"]
+    assert "arn:aws:iam::123456789012:role/analytics" not in writers["Principal"]
+    rules = {r["ResourceType"]: r["Permission"] for r in readers["Rules"]}
+    assert rules == {"index": ["aoss:DescribeIndex", "aoss:ReadDocument"],
+                     "collection": ["aoss:DescribeCollectionItems"]}
+
+
+NAME_PROPERTIES = ("Name", "BucketName", "TableName", "StateMachineName", "LogGroupName",
+                   "EventBusName", "FunctionName", "QueueName", "RoleName", "CollectionName")
+
+
+def physical_names(synth: Synth) -> set[tuple[str, str]]:
+    """(resource type, name) of every resource given a name in the template."""
+    names = set()
+    for resource in synth.resources.values():
+        for prop in NAME_PROPERTIES:
+            value = resource.get("Properties", {}).get(prop)
+            if isinstance(value, str) or (isinstance(value, dict) and "Fn::Join" in value):
+                names.add((resource["Type"], flatten(value)))
+    return names
+
+
+def test_two_stacks_in_one_account_share_no_physical_name() -> None:
+    """Named resources derive from the stack name, and follow the services' naming rules."""
+    from tests.infrastructure.conftest import synthesise
+
+    first = synthesise({"stackName": "DracDocsA"}, account="123456789012", region="eu-west-1")
+    second = synthesise({"stackName": "DracDocsB"}, account="123456789012", region="eu-west-1")
+    assert len(physical_names(first)) >= 10
+    assert physical_names(first) & physical_names(second) == set()
+    for synth in (first, second):
+        for kind in ("AWS::OpenSearchServerless::Collection",
+                     "AWS::OpenSearchServerless::SecurityPolicy",
+                     "AWS::OpenSearchServerless::AccessPolicy"):
+            for resource in synth.of_type(kind).values():
+                name = resource["Properties"]["Name"]
+                assert re.fullmatch(r"[a-z][a-z0-9-]{2,31}", name), name

@@ -47,6 +47,11 @@ def test_three_standard_machines_with_tracing_and_logs(synth: Synth) -> None:
 
 def test_convert_map_bounds_concurrency_retries_and_degrades(synth: Synth) -> None:
     _, asl, subs = machine(synth, "ingest")
+    groups = state(asl, "ConvertGroups")
+    assert groups["ItemsPath"] == "$.rendered.groups" and groups["MaxConcurrency"] == 1
+    batch_range = state(asl, "BatchRange")
+    assert batch_range["Parameters"]["items.$"] == (
+        "States.ArrayRange($.group.first, $.group.last, 1)")
     convert_map = state(asl, "ConvertBatches")
     assert convert_map["Type"] == "Map"
     assert convert_map["MaxConcurrency"] == 5
@@ -56,6 +61,8 @@ def test_convert_map_bounds_concurrency_retries_and_degrades(synth: Synth) -> No
     throttled = retry_for(task, "ModelThrottled")
     assert_backoff(throttled)
     assert throttled.get("MaxDelaySeconds", 0) >= 60
+    assert_backoff(retry_for(task, "TransientError"))
+    assert retry_for(task, "Sandbox.Timedout")["MaxAttempts"] >= 1  # a timed-out invocation
     for error in LAMBDA_ERRORS:
         assert_backoff(retry_for(task, error))
     (catch,) = task["Catch"]
@@ -64,7 +71,7 @@ def test_convert_map_bounds_concurrency_retries_and_degrades(synth: Synth) -> No
     assert marker["Parameters"]["FunctionName"] == "SUB:BatchFailedFunctionArn"
     assert marker["Parameters"]["Payload"]["error.$"] == "$.failure.Error"
     assert subs["ConvertFunctionArn"] == {
-        "Fn::GetAtt": [synth.logical_id(synth.stack.pipeline.convert), "Arn"]}
+        "Fn::GetAtt": [synth.logical_id(synth.stack.pipeline.stages.convert), "Arn"]}
 
 
 def test_plan_machine_maps_over_sections(synth: Synth) -> None:
@@ -74,7 +81,19 @@ def test_plan_machine_maps_over_sections(synth: Synth) -> None:
     task = state(asl, "PlanSection")
     assert_backoff(retry_for(task, "ModelThrottled"))
     assert_backoff(retry_for(task, "Lambda.TooManyRequestsException"))
-    assert set(subs) == {"SectionFunctionArn", "PlanSectionFunctionArn", "CommitPlanFunctionArn"}
+    assert set(subs) == {"SectionFunctionArn", "PlanSectionFunctionArn",
+                         "PreparePlanFunctionArn", "IndexChunksFunctionArn",
+                         "ActivatePlanFunctionArn", "AbandonPlanFunctionArn"}
+    # the plan is saved before indexing; a failed index or activation deletes its chunks
+    assert state(asl, "Prepare")["Next"] == "IndexGroups"
+    assert state(asl, "IndexGroups")["Next"] == "Activate"
+    for failing in ("IndexGroups", "Activate"):
+        (catch,) = state(asl, failing)["Catch"]
+        assert catch["Next"] == "Abandon"
+    assert state(asl, "Abandon")["Next"] == "PlanFailed"
+    indexing = state(asl, "IndexChunks")
+    assert_backoff(retry_for(indexing, "ModelThrottled"))
+    assert state(asl, "IndexRanges")["MaxConcurrency"] == 4
 
 
 @pytest.mark.parametrize(("name", "task"), [("ingest", "Plan"), ("replan", "PlanDocument")])
@@ -86,14 +105,15 @@ def test_planning_is_one_sub_workflow_started_sync(synth: Synth, name: str, task
     assert step["Parameters"]["StateMachineArn"] == "SUB:PlanStateMachineArn"
     assert subs["PlanStateMachineArn"] == {"Ref": plan_id}
     # Nothing of the planning machine is copied into the caller.
-    assert not {"PlanSections", "Commit"} & {n for n, _ in states(asl)}
+    assert not {"PlanSections", "Prepare", "Activate"} & {n for n, _ in states(asl)}
 
 
 def test_ingest_failures_mark_the_document_failed(synth: Synth) -> None:
     _, asl, _ = machine(synth, "ingest")
     failing = [name for name, s in asl["States"].items()
                if s["Type"] in {"Task", "Map"} and name not in {"MarkFailed"}]
-    assert {"Register", "Render", "ConvertBatches", "ParseSection", "Plan"} <= set(failing)
+    assert {"Register", "Normalise", "Render", "ConvertGroups", "Parse", "Plan",
+            "Finalise"} <= set(failing)
     for name in failing:
         catches = asl["States"][name].get("Catch", [])
         assert any(c["ErrorEquals"] == ["States.ALL"] and c["Next"] == "MarkFailed"

@@ -70,6 +70,7 @@ def test_retain_policy_keeps_stateful_resources(synth: Synth) -> None:
 
 EXPECTED_TABLES = {
     "documents_table": ({"document_id": "S"}, ["document_id"]),
+    "sources_table": ({"source": "S"}, ["source"]),
     "elements_table": ({"document_id": "S", "seq": "N"}, ["document_id", "seq"]),
     "plans_table": ({"document_id": "S", "version": "N"}, ["document_id", "version"]),
     "ledger_table": ({"document_id": "S", "entry": "S"}, ["document_id", "entry"]),
@@ -88,10 +89,24 @@ def test_tables_have_keys_pitr_and_encryption(synth: Synth, name: str) -> None:
     assert {k: defined[k] for k in attributes} == attributes
 
 
-def test_documents_table_is_queryable_by_source_key(synth: Synth) -> None:
-    """The delete handler finds a deleted object's documents through this index."""
-    props = synth.resources[synth.logical_id(synth.stack.storage.documents_table)]["Properties"]
-    (gsi,) = props["GlobalSecondaryIndexes"]
-    assert gsi["IndexName"] == "by-source"
-    assert gsi["KeySchema"] == [{"AttributeName": "source_path", "KeyType": "HASH"}]
-    assert len(synth.of_type("AWS::DynamoDB::Table")) == 4
+def test_live_documents_and_sources_have_the_indexes_the_code_queries(synth: Synth) -> None:
+    """The re-plan manifest pages the live documents of a tenant; retirement asks which keys
+    still hold a document."""
+    import inspect
+
+    from drac.aws.dynamo import DynamoDocumentRegistry
+
+    queried = {name: parameter.default for name, parameter in
+               inspect.signature(DynamoDocumentRegistry).parameters.items()}
+    storage = synth.stack.storage
+    documents = synth.resources[synth.logical_id(storage.documents_table)]["Properties"]
+    (live,) = documents["GlobalSecondaryIndexes"]
+    assert live["IndexName"] == queried["live_index"]
+    assert live["KeySchema"] == [{"AttributeName": "live_tenant", "KeyType": "HASH"},
+                                 {"AttributeName": "document_id", "KeyType": "RANGE"}]
+    sources = synth.resources[synth.logical_id(storage.sources_table)]["Properties"]
+    assert sources["KeySchema"] == [{"AttributeName": "source", "KeyType": "HASH"}]
+    (by_document,) = sources["GlobalSecondaryIndexes"]
+    assert by_document["IndexName"] == queried["document_index"]
+    assert by_document["KeySchema"] == [{"AttributeName": "document_id", "KeyType": "HASH"}]
+    assert len(synth.of_type("AWS::DynamoDB::Table")) == 5

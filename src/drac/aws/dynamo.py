@@ -373,20 +373,41 @@ class DynamoDocumentRegistry(DocumentRegistry):
         return True
 
     def claim_source(self, source: str, document_id: str, order: str) -> SourceClaim:
-        """Point the object key at the document unless a later upload of it is recorded."""
-        try:
-            response = self.sources.put_item(
-                Item={"source": source, "document_id": document_id, "ord": order,
-                      "updated_at": utc_now()},
-                ConditionExpression="attribute_not_exists(#source) OR ord <= :order",
-                ExpressionAttributeNames={"#source": "source"},
-                ExpressionAttributeValues={":order": order},
-                ReturnValues="ALL_OLD",
-            )
-        except self._conditional:
-            return SourceClaim(claimed=False)
-        previous = response.get("Attributes", {}).get("document_id")
-        return SourceClaim(claimed=True, previous=previous if previous != document_id else None)
+        """Point the object key at the document unless a later upload of it is recorded.
+
+        The document the key named before is kept on the source item, so claiming again for
+        the same upload (a retried event) reports the same `previous`.
+        """
+        for _ in range(5):  # optimistic: again when another upload claimed it meanwhile
+            old = self.sources.get_item(Key={"source": source}, ConsistentRead=True).get("Item")
+            if old is not None and old["ord"] > order:
+                return SourceClaim(claimed=False)
+            if old is None:
+                previous = None
+            elif old["document_id"] == document_id:
+                previous = old.get("previous")
+            else:
+                previous = old["document_id"]
+            item = {"source": source, "document_id": document_id, "ord": order,
+                    "updated_at": utc_now()}
+            if previous:
+                item["previous"] = previous
+            try:
+                if old is None:
+                    self.sources.put_item(
+                        Item=item, ConditionExpression="attribute_not_exists(#source)",
+                        ExpressionAttributeNames={"#source": "source"},
+                    )
+                else:
+                    self.sources.put_item(
+                        Item=item, ConditionExpression="ord = :ord AND document_id = :doc",
+                        ExpressionAttributeValues={":ord": old["ord"],
+                                                   ":doc": old["document_id"]},
+                    )
+            except self._conditional:
+                continue
+            return SourceClaim(claimed=True, previous=previous)
+        raise RuntimeError(f"source {source} keeps changing; try again")
 
     def release_source(self, source: str, order: str) -> str | None:
         """Forget the object key unless a later upload is recorded; return its document."""

@@ -12,43 +12,24 @@ from contextlib import contextmanager
 from drac.errors import DracError
 from drac.ports import ModelCallError
 
-THROTTLING_CODES = frozenset(
-    {"ThrottlingException", "TooManyRequestsException", "ServiceQuotaExceededException", "429"}
-)
-
 
 class ModelThrottled(DracError):
-    """Bedrock throttled the call after in-process retries; Step Functions backs off."""
+    """A model refused the call for rate or quota reasons; Step Functions backs off."""
 
 
 class TransientError(DracError):
-    """A temporary failure (timeouts, 5xx) worth a few more tries."""
-
-
-def is_throttling(error: BaseException) -> bool:
-    """Return True if error, or any exception in its cause chain, says throttled."""
-    seen: set[int] = set()
-    current: BaseException | None = error
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        response = getattr(current, "response", None)
-        if isinstance(response, dict):
-            code = str(response.get("Error", {}).get("Code", ""))
-            if code in THROTTLING_CODES:
-                return True
-        text = str(current)
-        if any(code in text for code in THROTTLING_CODES if code != "429"):
-            return True
-        current = current.__cause__ or current.__context__
-    return False
+    """A temporary failure (5xx, timeouts, model not ready); Step Functions tries again."""
 
 
 @contextmanager
-def model_throttling_retried() -> Iterator[None]:
-    """Turn a throttled model call inside the block into ModelThrottled (retried with backoff)."""
+def retried_by_step_functions() -> Iterator[None]:
+    """Turn a model call failure that may succeed later into the error the state machines
+    retry: ModelThrottled or TransientError. Other failures pass through unchanged."""
     try:
         yield
     except ModelCallError as exc:
-        if is_throttling(exc):
+        if exc.retry == "throttled":
             raise ModelThrottled(str(exc)) from exc
+        if exc.retry == "transient":
+            raise TransientError(str(exc)) from exc
         raise

@@ -3,28 +3,49 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import unquote_plus
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 INCOMING_PREFIX = "incoming/"
+SEQUENCER_WIDTH = 32
+
+
+def event_order(sequencer: str | None, fallback: str = "") -> str:
+    """A sortable form of an S3 event's sequencer: S3 says to right-pad the shorter of two
+    sequencers with zeros and compare them as strings (events of one key only)."""
+    if not sequencer:
+        return fallback.ljust(SEQUENCER_WIDTH, "0")
+    return sequencer.upper().ljust(SEQUENCER_WIDTH, "0")
 
 
 class S3ObjectDetail(BaseModel):
-    """The part of an EventBridge S3 event the pipeline uses."""
+    """The part of an EventBridge S3 event the pipeline uses, the key decoded."""
 
     model_config = ConfigDict(extra="ignore")
 
     bucket: str
     key: str
     version_id: str | None = None
+    sequencer: str | None = None
+    size: int | None = None
+    deletion_type: str | None = None
 
     @model_validator(mode="before")
     @classmethod
     def _from_detail(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "bucket" in data and isinstance(data["bucket"], dict):
+        """S3 sends object keys URL-encoded ("red flower.pdf" arrives as "red+flower.pdf"),
+        the way Powertools' S3 EventBridge model decodes them."""
+        if isinstance(data, dict) and isinstance(data.get("bucket"), dict):
             obj = data.get("object", {})
-            return {"bucket": data["bucket"]["name"], "key": obj.get("key", ""),
-                    "version_id": obj.get("version-id")}
+            return {
+                "bucket": data["bucket"]["name"],
+                "key": unquote_plus(obj.get("key", "")),
+                "version_id": obj.get("version-id"),
+                "sequencer": obj.get("sequencer"),
+                "size": obj.get("size"),
+                "deletion_type": data.get("deletion-type"),
+            }
         return data
 
     @property
@@ -39,6 +60,11 @@ class S3ObjectDetail(BaseModel):
         """The object's file name."""
         return self.key.rsplit("/", 1)[-1]
 
+    @property
+    def is_folder(self) -> bool:
+        """A key ending in '/' (what consoles create for folders) is no document."""
+        return self.key.endswith("/")
+
 
 class S3EventBridgeEvent(BaseModel):
     """An `Object Created` / `Object Deleted` event as EventBridge delivers it."""
@@ -47,26 +73,37 @@ class S3EventBridgeEvent(BaseModel):
 
     detail_type: str = Field(alias="detail-type")
     source: str
+    time: str = ""
     detail: S3ObjectDetail
+
+    @property
+    def order(self) -> str:
+        """The upload order of this event among the events of its key."""
+        return event_order(self.detail.sequencer, self.time)
 
 
 class UploadedDocument(BaseModel):
-    """An uploaded object and the document id of its content."""
+    """An uploaded object (one version of it) and the document id of its content."""
 
     document_id: str
     tenant: str | None = None
     bucket: str
     key: str
+    version_id: str | None = None
 
 
 class IngestInput(UploadedDocument):
     """Input of the ingest state machine (what the starter sends)."""
 
+    sha256: str
+    size: int
+    previous_document: str | None = None
     strategy: dict[str, Any]
 
 
 class ReplanRequest(BaseModel):
-    """Detail of a `Replan Requested` event: documents (ids) or all, tenant, strategy."""
+    """Detail of a `Replan Requested` event. It names a tenant (and stays inside it), or says
+    `"all": true` to cover every tenant; `document_ids` narrows either to those documents."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -76,7 +113,9 @@ class ReplanRequest(BaseModel):
     strategy: dict[str, Any] | str | None = None
 
     @model_validator(mode="after")
-    def _some_documents(self) -> ReplanRequest:
-        if not self.all and not self.document_ids:
-            raise ValueError("name document_ids or set all=true")
+    def _scoped(self) -> ReplanRequest:
+        if self.tenant is not None and not self.tenant.strip():
+            raise ValueError("tenant must not be empty")
+        if self.tenant is None and not self.all:
+            raise ValueError('name a tenant, or set "all": true to re-plan every tenant')
         return self

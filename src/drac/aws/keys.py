@@ -18,13 +18,13 @@ def page_meta_key(document_id: str) -> str:
 
 
 def batch_key(document_id: str, batch: int) -> str:
-    """Markdown of one converted batch (or its error markers)."""
-    return f"{DOCUMENTS}/{document_id}/batches/{batch:05d}.md"
-
-
-def batch_status_key(document_id: str, batch: int) -> str:
-    """JSON status of one batch: ok, warnings, failure."""
+    """One converted batch: its Markdown (or error markers), warnings and failure, as JSON."""
     return f"{DOCUMENTS}/{document_id}/batches/{batch:05d}.json"
+
+
+def warnings_key(document_id: str) -> str:
+    """Every conversion warning of the document (its record keeps the first ones)."""
+    return f"{DOCUMENTS}/{document_id}/warnings.json"
 
 
 def pdf_key(document_id: str) -> str:
@@ -37,14 +37,20 @@ def markdown_key(document_id: str) -> str:
     return f"{DOCUMENTS}/{document_id}/document.md"
 
 
-def sections_key(document_id: str, run_id: str) -> str:
-    """Sections of one planning run."""
-    return f"{RUNS}/{document_id}/{run_id}/sections.json"
+def section_key(document_id: str, run_id: str, index: int) -> str:
+    """One section of a planning run with the elements it needs (so planning a section reads
+    only its own elements)."""
+    return f"{RUNS}/{document_id}/{run_id}/sections/{index:05d}.json"
 
 
 def section_plan_key(document_id: str, run_id: str, index: int) -> str:
     """The validated plan of one section in one planning run."""
     return f"{RUNS}/{document_id}/{run_id}/plans/{index:05d}.json"
+
+
+def chunk_range_key(document_id: str, version: int, index: int) -> str:
+    """Chunks number [index * range size, ...) of a plan version, as JSON Lines, to index."""
+    return f"{RUNS}/{document_id}/v{version:05d}/chunks/{index:05d}.jsonl"
 
 
 def plan_body_key(document_id: str, version: int) -> str:

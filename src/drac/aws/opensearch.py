@@ -138,6 +138,17 @@ class OpenSearchChunkIndex(ChunkIndex):
             filters.append({"term": {"plan_version": str(plan_version)}})
         return self._delete_where({"bool": {"filter": filters}})
 
+    def delete_other_versions(self, document_id: str, keep_version: int) -> int:
+        """Delete a document's chunks of every plan version but `keep_version`."""
+        return self._delete_where(
+            {
+                "bool": {
+                    "filter": [{"term": {"document_id": document_id}}],
+                    "must_not": [{"term": {"plan_version": str(keep_version)}}],
+                }
+            }
+        )
+
     def _matching_ids(self, query: dict[str, Any]) -> list[str]:
         """Return the `_id` of every document matching query (search_after pagination)."""
         ids: list[str] = []

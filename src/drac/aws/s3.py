@@ -20,10 +20,13 @@ class S3ArtifactStore(ArtifactStore):
         """Store bytes under key (S3 PUT replaces atomically)."""
         self.client.put_object(Bucket=self.bucket, Key=self.prefix + key, Body=data)
 
-    def get_bytes(self, key: str) -> bytes:
-        """Return the object's bytes; KeyError when absent."""
+    def get_bytes(self, key: str, *, version_id: str | None = None) -> bytes:
+        """Return the object's bytes (of one version, when given); KeyError when absent."""
+        request = {"Bucket": self.bucket, "Key": self.prefix + key}
+        if version_id:
+            request["VersionId"] = version_id
         try:
-            response = self.client.get_object(Bucket=self.bucket, Key=self.prefix + key)
+            response = self.client.get_object(**request)
         except self.client.exceptions.NoSuchKey as exc:
             raise KeyError(key) from exc
         return response["Body"].read()

@@ -17,6 +17,9 @@ from drac.models import TokenUsage
 from drac.ports import ModelCallError, ModelReply, TextModel, VisionModel
 
 DEFAULT_MODEL_ID = "google.gemma-3-27b-it"
+THROTTLING_CODES = frozenset(
+    {"ThrottlingException", "TooManyRequestsException", "ServiceQuotaExceededException"}
+)
 RETRYABLE_CODES = frozenset(
     {
         "ThrottlingException",
@@ -29,17 +32,25 @@ RETRYABLE_CODES = frozenset(
 )
 
 
+def bedrock_config(read_timeout_s: float, attempts: int) -> Any:
+    """botocore settings of a `bedrock-runtime` client: a read timeout above the longest
+    generation, and `attempts` tries in total (1: the SDK does not retry)."""
+    from botocore.config import Config
+
+    return Config(
+        read_timeout=read_timeout_s,
+        connect_timeout=10,
+        retries={"mode": "standard", "total_max_attempts": attempts},
+    )
+
+
 def make_bedrock_runtime(region: str | None = None, read_timeout_s: float = 300.0) -> Any:
     """Return a boto3 `bedrock-runtime` client whose own retries are off (drac retries)."""
     import boto3
-    from botocore.config import Config
 
-    config = Config(
-        read_timeout=read_timeout_s,
-        connect_timeout=10,
-        retries={"mode": "standard", "total_max_attempts": 1},
+    return boto3.client(
+        "bedrock-runtime", region_name=region, config=bedrock_config(read_timeout_s, 1)
     )
-    return boto3.client("bedrock-runtime", region_name=region, config=config)
 
 
 class _BedrockConverse:
@@ -93,7 +104,9 @@ class _BedrockConverse:
             status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
             message = error.get("Message", str(exc))
             if code in RETRYABLE_CODES or status >= 500 or status == 429:
-                raise Retryable(f"{code or status}: {message}") from exc
+                throttled = code in THROTTLING_CODES or status == 429
+                hint = "throttled" if throttled else "transient"
+                raise Retryable(f"{code or status}: {message}", hint=hint) from exc
             folding = code == "ValidationException" and "system" in message.lower()
             if folding and system and not self._fold_system:
                 self._fold_system = True  # this model takes no system prompt: put it in the text
@@ -101,7 +114,7 @@ class _BedrockConverse:
             raise ModelCallError(f"Bedrock {self.model_id}: {code}: {message}") from exc
         except (ReadTimeoutError, ConnectTimeoutError, EndpointConnectionError,
                 ConnectionClosedError) as exc:  # fmt: skip
-            raise Retryable(f"connection: {exc}") from exc
+            raise Retryable(f"connection: {exc}", hint="transient") from exc
         except BotoCoreError as exc:
             raise ModelCallError(f"Bedrock {self.model_id}: {exc}") from exc
 

@@ -9,7 +9,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from drac.ports import ModelCallError
+from drac.ports import ModelCallError, RetryHint
 
 T = TypeVar("T")
 
@@ -32,9 +32,15 @@ class RetryPolicy(BaseModel):
 class Retryable(Exception):
     """Raised inside a call to say: this failure may succeed if tried again."""
 
-    def __init__(self, reason: str, retry_after_s: float | None = None) -> None:
+    def __init__(
+        self,
+        reason: str,
+        retry_after_s: float | None = None,
+        hint: RetryHint = "transient",
+    ) -> None:
         super().__init__(reason)
         self.retry_after_s = retry_after_s
+        self.hint: RetryHint = hint
 
 
 def call_with_retries(
@@ -50,7 +56,9 @@ def call_with_retries(
             return call()
         except Retryable as exc:
             if attempt == policy.max_attempts:
-                raise ModelCallError(f"{what} failed after {attempt} attempts: {exc}") from exc
+                raise ModelCallError(
+                    f"{what} failed after {attempt} attempts: {exc}", retry=exc.hint
+                ) from exc
             wait = policy.delay(attempt)
             if exc.retry_after_s is not None:
                 wait = max(wait, min(exc.retry_after_s, policy.max_delay_s))

@@ -10,18 +10,40 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Literal
+from typing import Literal, Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from drac.clock import utc_now
 from drac.documents.check import MARKER, check_batch, clean_model_markdown, repair_markers
 from drac.documents.prompt import batch_prompt, conversion_system_prompt, page_marker
-from drac.documents.render import PageImage
 from drac.models import LedgerEntry
 from drac.ports import Ledger, ModelCallError, ModelReply, VisionModel
 
 EMPTY_ANSWER = "the model returned no content"
+
+
+class BatchPage(Protocol):
+    """What converting a page needs: its number, its PNG and its text-layer size."""
+
+    @property
+    def number(self) -> int: ...
+
+    @property
+    def png(self) -> bytes: ...
+
+    @property
+    def text_chars(self) -> int: ...
+
+
+class StoredPage(BaseModel):
+    """A page image read back from storage (the cloud renders and converts apart)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    number: int
+    png: bytes = Field(repr=False)
+    text_chars: int
 
 
 class BatchResult(BaseModel):
@@ -43,7 +65,7 @@ class JoinedMarkdown(BaseModel):
 
 def convert_batch(
     vision: VisionModel,
-    pages: Sequence[PageImage],
+    pages: Sequence[BatchPage],
     total_pages: int,
     document_id: str,
     ledger: Ledger,

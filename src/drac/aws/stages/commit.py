@@ -1,101 +1,173 @@
-"""Commit a plan: assemble its chunks verbatim, embed and index them, retire the old version."""
+"""Commit a planning run as a plan version: prepare (assemble, save), index chunk ranges in
+parallel, then activate; abandon the version's chunks when a step fails. Each stage calls the
+core step of `drac.commit` of the same name, so the order that keeps search consistent is the
+one the local runtime follows too."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel
 
-from drac.assemble import assemble_chunks, check_hard_limit
 from drac.aws import keys
-from drac.aws.errors import model_throttling_retried
+from drac.aws.errors import retried_by_step_functions
 from drac.aws.lambda_support import logger
 from drac.aws.runtime import Runtime
-from drac.aws.stages.planning import RunId, Sectioning
+from drac.aws.stages.fanout import MAX_ITEMS, ItemGroup, item_groups
 from drac.clock import utc_now
-from drac.models import LedgerEntry, PlanVersion, SectionPlan, Strategy
+from drac.commit import (
+    Activation,
+    abandon_plan,
+    activate_plan,
+    index_chunks,
+    plan_chunks,
+    save_plan,
+)
+from drac.errors import DocumentError
+from drac.ingest import status_after_conversion
+from drac.models import Chunk, PlanVersion, SectionPlan, Strategy
+
+RANGE_SIZE = 100
+"""Chunks embedded and indexed by one IndexChunks invocation (Titan takes one text a call:
+100 chunks is about 15 seconds)."""
 
 
-class CommitPlanInput(BaseModel):
-    """The Commit state's payload: the planning run whose section plans to commit."""
+class PrepareInput(BaseModel):
+    """The Prepare state's payload: the planning run whose section plans become a version."""
 
     document_id: str
-    tenant: str | None = None
     strategy: Strategy
-    sectioning: Sectioning
-    run_id: RunId
+    run_id: str
+    section_count: int
 
 
-class CommitResult(BaseModel):
-    """The new plan version, its chunk count, and the retired version and its chunk count."""
+class PreparedPlan(BaseModel):
+    """The saved plan version, its chunk count, and the chunk ranges to index."""
 
     document_id: str
-    plan_version: int
+    version: int
     chunks: int
-    retired_version: int
-    retired_chunks: int
+    range_count: int
+    groups: list[ItemGroup]
 
 
-def commit_plan(rt: Runtime, event: CommitPlanInput) -> CommitResult:
-    """Save plan version N+1 from the run's section plans, index its chunks with their
-    embeddings, make it the active version and delete version N's chunks from the index.
+class RangeItem(BaseModel):
+    """One item of the IndexChunks map: a range of a plan version's chunks."""
 
-    Raises DocumentError, before anything is stored, when a chunk breaks the hard limit;
-    ModelThrottled when the embedding model keeps throttling.
+    document_id: str
+    version: int
+    index: int
+
+
+class IndexInput(BaseModel):
+    """The IndexChunks state's payload (the map item under `input`)."""
+
+    input: RangeItem
+
+
+class IndexedRange(BaseModel):
+    """How many chunks a range indexed."""
+
+    index: int
+    chunks: int
+
+
+class ActivateInput(BaseModel):
+    """The Activate state's payload: `ingest` runs own the document (`owner`), re-plans
+    (`replan`) need it live."""
+
+    document_id: str
+    version: int
+    mode: Literal["ingest", "replan"]
+    owner: str | None = None
+
+
+class AbandonInput(BaseModel):
+    """The Abandon state's payload: the version whose chunks must go."""
+
+    document_id: str
+    version: int
+
+
+class Abandoned(BaseModel):
+    """How many chunks of the abandoned version were deleted."""
+
+    document_id: str
+    version: int
+    deleted: int
+
+
+def prepare_plan(rt: Runtime, event: PrepareInput) -> PreparedPlan:
+    """Build plan version N+1 from the run's section plans, assemble its chunks verbatim,
+    save the plan (before any chunk is indexed) and store the chunks in ranges to index.
+
+    Raises DocumentError, before anything is stored, when a chunk breaks the hard limit.
     """
-    document_id, strategy = event.document_id, event.strategy
+    document_id = event.document_id
     sections = tuple(
         SectionPlan.model_validate_json(
-            rt.artifacts.get_text(keys.section_plan_key(document_id, str(event.run_id), index))
+            rt.artifacts.get_text(keys.section_plan_key(document_id, event.run_id, index))
         )
-        for index in range(event.sectioning.section_count)
+        for index in range(event.section_count)
     )
     record = rt.registry.get(document_id)
     if record is None:
         raise KeyError(f"document {document_id} is not registered")
-    version = rt.plans.latest_version(document_id) + 1
     plan = PlanVersion(
         document_id=document_id,
-        version=version,
-        strategy=strategy,
+        version=rt.plans.latest_version(document_id) + 1,
+        strategy=event.strategy,
         sections=sections,
         created_at=utc_now(),
     )
-    chunks = assemble_chunks(record, rt.elements.get_elements(document_id), plan)
-    check_hard_limit(record, chunks, strategy)
-    embedder = rt.embedder()
-    with model_throttling_retried():
-        vectors = embedder.embed([chunk.text for chunk in chunks])
-    usage = getattr(embedder, "usage", None)
-    if usage is not None:
-        rt.ledger.record(
-            LedgerEntry(
-                document_id=document_id,
-                stage="embedding",
-                model=embedder.name,
-                input_tokens=usage.input_tokens,
-                at=utc_now(),
-            )
+    chunks = plan_chunks(record, rt.elements.get_elements(document_id), plan, event.strategy)
+    ranges = -(-len(chunks) // RANGE_SIZE)
+    if ranges > MAX_ITEMS:
+        raise DocumentError(f"{len(chunks)} chunks are too many to index in one plan version")
+    save_plan(rt.plans, plan)
+    for index in range(ranges):
+        part = chunks[index * RANGE_SIZE : (index + 1) * RANGE_SIZE]
+        rt.artifacts.put_text(
+            keys.chunk_range_key(document_id, plan.version, index),
+            "".join(chunk.model_dump_json() + "\n" for chunk in part),
         )
-    index = rt.index()
-    index.upsert(chunks, vectors)
-    rt.plans.save_plan(plan)
-    previous = record.active_version
-    record = rt.registry.get(document_id) or record
-    record.active_version = version
-    rt.registry.put(record)
-    retired = index.delete(document_id, previous) if previous and previous != version else 0
-    logger.info(
-        "plan committed",
-        extra={
-            "version": version,
-            "chunks": len(chunks),
-            "retired_version": previous,
-            "retired": retired,
-        },
+    logger.info("plan saved", extra={"version": plan.version, "chunks": len(chunks)})
+    return PreparedPlan(document_id=document_id, version=plan.version, chunks=len(chunks),
+                        range_count=ranges, groups=item_groups(ranges))
+
+
+def index_range(rt: Runtime, event: IndexInput) -> IndexedRange:
+    """Embed and index one range of a plan version's chunks (repeating it replaces them).
+
+    Raises ModelThrottled or TransientError when the embedding model may succeed later.
+    """
+    item = event.input
+    text = rt.artifacts.get_text(keys.chunk_range_key(item.document_id, item.version, item.index))
+    chunks = [Chunk.model_validate_json(line) for line in text.splitlines() if line]
+    with retried_by_step_functions():
+        index_chunks(rt.index(), chunks, embedder=rt.embedder(), ledger=rt.ledger)
+    return IndexedRange(index=item.index, chunks=len(chunks))
+
+
+def activate_version(rt: Runtime, event: ActivateInput) -> Activation:
+    """Make the version active (then delete every other version's chunks), or, when the
+    document no longer allows it, delete this version's chunks."""
+    record = rt.registry.get(event.document_id)
+    if event.mode == "ingest":
+        status = status_after_conversion(record.conversion_failures if record else 0)
+    else:
+        status = record.status if record else status_after_conversion(0)
+    activation = activate_plan(
+        rt.registry, rt.index(), event.document_id, event.version, status,
+        owner=event.owner if event.mode == "ingest" else None,
     )
-    return CommitResult(
-        document_id=document_id,
-        plan_version=version,
-        chunks=len(chunks),
-        retired_version=previous or 0,
-        retired_chunks=retired,
-    )
+    logger.info("activation", extra=activation.model_dump(mode="json"))
+    return activation
+
+
+def abandon_version(rt: Runtime, event: AbandonInput) -> Abandoned:
+    """Delete every chunk of a version whose commit failed."""
+    deleted = abandon_plan(rt.index(), event.document_id, event.version)
+    logger.warning("plan version abandoned", extra={"version": event.version,
+                                                    "deleted": deleted})
+    return Abandoned(document_id=event.document_id, version=event.version, deleted=deleted)

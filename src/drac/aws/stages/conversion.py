@@ -7,32 +7,50 @@ import json
 from pydantic import BaseModel
 
 from drac.aws import keys
-from drac.aws.conversion import RenderResult, convert_batch, record_failed_batch, render_to_store
+from drac.aws.errors import retried_by_step_functions
 from drac.aws.lambda_support import logger
 from drac.aws.runtime import Runtime
-from drac.aws.stages.register import DocumentLocation
+from drac.aws.stages.fanout import MAX_ITEMS, ItemGroup, item_groups
+from drac.documents.batches import BatchResult, StoredPage, convert_batch, failed_batch
 from drac.documents.detect import DocumentFormat
 from drac.documents.normalise import normalise_to_pdf
+from drac.documents.render import RenderOptions, page_batches, render_pages
+from drac.errors import DocumentError
 
 
 class NormaliseInput(BaseModel):
-    """The Normalise state's payload: the uploaded object and its detected format."""
+    """The Normalise state's payload: the uploaded object version and its detected format."""
 
     document_id: str
     bucket: str
     key: str
+    version_id: str | None = None
     format: str
 
 
-class RenderInput(BaseModel):
-    """The Render state's payload: where the document's PDF is."""
+class PdfLocation(BaseModel):
+    """Where a document's PDF is."""
 
-    document_id: str
     pdf_bucket: str
     pdf_key: str
 
 
-class BatchInput(BaseModel):
+class RenderInput(PdfLocation):
+    """The Render state's payload."""
+
+    document_id: str
+    execution: str
+
+
+class Rendered(BaseModel):
+    """Page and batch counts, and the batch groups the ConvertBatches map iterates over."""
+
+    page_count: int
+    batch_count: int
+    groups: list[ItemGroup]
+
+
+class BatchItem(BaseModel):
     """One item of the ConvertBatches map: a batch of a document's pages."""
 
     document_id: str
@@ -43,75 +61,94 @@ class BatchInput(BaseModel):
 class ConvertInput(BaseModel):
     """The ConvertBatch state's payload (the map item under `input`)."""
 
-    input: BatchInput
+    input: BatchItem
 
 
-class BatchFailedInput(BatchInput):
+class BatchFailedInput(BatchItem):
     """The MarkBatchFailed state's payload: the batch and the Step Functions error."""
 
     error: str = "Error"
     cause: str = ""
 
 
-class BatchResult(BaseModel):
+class BatchDone(BaseModel):
     """What became of one batch."""
 
     batch: int
     ok: bool
 
 
-def normalise_document(rt: Runtime, event: NormaliseInput) -> DocumentLocation:
-    """Store the source converted to PDF in the artifacts bucket."""
-    data = rt.bucket(event.bucket).get_bytes(event.key)
-    pdf = normalise_to_pdf(data, DocumentFormat(event.format))
+def normalise_document(rt: Runtime, event: NormaliseInput) -> PdfLocation:
+    """Convert the upload to PDF (LibreOffice, Pillow) and store it in the artifacts bucket."""
+    data = rt.bucket(event.bucket).get_bytes(event.key, version_id=event.version_id)
+    pdf = normalise_to_pdf(data, DocumentFormat(event.format), max_pages=rt.settings.max_pages)
     key = keys.pdf_key(event.document_id)
     rt.artifacts.put_bytes(key, pdf)
-    return DocumentLocation(
-        format=event.format,
-        is_text=False,
-        needs_normalise=False,
-        pdf_bucket=rt.env.artifacts_bucket,
-        pdf_key=key,
-    )
+    return PdfLocation(pdf_bucket=rt.resources.artifacts_bucket, pdf_key=key)
 
 
-def render_document(rt: Runtime, event: RenderInput) -> RenderResult:
-    """Render every page of the PDF to PNG and record the page count on the document."""
+def render_document(rt: Runtime, event: RenderInput) -> Rendered:
+    """Render every page to `pages/<doc>/<n>.png`, record each page's text-layer size and the
+    page count. Raises DocumentError past the page limit or the batch fan-out limit."""
     pdf = rt.bucket(event.pdf_bucket).get_bytes(event.pdf_key)
-    result = render_to_store(pdf, rt.artifacts, event.document_id, rt.env.batch_size)
-    record = rt.registry.get(event.document_id)
-    if record is not None:
-        record.pages = result.page_count
-        rt.registry.put(record)
-    return result
+    options = RenderOptions(max_pages=rt.settings.max_pages)
+    text_chars: dict[str, int] = {}
+    for page in render_pages(pdf, options):
+        rt.artifacts.put_bytes(keys.page_key(event.document_id, page.number), page.png)
+        text_chars[str(page.number)] = page.text_chars
+    rt.artifacts.put_text(keys.page_meta_key(event.document_id), json.dumps(text_chars))
+    count = len(text_chars)
+    batches = len(page_batches(count, rt.settings.batch_size))
+    if batches > MAX_ITEMS:
+        raise DocumentError(
+            f"{count} pages in batches of {rt.settings.batch_size} make {batches} batches, more"
+            f" than {MAX_ITEMS}: raise the batchSize setting"
+        )
+    rt.registry.update(event.document_id, owner=event.execution, pages=count)
+    return Rendered(page_count=count, batch_count=batches, groups=item_groups(batches))
 
 
-def convert_pages(rt: Runtime, event: ConvertInput) -> BatchResult:
-    """Convert one batch of rendered pages to Markdown with the vision model.
+def convert_pages(rt: Runtime, event: ConvertInput) -> BatchDone:
+    """Convert one batch of rendered pages with the vision model and store the result.
 
-    Raises ModelThrottled when Bedrock keeps throttling, so Step Functions backs off and retries.
+    Raises ModelThrottled or TransientError when the model call may succeed later, so Step
+    Functions backs off and retries; any other model failure is stored as error markers.
     """
     item = event.input
-    status = convert_batch(
-        rt.artifacts,
-        item.document_id,
-        item.batch,
-        item.page_count,
-        rt.env.batch_size,
-        rt.vision_model(),
-        rt.ledger,
-    )
-    return BatchResult(batch=status.batch, ok=status.ok)
+    pages = _pages(rt, item)
+    with retried_by_step_functions():
+        result = convert_batch(
+            rt.vision_model(), pages, item.page_count, item.document_id, rt.ledger,
+            on_retryable="raise",
+        )
+    _store(rt, item, result)
+    return BatchDone(batch=item.batch, ok=result.failure is None)
 
 
-def record_batch_failure(rt: Runtime, event: BatchFailedInput) -> BatchResult:
-    """Store error markers for a batch that kept failing, so the document becomes PARTIAL."""
+def record_batch_failure(rt: Runtime, event: BatchFailedInput) -> BatchDone:
+    """Store error markers for a batch whose retries ran out, so the document is PARTIAL."""
+    numbers = page_batches(event.page_count, rt.settings.batch_size)[event.batch]
     reason = _reason(event.error, event.cause)
-    status = record_failed_batch(
-        rt.artifacts, event.document_id, event.batch, event.page_count, rt.env.batch_size, reason
-    )
-    logger.warning("batch failed", extra={"reason": reason})
-    return BatchResult(batch=status.batch, ok=False)
+    _store(rt, event, failed_batch(numbers, reason))
+    logger.warning("batch failed", extra={"batch": event.batch, "reason": reason})
+    return BatchDone(batch=event.batch, ok=False)
+
+
+def _pages(rt: Runtime, item: BatchItem) -> list[StoredPage]:
+    numbers = page_batches(item.page_count, rt.settings.batch_size)[item.batch]
+    text_layer = json.loads(rt.artifacts.get_text(keys.page_meta_key(item.document_id)))
+    return [
+        StoredPage(
+            number=number,
+            png=rt.artifacts.get_bytes(keys.page_key(item.document_id, number)),
+            text_chars=int(text_layer.get(str(number), 0)),
+        )
+        for number in numbers
+    ]
+
+
+def _store(rt: Runtime, item: BatchItem, result: BatchResult) -> None:
+    rt.artifacts.put_text(keys.batch_key(item.document_id, item.batch), result.model_dump_json())
 
 
 def _reason(error: str, cause: str) -> str:

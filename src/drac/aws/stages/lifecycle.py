@@ -1,4 +1,4 @@
-"""End of a document's life cycle: its final status after ingest, and its deletion."""
+"""The end of an ingest (done or failed) and the deletion of an upload."""
 
 from __future__ import annotations
 
@@ -10,75 +10,72 @@ from pydantic import BaseModel
 from drac.aws.events import S3EventBridgeEvent
 from drac.aws.lambda_support import correlate, logger
 from drac.aws.runtime import Runtime
-from drac.models import DocumentStatus
+from drac.commit import clean_up_failure, release_source, retire_if_orphaned
 
 
 class FinaliseInput(BaseModel):
     """The Finalise / MarkFailed states' payload."""
 
     document_id: str
+    execution: str
     outcome: Literal["SUCCEEDED", "FAILED"]
-    failed_batches: int = 0
-    plan_version: int | None = None
-    chunks: int | None = None
+    previous_document: str | None = None
     error: str = "Error"
     cause: str | None = ""
 
 
 class FinalStatus(BaseModel):
-    """The document's final status."""
+    """The document's status when this run ended, and the documents it retired."""
 
     document_id: str
     status: str
+    retired: list[str]
 
 
 class Deleted(BaseModel):
-    """The documents a deletion marked DELETED."""
+    """The document retired by a deletion (None when another key still holds it)."""
 
-    document_ids: list[str]
+    key: str
+    retired: str | None = None
 
 
 def finalise_document(rt: Runtime, event: FinaliseInput) -> FinalStatus:
-    """Mark the document FAILED (with the error), or INDEXED / PARTIAL (when batches failed)
-    and delete the older documents uploaded under the same key."""
+    """End an ingest run: on failure mark the document FAILED (if this run still owns it)
+    and delete what it indexed; either way retire the document the key held before, and this
+    one, when no key holds them any more."""
     document_id = event.document_id
     if event.outcome == "FAILED":
         error = f"{event.error}: {_message(event.cause)}"
-        record = rt.registry.set_status(document_id, DocumentStatus.FAILED, error=error[:2000])
-        logger.error("document failed", extra={"error": error})
-        return FinalStatus(document_id=document_id, status=record.status.value)
-    status = DocumentStatus.PARTIAL if event.failed_batches > 0 else DocumentStatus.INDEXED
-    record = rt.registry.set_status(document_id, status)
-    superseded = [
-        other for other in rt.registry.by_source(record.source_path or "") if other != document_id
+        if rt.registry.mark_failed(document_id, error, owner=event.execution):
+            clean_up_failure(rt.registry, rt.index(), document_id)
+            logger.error("document failed", extra={"error": error})
+    index = rt.index()
+    retired = [
+        candidate
+        for candidate in dict.fromkeys(filter(None, [event.previous_document, document_id]))
+        if retire_if_orphaned(rt.registry, index, candidate)
     ]
-    for other in superseded:
-        _delete(rt, other)
-    logger.info("document done", extra={"status": status.value, "superseded": superseded})
-    return FinalStatus(document_id=document_id, status=status.value)
+    record = rt.registry.get(document_id)
+    status = record.status.value if record else "UNKNOWN"
+    logger.info("ingest ended", extra={"status": status, "retired": retired})
+    return FinalStatus(document_id=document_id, status=status, retired=retired)
 
 
-def delete_document(rt: Runtime, event: S3EventBridgeEvent) -> Deleted:
-    """Remove the chunks of the documents stored from a deleted object and mark them DELETED,
-    unless the object still has a current version."""
+def delete_object(rt: Runtime, event: S3EventBridgeEvent) -> Deleted:
+    """An object (version) was deleted: unless a current version remains, forget the key
+    (ignoring a delete older than the key's last recorded upload) and retire its document if
+    no other key holds it."""
     obj = event.detail
+    if obj.is_folder:
+        return Deleted(key=obj.key)
     if rt.bucket(obj.bucket).exists(obj.key):
-        logger.info("object still has a current version; nothing to delete", extra={"key": obj.key})
-        return Deleted(document_ids=[])
-    deleted = []
-    for document_id in rt.registry.by_source(obj.key):
-        correlate(document_id, stage="delete")
-        removed = _delete(rt, document_id)
-        logger.info("document deleted", extra={"chunks_removed": removed})
-        deleted.append(document_id)
-    return Deleted(document_ids=deleted)
-
-
-def _delete(rt: Runtime, document_id: str) -> int:
-    """Remove a document's chunks from the index and mark it DELETED; return the count removed."""
-    removed = rt.index().delete(document_id)
-    rt.registry.set_status(document_id, DocumentStatus.DELETED, active_version=None)
-    return removed
+        logger.info("the key still has a current version; kept", extra={"key": obj.key})
+        return Deleted(key=obj.key)
+    retired = release_source(rt.registry, rt.index(), obj.key, event.order)
+    if retired:
+        correlate(retired, stage="delete")
+        logger.info("document retired", extra={"key": obj.key})
+    return Deleted(key=obj.key, retired=retired)
 
 
 def _message(cause: str | None) -> str | None:

@@ -1,67 +1,89 @@
-"""Parse a converted document into elements (DynamoDB) and sections (S3)."""
+"""Parse a converted document: its Markdown, elements (DynamoDB) and sections (S3)."""
 
 from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
 
 from pydantic import BaseModel
 
 from drac.aws import keys
-from drac.aws.conversion import join_batches
+from drac.aws.dynamo import MAX_WARNINGS
 from drac.aws.runtime import Runtime
+from drac.aws.stages.fanout import ItemGroup
 from drac.aws.stages.planning import store_sections
-from drac.documents.detect import DocumentFormat
-from drac.errors import DocumentError
+from drac.documents.batches import BatchResult, JoinedMarkdown, join_batches
+from drac.ingest import parse_document
 from drac.models import DocumentStatus, Strategy
-from drac.parsing import normalise_newlines, parse_markdown
-from drac.pipeline import IngestSettings
-from drac.sectioning import make_sections
 
 INGEST_RUN = "ingest"
+READERS = 16
+"""Batch results read at once (S3 GETs are latency-bound)."""
 
 
 class ParseInput(BaseModel):
-    """The ParseSection state's payload."""
+    """The ParseSection state's payload; `batch_count` 0 means the Markdown is stored already
+    (a Markdown or text upload)."""
 
     document_id: str
+    execution: str
     strategy: Strategy
-    batch_count: int
+    batch_count: int = 0
 
 
 class ParseResult(BaseModel):
-    """Element, section and failed-batch counts, and where the sections are."""
+    """Element, section and failed-batch counts, and the section groups to plan."""
 
     elements: int
-    sections_key: str
+    run_id: str
     section_count: int
+    groups: list[ItemGroup]
     failed_batches: int
 
 
-def parse_document(rt: Runtime, event: ParseInput) -> ParseResult:
-    """Join the batches' Markdown, store it, its elements and its sections; mark the
-    document CONVERTED with the conversion's warnings.
+def parse_converted(rt: Runtime, event: ParseInput) -> ParseResult:
+    """Join the batches' Markdown (or read the stored Markdown), parse it into elements and
+    sections, store all three and mark the document CONVERTED with its warnings.
 
     Raises DocumentError when the document has no text content to chunk.
     """
-    document_id, strategy = event.document_id, event.strategy
+    document_id = event.document_id
+    if event.batch_count:
+        joined = _join(rt, document_id, event.batch_count)
+    else:
+        markdown = rt.artifacts.get_text(keys.markdown_key(document_id))
+        joined = JoinedMarkdown(markdown=markdown, warnings=[], failures=[])
+    parsed = parse_document(joined.markdown, event.strategy, joined.failures)
+    rt.artifacts.put_text(keys.markdown_key(document_id), parsed.markdown)
+    rt.elements.put_elements(document_id, parsed.elements)
+    sectioning = store_sections(rt, document_id, INGEST_RUN, parsed.sections, parsed.elements)
+    warnings = [*joined.warnings, *joined.failures]
+    if len(warnings) > MAX_WARNINGS:
+        rt.artifacts.put_text(keys.warnings_key(document_id), json.dumps(warnings))
     record = rt.registry.get(document_id)
-    if record is None:
-        raise KeyError(f"document {document_id} is not registered")
-    text = DocumentFormat(record.format).is_text
-    joined = join_batches(rt.artifacts, document_id, event.batch_count, text=text)
-    markdown = normalise_newlines(joined.markdown)
-    rt.artifacts.put_text(keys.markdown_key(document_id), markdown)
-    elements = parse_markdown(markdown, IngestSettings(strategy=strategy).parse_config())
-    if not any(not element.is_heading for element in elements):
-        raise DocumentError("the document has no text content to chunk")
-    rt.elements.put_elements(document_id, elements)
-    sections = make_sections(elements, strategy.section_budget)
-    sections_key = store_sections(rt, document_id, INGEST_RUN, sections)
-    record.status = DocumentStatus.CONVERTED
-    record.warnings = [*record.warnings, *joined.warnings, *joined.failures]
-    rt.registry.put(record)
+    rt.registry.update(
+        document_id,
+        owner=event.execution,
+        status=DocumentStatus.CONVERTED,
+        warnings=[*(record.warnings if record else []), *warnings],
+        conversion_failures=len(joined.failures),
+    )
     return ParseResult(
-        elements=len(elements),
-        sections_key=sections_key,
-        section_count=len(sections),
+        elements=len(parsed.elements),
+        run_id=sectioning.run_id,
+        section_count=sectioning.section_count,
+        groups=sectioning.groups,
         failed_batches=len(joined.failures),
     )
 
+
+def _join(rt: Runtime, document_id: str, batch_count: int) -> JoinedMarkdown:
+    def read(batch: int) -> BatchResult:
+        try:
+            text = rt.artifacts.get_text(keys.batch_key(document_id, batch))
+        except KeyError as exc:
+            raise RuntimeError(f"batch {batch} of {document_id} was never converted") from exc
+        return BatchResult.model_validate_json(text)
+
+    with ThreadPoolExecutor(max_workers=READERS) as pool:
+        return join_batches(list(pool.map(read, range(batch_count))))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import uuid
 from typing import Any
 
 from pydantic import BaseModel
@@ -12,14 +11,14 @@ from drac.aws import keys
 from drac.aws.events import ReplanRequest
 from drac.aws.lambda_support import logger
 from drac.aws.runtime import Runtime
-from drac.models import DocumentStatus
+from drac.strategies import strategy_from_request
 
 
 class ManifestInput(BaseModel):
     """The Manifest state's payload: the `Replan Requested` detail and the execution name."""
 
     request: ReplanRequest
-    run_id: str | None = None
+    run_id: str
 
 
 class Manifest(BaseModel):
@@ -32,29 +31,23 @@ class Manifest(BaseModel):
 
 
 def write_replan_manifest(rt: Runtime, event: ManifestInput) -> Manifest:
-    """List the requested live (INDEXED or PARTIAL) documents of the tenant, if one is named."""
+    """List the live documents the request covers: its tenant's (or every tenant's with
+    `all`), narrowed to `document_ids` when given, paging through the live-documents index."""
     request = event.request
-    strategy = rt.env.strategy(request.strategy)
-    if request.all:
-        records = list(rt.registry.live(request.tenant))
-    else:
-        records = [r for r in (rt.registry.get(i) for i in request.document_ids) if r is not None]
-    live = (DocumentStatus.INDEXED, DocumentStatus.PARTIAL)
+    strategy = strategy_from_request(request.strategy, rt.settings.strategy)
+    wanted = set(request.document_ids)
     items = [
-        {"document_id": r.document_id, "tenant": r.tenant}
-        for r in records
-        if r.status in live and (request.tenant is None or r.tenant == request.tenant)
+        {"document_id": document_id, "tenant": tenant}
+        for document_id, tenant in rt.registry.live(request.tenant)
+        if not wanted or document_id in wanted
     ]
-    skipped = len(request.document_ids) - len(items) if not request.all else 0
-    key = keys.manifest_key(event.run_id or uuid.uuid4().hex)
+    missing = sorted(wanted - {item["document_id"] for item in items})
+    key = keys.manifest_key(event.run_id)
     rt.artifacts.put_text(key, json.dumps(items))
     logger.info(
         "manifest written",
-        extra={"documents": len(items), "skipped": skipped, "strategy": strategy.name},
+        extra={"documents": len(items), "not_live_or_other_tenant": missing[:20],
+               "strategy": strategy.name},
     )
-    return Manifest(
-        bucket=rt.env.artifacts_bucket,
-        key=key,
-        count=len(items),
-        strategy=strategy.model_dump(mode="json"),
-    )
+    return Manifest(bucket=rt.resources.artifacts_bucket, key=key, count=len(items),
+                    strategy=strategy.model_dump(mode="json"))

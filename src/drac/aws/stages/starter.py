@@ -1,9 +1,11 @@
-"""Start one ingest execution per new upload, named by its content-hash document id."""
+"""Start one ingest execution per upload: named by the document and the upload, so a repeated
+event starts nothing twice while a re-upload of a FAILED or DELETED document starts anew."""
 
 from __future__ import annotations
 
 import json
-from typing import Literal
+import random
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -11,59 +13,117 @@ from drac.aws.events import IngestInput, S3EventBridgeEvent
 from drac.aws.lambda_support import correlate, logger
 from drac.aws.runtime import Runtime
 from drac.errors import DracError
-from drac.ids import document_id_for
-from drac.models import DocumentStatus
+from drac.ids import ContentDigest, digest_of
+
+READ_CHUNK = 1024 * 1024
+BACKOFF_BASE_S = 60
+BACKOFF_MAX_S = 1800
+"""Waiting messages come back after 1, 2, 4 ... minutes, at most every half hour."""
 
 
 class PipelineFull(DracError):
-    """Too many documents are being ingested; retry this message later."""
+    """Too many documents are being ingested; this message waits its turn."""
 
 
 class StartResult(BaseModel):
-    """What became of one upload: started, a duplicate, or gone before it could start."""
+    """What became of one upload event."""
 
-    outcome: Literal["started", "duplicate", "gone"]
+    outcome: Literal["started", "duplicate", "stale", "ignored"]
+    document_id: str | None = None
+    execution: str | None = None
+
+
+def execution_name(document_id: str, key: str, order: str) -> str:
+    """The execution of one upload: the document, then a digest of the key and upload order."""
+    return f"{document_id}-{digest_of([key, order], 16)}"
 
 
 def start_ingest(rt: Runtime, event: S3EventBridgeEvent) -> StartResult:
-    """Start the ingest of an uploaded object once (the same content maps to the same
-    execution name), keys only in the execution input.
+    """Start the ingest of one uploaded object version, keys only in the execution input.
 
-    Raises PipelineFull when the ingest state machine already runs its maximum of documents.
+    Folder keys and zero-byte objects are ignored; an event older than the key's last recorded
+    upload is stale. Raises PipelineFull when the ingest machine already runs its maximum of
+    documents (the message then waits, see `backoff_seconds`).
     """
     obj = event.detail
-    try:
-        data = rt.bucket(obj.bucket).get_bytes(obj.key)
-    except KeyError:
-        logger.info("object is gone; nothing to ingest", extra={"key": obj.key})
-        return StartResult(outcome="gone")
-    document_id = document_id_for(data, obj.tenant)
-    correlate(document_id, stage="start", key=obj.key)
-    existing = rt.registry.get(document_id)
-    if existing and existing.status in (DocumentStatus.INDEXED, DocumentStatus.PARTIAL):
-        logger.info("already ingested", extra={"status": existing.status.value})
-        return StartResult(outcome="duplicate")
+    if obj.is_folder or obj.size == 0:
+        logger.info("not a document; ignored", extra={"key": obj.key, "size": obj.size})
+        return StartResult(outcome="ignored")
     sfn = rt.client("stepfunctions")
-    arn = rt.env.ingest_state_machine_arn
-    running = sfn.list_executions(
-        stateMachineArn=arn, statusFilter="RUNNING", maxResults=rt.env.max_running_documents
-    )["executions"]
-    if len(running) >= rt.env.max_running_documents:
-        raise PipelineFull(f"{len(running)} documents in flight; retrying later")
+    machine = rt.resources.ingest_state_machine_arn
+    limit = rt.settings.max_running_documents
+    running = sfn.list_executions(stateMachineArn=machine, statusFilter="RUNNING",
+                                  maxResults=limit)["executions"]
+    if len(running) >= limit:
+        raise PipelineFull(f"{len(running)} documents in flight; this upload waits")
+    digest = _hash_object(rt, obj.bucket, obj.key, obj.version_id, obj.tenant)
+    if digest is None:
+        logger.info("object version is gone; nothing to ingest", extra={"key": obj.key})
+        return StartResult(outcome="ignored")
+    document_id = digest.document_id
+    correlate(document_id, stage="start", key=obj.key)
+    claim = rt.registry.claim_source(obj.key, document_id, event.order)
+    if not claim.claimed:
+        logger.info("a later upload of this key is recorded; stale event ignored")
+        return StartResult(outcome="stale", document_id=document_id)
+    name = execution_name(document_id, obj.key, event.order)
     payload = IngestInput(
         document_id=document_id,
         tenant=obj.tenant,
         bucket=obj.bucket,
         key=obj.key,
-        strategy=rt.env.strategy().model_dump(mode="json"),
+        version_id=obj.version_id,
+        sha256=digest.sha256,
+        size=digest.size,
+        previous_document=claim.previous,
+        strategy=rt.settings.strategy.model_dump(mode="json"),
     )
     try:
         sfn.start_execution(
-            stateMachineArn=arn,
-            name=document_id,
+            stateMachineArn=machine,
+            name=name,
             input=json.dumps(payload.model_dump(mode="json"), sort_keys=True),
         )
     except sfn.exceptions.ExecutionAlreadyExists:
-        logger.info("execution already exists; not started again")
-        return StartResult(outcome="duplicate")
-    return StartResult(outcome="started")
+        logger.info("this upload's execution exists already", extra={"execution": name})
+        return StartResult(outcome="duplicate", document_id=document_id, execution=name)
+    return StartResult(outcome="started", document_id=document_id, execution=name)
+
+
+def _hash_object(
+    rt: Runtime, bucket: str, key: str, version_id: str | None, tenant: str | None
+) -> ContentDigest | None:
+    """Stream the object version through the digest (memory stays flat for any size)."""
+    s3 = rt.client("s3")
+    request: dict[str, Any] = {"Bucket": bucket, "Key": key}
+    if version_id:
+        request["VersionId"] = version_id
+    try:
+        body = s3.get_object(**request)["Body"]
+    except (s3.exceptions.NoSuchKey, s3.exceptions.ClientError) as exc:
+        code = getattr(exc, "response", {}).get("Error", {}).get("Code", "")
+        if code in ("NoSuchKey", "NoSuchVersion", "404"):
+            return None
+        raise
+    digest = ContentDigest(tenant)
+    for piece in body.iter_chunks(READ_CHUNK):
+        digest.update(piece)
+    return digest
+
+
+def backoff_seconds(receive_count: int, rng: random.Random | None = None) -> int:
+    """How long a waiting message stays invisible after its `receive_count`-th receive:
+    exponential from a minute, capped at half an hour, with jitter so waiting uploads spread."""
+    ceiling = min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2 ** max(0, receive_count - 1))
+    return int((rng or random).uniform(ceiling / 2, ceiling))
+
+
+def defer(rt: Runtime, queue_arn: str, receipt_handle: str, receive_count: int) -> int:
+    """Hide a message that must wait for `backoff_seconds`; return the seconds."""
+    _, _, _, region, account, name = queue_arn.split(":", 5)
+    url = f"https://sqs.{region}.amazonaws.com/{account}/{name}"
+    seconds = backoff_seconds(receive_count)
+    rt.client("sqs").change_message_visibility(
+        QueueUrl=url, ReceiptHandle=receipt_handle, VisibilityTimeout=seconds
+    )
+    return seconds

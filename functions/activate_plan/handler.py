@@ -1,0 +1,19 @@
+"""Make a plan version active and retire the other versions' chunks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drac.aws.lambda_support import correlate, logger, metrics, tracer
+from drac.aws.runtime import lambda_runtime as _runtime  # tests replace _runtime
+from drac.aws.stages.commit import ActivateInput, activate_version
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    """Return whether the version became active and how many chunks were retired."""
+    payload = ActivateInput.model_validate(event)
+    correlate(payload.document_id, stage="activate_plan")
+    return activate_version(_runtime(), payload).model_dump(mode="json")

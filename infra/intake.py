@@ -1,0 +1,122 @@
+"""Intake: S3 events to queues to the starter and delete functions; re-plan requests on the
+project's event bus to the re-plan machine."""
+
+from __future__ import annotations
+
+from aws_cdk import Duration, Stack
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_lambda_event_sources as sources
+from aws_cdk import aws_sqs as sqs
+from aws_cdk import aws_stepfunctions as sfn
+from constructs import Construct
+
+from drac.settings import Settings
+from infra.stages import Stages
+from infra.storage import INCOMING_PREFIX, Storage
+
+REPLAN_DETAIL_TYPE = "Replan Requested"
+REPLAN_SOURCE = "drac.api"
+REPLAN_PATTERN = {"source": [REPLAN_SOURCE], "detail-type": [REPLAN_DETAIL_TYPE]}
+WAITING_RECEIVES = 300
+"""Receives before an upload waiting for room goes to the dead-letter queue: with the
+starter's waits of up to half an hour, several days (the queue keeps messages 14 days)."""
+
+
+def object_event_pattern(detail_type: str, bucket_name: str) -> dict:
+    """EventBridge pattern for S3 `detail_type` events under incoming/ of one bucket."""
+    return {
+        "source": ["aws.s3"],
+        "detail-type": [detail_type],
+        "detail": {
+            "bucket": {"name": [bucket_name]},
+            "object": {"key": [{"prefix": INCOMING_PREFIX}]},
+        },
+    }
+
+
+def _pattern(raw: dict) -> events.EventPattern:
+    """The CDK form of a raw pattern."""
+    return events.EventPattern(
+        source=raw["source"], detail_type=raw["detail-type"], detail=raw.get("detail")
+    )
+
+
+class Intake(Construct):
+    """Queues with dead-letter queues between EventBridge and the functions it feeds."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        settings: Settings,
+        storage: Storage,
+        stages: Stages,
+        replan_machine: sfn.IStateMachine,
+    ) -> None:
+        """Create the queues, rules and event sources."""
+        super().__init__(scope, construct_id)
+        stack = Stack.of(self)
+        self.bus = events.EventBus(self, "Bus", event_bus_name=f"{stack.stack_name}-bus")
+        docs = storage.documents
+        # A full pipeline hides waiting messages for growing waits (the starter's backoff).
+        self.ingest_queue = self._queue(
+            "IngestQueue", Duration.minutes(6), max_receive_count=WAITING_RECEIVES
+        )
+        self.delete_queue = self._queue("DeleteQueue", Duration.minutes(6))
+        self.created_rule = events.Rule(
+            self, "ObjectCreated",
+            description="Uploads under incoming/ start the ingest pipeline",
+            event_pattern=_pattern(object_event_pattern("Object Created", docs.bucket_name)),
+            targets=[targets.SqsQueue(self.ingest_queue)],
+        )
+        self.deleted_rule = events.Rule(
+            self, "ObjectDeleted",
+            description="Deleting an upload removes its chunks",
+            event_pattern=_pattern(object_event_pattern("Object Deleted", docs.bucket_name)),
+            targets=[targets.SqsQueue(self.delete_queue)],
+        )
+        stages.starter.add_event_source(sources.SqsEventSource(
+            self.ingest_queue, batch_size=5, max_concurrency=settings.starter_concurrency,
+            report_batch_item_failures=True,
+        ))
+        stages.delete.add_event_source(sources.SqsEventSource(
+            self.delete_queue, batch_size=5, max_concurrency=2, report_batch_item_failures=True,
+        ))
+        self.replan_dlq = sqs.Queue(
+            self, "ReplanTargetDlq", enforce_ssl=True,
+            encryption=sqs.QueueEncryption.SQS_MANAGED, retention_period=Duration.days(14),
+        )
+        self.replan_rule = events.Rule(
+            self, "ReplanRequested",
+            event_bus=self.bus,
+            description="Replan Requested events start the re-plan state machine",
+            event_pattern=_pattern(REPLAN_PATTERN),
+            targets=[targets.SfnStateMachine(
+                replan_machine,
+                input=events.RuleTargetInput.from_event_path("$.detail"),
+                dead_letter_queue=self.replan_dlq,
+                retry_attempts=4,
+                max_event_age=Duration.hours(2),
+            )],
+        )
+        self.dead_letter_queues = [
+            self.ingest_queue.dead_letter_queue.queue,
+            self.delete_queue.dead_letter_queue.queue,
+            self.replan_dlq,
+        ]
+
+    def _queue(
+        self, construct_id: str, visibility: Duration, max_receive_count: int = 5
+    ) -> sqs.Queue:
+        """A TLS-only, encrypted queue keeping messages 14 days, with a dead-letter queue."""
+        dlq = sqs.Queue(
+            self, f"{construct_id}Dlq", enforce_ssl=True,
+            encryption=sqs.QueueEncryption.SQS_MANAGED, retention_period=Duration.days(14),
+        )
+        return sqs.Queue(
+            self, construct_id, enforce_ssl=True, encryption=sqs.QueueEncryption.SQS_MANAGED,
+            visibility_timeout=visibility, retention_period=Duration.days(14),
+            dead_letter_queue=sqs.DeadLetterQueue(queue=dlq, max_receive_count=max_receive_count),
+        )

@@ -1,0 +1,176 @@
+"""The pipeline's Lambda functions, each with exactly the permissions its stage uses.
+
+Every grant here is exercised by the end-to-end tests, which run each handler with only the
+statements its role has in the synthesised template (tests/e2e).
+"""
+
+from __future__ import annotations
+
+from aws_cdk import ArnFormat, Duration, Size, Stack
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from constructs import Construct
+
+from drac.settings import SETTINGS_VARIABLE, Settings
+from infra.config import model_arns
+from infra.functions import FunctionFactory
+from infra.search import Search
+from infra.storage import Storage
+
+MACHINE_NAMES = ("ingest", "plan", "replan")
+
+
+def machine_name(stack: Stack, name: str) -> str:
+    """The physical name of one of the stack's state machines."""
+    return f"{stack.stack_name}-{name}"
+
+
+def machine_arn(stack: Stack, name: str) -> str:
+    """The ARN of one of the stack's state machines, built from its name (functions that
+    need it exist before the machine that invokes them)."""
+    return stack.format_arn(
+        service="states", resource="stateMachine", resource_name=machine_name(stack, name),
+        arn_format=ArnFormat.COLON_RESOURCE_NAME,
+    )
+
+
+def executions_arn(stack: Stack, name: str) -> str:
+    """The ARN pattern of every execution of one of the stack's state machines."""
+    return stack.format_arn(
+        service="states", resource="execution", resource_name=f"{machine_name(stack, name)}:*",
+        arn_format=ArnFormat.COLON_RESOURCE_NAME,
+    )
+
+
+class Stages(Construct):
+    """One Lambda function per pipeline stage (plus the starter and delete consumers)."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        settings: Settings,
+        storage: Storage,
+        search: Search,
+        factory: FunctionFactory,
+    ) -> None:
+        """Create the functions and grant each what its stage reads and writes."""
+        super().__init__(scope, construct_id)
+        stack = Stack.of(self)
+        self.settings = settings
+        self.search = search
+        s = storage
+        factory.environment.update({
+            "DOCUMENTS_BUCKET": s.documents.bucket_name,
+            "ARTIFACTS_BUCKET": s.artifacts.bucket_name,
+            "DOCUMENTS_TABLE": s.documents_table.table_name,
+            "SOURCES_TABLE": s.sources_table.table_name,
+            "ELEMENTS_TABLE": s.elements_table.table_name,
+            "PLANS_TABLE": s.plans_table.table_name,
+            "LEDGER_TABLE": s.ledger_table.table_name,
+            "COLLECTION_ENDPOINT": search.endpoint,
+            "INGEST_STATE_MACHINE_ARN": machine_arn(stack, "ingest"),
+            SETTINGS_VARIABLE: settings.to_json(),
+        })
+        mk = factory.make
+        minutes = Duration.minutes
+
+        # -- intake: one upload event at a time -------------------------------------------
+        self.starter = mk("Starter", "starter", timeout=minutes(5))
+        s.documents.grant_read(self.starter)  # streams the upload to hash it
+        s.sources_table.grant_read_write_data(self.starter)
+        self.starter.add_to_role_policy(iam.PolicyStatement(
+            actions=["states:ListExecutions", "states:StartExecution"],
+            resources=[machine_arn(stack, "ingest")],
+        ))
+        self.delete = mk("Delete", "delete", timeout=minutes(5))
+        s.documents.grant_read(self.delete)  # HeadObject: does a current version remain?
+        s.sources_table.grant_read_write_data(self.delete)
+        s.documents_table.grant_read_write_data(self.delete)
+        search.grant_index_access(self.delete.role)
+
+        # -- ingest: register, normalise, render, convert, parse -------------------------
+        self.register = mk("Register", "register", memory=2048, timeout=minutes(5))
+        s.documents.grant_read(self.register)
+        s.artifacts.grant_put(self.register)  # a Markdown/text upload is its own Markdown
+        s.documents_table.grant_read_write_data(self.register)
+        self.register.add_to_role_policy(iam.PolicyStatement(
+            actions=["states:DescribeExecution"], resources=[executions_arn(stack, "ingest")],
+        ))
+        self.normalise = factory.make_image(
+            "Normalise", "normalise", memory=3008, timeout=minutes(10),
+            ephemeral_storage=Size.gibibytes(4),  # the upload, its PDF and LibreOffice's files
+        )
+        s.documents.grant_read(self.normalise)
+        s.artifacts.grant_put(self.normalise)
+        self.render = mk("Render", "render", memory=2048, timeout=minutes(15))
+        s.documents.grant_read(self.render)  # a PDF upload is rendered where it is
+        s.artifacts.grant_read_write(self.render)
+        s.documents_table.grant_read_write_data(self.render)
+        # a 5-page batch may generate 8,192 tokens: the model's read timeout plus headroom
+        self.convert = mk("Convert", "convert", memory=1024, timeout=minutes(15))
+        s.artifacts.grant_read_write(self.convert)
+        s.ledger_table.grant_write_data(self.convert)
+        self._grant_models(self.convert, [settings.conversion_model])
+        self.batch_failed = mk("BatchFailed", "batch_failed")
+        s.artifacts.grant_put(self.batch_failed)
+        self.parse = mk("Parse", "parse", memory=2048, timeout=minutes(15))
+        s.artifacts.grant_read_write(self.parse)
+        s.elements_table.grant_read_write_data(self.parse)
+        s.documents_table.grant_read_write_data(self.parse)
+
+        # -- planning and commit (shared by ingest and re-plan) --------------------------
+        self.section = mk("Section", "section", memory=2048, timeout=minutes(15))
+        s.artifacts.grant_put(self.section)
+        s.elements_table.grant_read_data(self.section)
+        self.plan_section = mk("PlanSection", "plan_section", timeout=minutes(5))
+        s.artifacts.grant_read_write(self.plan_section)
+        s.plans_table.grant_read_write_data(self.plan_section)  # the plan cache
+        s.ledger_table.grant_write_data(self.plan_section)
+        self._grant_models(self.plan_section, [settings.planning_model])
+        self.prepare = mk("PreparePlan", "prepare_plan", memory=2048, timeout=minutes(15))
+        s.artifacts.grant_read_write(self.prepare)
+        s.elements_table.grant_read_data(self.prepare)
+        s.plans_table.grant_read_write_data(self.prepare)
+        s.documents_table.grant_read_data(self.prepare)
+        self.index_chunks = mk("IndexChunks", "index_chunks", memory=1024, timeout=minutes(15))
+        s.artifacts.grant_read(self.index_chunks)
+        s.ledger_table.grant_write_data(self.index_chunks)
+        self._grant_models(self.index_chunks, [settings.embedding_model_id])
+        search.grant_index_access(self.index_chunks.role)
+        self.activate = mk("ActivatePlan", "activate_plan", timeout=minutes(5))
+        s.documents_table.grant_read_write_data(self.activate)
+        search.grant_index_access(self.activate.role)
+        self.abandon = mk("AbandonPlan", "abandon_plan", timeout=minutes(5))
+        search.grant_index_access(self.abandon.role)
+
+        # -- end of an ingest, and the re-plan manifest -----------------------------------
+        self.finalise = mk("Finalise", "finalise", timeout=minutes(5))
+        s.documents_table.grant_read_write_data(self.finalise)
+        s.sources_table.grant_read_data(self.finalise)
+        search.grant_index_access(self.finalise.role)
+        self.manifest = mk("Manifest", "replan_manifest", timeout=minutes(5))
+        s.documents_table.grant_read_data(self.manifest)
+        s.artifacts.grant_put(self.manifest)
+
+    def all(self) -> list[lambda_.IFunction]:
+        """Every function of the pipeline."""
+        return [
+            self.starter, self.delete, self.register, self.normalise, self.render,
+            self.convert, self.batch_failed, self.parse, self.section, self.plan_section,
+            self.prepare, self.index_chunks, self.activate, self.abandon, self.finalise,
+            self.manifest,
+        ]
+
+    def _grant_models(self, fn: lambda_.IFunction, model_ids: list[str]) -> None:
+        """Allow bedrock:InvokeModel on exactly the configured models (Converse uses it too)."""
+        stack = Stack.of(self)
+        resources = [
+            arn
+            for model_id in model_ids
+            for arn in model_arns(model_id, stack.region, stack.account, stack.partition)
+        ]
+        fn.add_to_role_policy(
+            iam.PolicyStatement(actions=["bedrock:InvokeModel"], resources=resources)
+        )

@@ -1,0 +1,29 @@
+"""Fan-out over many items within Step Functions' limits.
+
+`States.ArrayRange` returns at most 1,000 items, so a Map over more items iterates over groups
+of at most 1,000 (an outer Map), each expanded by ArrayRange (an inner Map). Every iteration
+adds about seven events to the execution's history, which may not exceed 25,000 events, so a
+document is refused beyond `MAX_ITEMS` items of one kind, with the setting to raise named.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+GROUP_SIZE = 1000
+MAX_ITEMS = 2500
+
+
+class ItemGroup(BaseModel):
+    """Items `first` to `last` (inclusive) of a fan-out."""
+
+    first: int
+    last: int
+
+
+def item_groups(count: int, size: int = GROUP_SIZE) -> list[ItemGroup]:
+    """Split item numbers 0 .. count-1 into groups of at most `size`."""
+    return [
+        ItemGroup(first=start, last=min(start + size, count) - 1)
+        for start in range(0, count, size)
+    ]
