@@ -36,7 +36,9 @@ class Backoff:
 class _Retryable(ModelCallError):
     """A failure worth another attempt, with the wait the server asked for (if any)."""
 
-    def __init__(self, message: str, *, retry: RetryHint, retry_after_s: float | None = None):
+    def __init__(
+        self, message: str, *, retry: RetryHint, retry_after_s: float | None = None
+    ) -> None:
         super().__init__(message, retry=retry)
         self.retry_after_s = retry_after_s
 
