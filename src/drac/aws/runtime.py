@@ -122,7 +122,7 @@ class Runtime:
     def _bedrock(self) -> Any:
         """Bedrock with a read timeout above the longest generation and no SDK retries:
         Step Functions owns the retries (a retried read timeout restarts the generation)."""
-        from drac.clients.bedrock import bedrock_config
+        from drac.clients.bedrock_runtime import bedrock_config
 
         return self.client(
             "bedrock-runtime", config=bedrock_config(self.settings.model_timeout_s, attempts=1)
@@ -131,12 +131,10 @@ class Runtime:
     def vision_model(self) -> VisionModel:
         """The conversion model (Bedrock Converse)."""
         from drac.clients.bedrock import BedrockVisionModel
-        from drac.clients.retry import RetryPolicy
 
         return BedrockVisionModel(
             self.settings.conversion_model,
             client=self._bedrock(),
-            retry=RetryPolicy(max_attempts=1),
             max_tokens=self.settings.conversion_max_tokens,
             temperature=self.settings.temperature,
         )
@@ -144,12 +142,10 @@ class Runtime:
     def text_model(self) -> TextModel:
         """The planning model (Bedrock Converse)."""
         from drac.clients.bedrock import BedrockTextModel
-        from drac.clients.retry import RetryPolicy
 
         return BedrockTextModel(
             self.settings.planning_model,
             client=self._bedrock(),
-            retry=RetryPolicy(max_attempts=1),
             temperature=self.settings.temperature,
         )
 

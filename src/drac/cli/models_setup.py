@@ -16,10 +16,11 @@ def build_models(
 
     Exits with a clear message when the llm planner is asked for without a model backend.
     """
-    from drac.clients.config import ModelSettings, make_text_model, make_vision_model
+    from drac.clients.factory import make_text_model, make_vision_model
+    from drac.settings import Settings
 
     try:
-        settings = ModelSettings.load()
+        settings = Settings.load()
         if backend:
             settings = settings.model_copy(update={"backend": backend})
         vision = make_vision_model(settings)

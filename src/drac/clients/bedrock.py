@@ -3,58 +3,30 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
+from drac.clients import DEFAULT_ATTEMPTS
+from drac.clients.bedrock_runtime import bedrock_config, make_bedrock_runtime, model_call_error
 from drac.clients.images import (
     BEDROCK_MAX_IMAGE_BYTES,
     BEDROCK_MAX_IMAGE_SIDE,
     BEDROCK_MAX_IMAGES,
     fit_png,
 )
-from drac.clients.retry import Retryable, RetryPolicy, call_with_retries
 from drac.models import TokenUsage
 from drac.ports import ModelCallError, ModelReply, TextModel, VisionModel
+from drac.settings import BEDROCK_CONVERSION_MODEL, Settings
 
-DEFAULT_MODEL_ID = "google.gemma-3-27b-it"
-THROTTLING_CODES = frozenset(
-    {"ThrottlingException", "TooManyRequestsException", "ServiceQuotaExceededException"}
-)
-RETRYABLE_CODES = frozenset(
-    {
-        "ThrottlingException",
-        "TooManyRequestsException",
-        "ServiceUnavailableException",
-        "ModelTimeoutException",
-        "ModelNotReadyException",
-        "InternalServerException",
-    }
-)
+if TYPE_CHECKING:
+    from botocore.exceptions import ClientError
 
-
-def bedrock_config(read_timeout_s: float, attempts: int) -> Any:
-    """botocore settings of a `bedrock-runtime` client: a read timeout above the longest
-    generation, and `attempts` tries in total (1: the SDK does not retry)."""
-    from botocore.config import Config
-
-    return Config(
-        read_timeout=read_timeout_s,
-        connect_timeout=10,
-        retries={"mode": "standard", "total_max_attempts": attempts},
-    )
-
-
-def make_bedrock_runtime(region: str | None = None, read_timeout_s: float = 300.0) -> Any:
-    """Return a boto3 `bedrock-runtime` client whose own retries are off (drac retries)."""
-    import boto3
-
-    return boto3.client(
-        "bedrock-runtime", region_name=region, config=bedrock_config(read_timeout_s, 1)
-    )
+DEFAULT_MODEL_ID = BEDROCK_CONVERSION_MODEL
+DEFAULT_READ_TIMEOUT_S: float = Settings.model_fields["model_timeout_s"].default
 
 
 class _BedrockConverse:
-    """Shared Converse call with retries, usage and latency."""
+    """One Converse call (botocore retries per the client's Config), usage and latency."""
 
     def __init__(
         self,
@@ -63,60 +35,34 @@ class _BedrockConverse:
         client: Any | None = None,
         region: str | None = None,
         temperature: float = 0.1,
-        retry: RetryPolicy | None = None,
-        sleep: Callable[[float], None] = time.sleep,
+        read_timeout_s: float = DEFAULT_READ_TIMEOUT_S,
+        attempts: int = DEFAULT_ATTEMPTS,
     ) -> None:
+        """Use `client` as given, else make one from `region`, `read_timeout_s`, `attempts`."""
         self.model_id = model_id
         self.name = f"bedrock:{model_id}"
         self.temperature = temperature
-        self.retry = retry or RetryPolicy()
-        self._sleep = sleep
-        self._client = client if client is not None else make_bedrock_runtime(region)
+        if client is None:
+            client = make_bedrock_runtime(region, bedrock_config(read_timeout_s, attempts))
+        self._client = client
         self._fold_system = False
 
     def _converse(self, system: str, content: list[dict[str, Any]], max_tokens: int) -> ModelReply:
+        from botocore.exceptions import BotoCoreError, ClientError
+
         started = time.perf_counter()
-        response = call_with_retries(
-            lambda: self._once(system, content, max_tokens),
-            self.retry,
-            what=f"Bedrock {self.model_id}",
-            sleep=self._sleep,
-        )
+        try:
+            try:
+                response = self._client.converse(**self._request(system, content, max_tokens))
+            except ClientError as exc:
+                if not system or self._fold_system or not _rejects_system_prompt(exc):
+                    raise
+                self._fold_system = True  # this model takes no system prompt: put it in the text
+                response = self._client.converse(**self._request(system, content, max_tokens))
+        except (BotoCoreError, ClientError) as exc:
+            raise model_call_error(exc, f"Bedrock {self.model_id}") from exc
         latency_ms = (time.perf_counter() - started) * 1000
         return _reply(response, self.model_id, latency_ms)
-
-    def _once(self, system: str, content: list[dict[str, Any]], max_tokens: int) -> Any:
-        from botocore.exceptions import (
-            BotoCoreError,
-            ClientError,
-            ConnectionClosedError,
-            ConnectTimeoutError,
-            EndpointConnectionError,
-            ReadTimeoutError,
-        )
-
-        request = self._request(system, content, max_tokens)
-        try:
-            return self._client.converse(**request)
-        except ClientError as exc:
-            error = exc.response.get("Error", {})
-            code = error.get("Code", "")
-            status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
-            message = error.get("Message", str(exc))
-            if code in RETRYABLE_CODES or status >= 500 or status == 429:
-                throttled = code in THROTTLING_CODES or status == 429
-                hint = "throttled" if throttled else "transient"
-                raise Retryable(f"{code or status}: {message}", hint=hint) from exc
-            folding = code == "ValidationException" and "system" in message.lower()
-            if folding and system and not self._fold_system:
-                self._fold_system = True  # this model takes no system prompt: put it in the text
-                return self._once(system, content, max_tokens)
-            raise ModelCallError(f"Bedrock {self.model_id}: {code}: {message}") from exc
-        except (ReadTimeoutError, ConnectTimeoutError, EndpointConnectionError,
-                ConnectionClosedError) as exc:  # fmt: skip
-            raise Retryable(f"connection: {exc}", hint="transient") from exc
-        except BotoCoreError as exc:
-            raise ModelCallError(f"Bedrock {self.model_id}: {exc}") from exc
 
     def _request(
         self, system: str, content: list[dict[str, Any]], max_tokens: int
@@ -132,6 +78,12 @@ class _BedrockConverse:
             request["system"] = [{"text": system}]
         request["messages"] = [{"role": "user", "content": blocks}]
         return request
+
+
+def _rejects_system_prompt(error: ClientError) -> bool:
+    details = error.response.get("Error", {})
+    message = str(details.get("Message", "")).lower()
+    return details.get("Code") == "ValidationException" and "system" in message
 
 
 def _reply(response: Any, model_id: str, latency_ms: float) -> ModelReply:

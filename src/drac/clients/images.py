@@ -22,7 +22,7 @@ def fit_png(png: bytes, *, max_bytes: int, max_side: int) -> bytes:
     if len(png) <= max_bytes and _side(png) <= max_side:
         return png
     try:
-        image = Image.open(io.BytesIO(png))
+        image: Image.Image = Image.open(io.BytesIO(png))
         image.load()
     except (OSError, Image.DecompressionBombError) as exc:
         raise ModelCallError(f"page image is not a readable PNG: {exc}") from exc

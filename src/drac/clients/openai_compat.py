@@ -1,94 +1,57 @@
-"""OpenAI-compatible chat completions (Ollama, vLLM, llama.cpp) over the standard library."""
+"""OpenAI-compatible chat completions (Ollama, vLLM, llama.cpp) over `drac.clients.http_json`."""
 
 from __future__ import annotations
 
 import base64
-import json
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from drac.clients.retry import Retryable, RetryPolicy, call_with_retries
+from drac.clients.http_json import Backoff, JsonClient
 from drac.models import TokenUsage
 from drac.ports import ModelCallError, ModelReply, TextModel, VisionModel
+from drac.settings import Settings
+
+DEFAULT_BASE_URL: str = Settings.model_fields["openai_base_url"].default
+DEFAULT_TIMEOUT_S: float = Settings.model_fields["model_timeout_s"].default
 
 
 class _ChatCompletions:
-    """One POST to {base_url}/chat/completions with retries on 429, 5xx and connection errors."""
+    """One POST to {base_url}/chat/completions, retried on 429, 5xx and connection errors."""
 
     def __init__(
         self,
         model: str,
         *,
-        base_url: str = "http://localhost:11434/v1",
+        base_url: str = DEFAULT_BASE_URL,
         api_key: str | None = None,
         temperature: float = 0.1,
-        timeout_s: float = 300.0,
-        retry: RetryPolicy | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        backoff: Backoff | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        """`timeout_s` bounds reading one answer; `sleep` waits between attempts."""
         if not model:
             raise ValueError("an OpenAI-compatible model name is required")
         self.model = model
         self.name = f"openai:{model}"
-        self.url = base_url.rstrip("/") + "/chat/completions"
-        self.api_key = api_key
         self.temperature = temperature
-        self.timeout_s = timeout_s
-        self.retry = retry or RetryPolicy()
-        self._sleep = sleep
+        self._http = JsonClient(
+            base_url, api_key=api_key, timeout_s=timeout_s, backoff=backoff, sleep=sleep
+        )
+        self.url = self._http.url("chat/completions")
 
     def _chat(self, messages: list[dict[str, Any]], max_tokens: int) -> ModelReply:
-        body = json.dumps(
-            {
-                "model": self.model,
-                "messages": messages,
-                "temperature": self.temperature,
-                "max_tokens": max_tokens,
-                "stream": False,
-            }
-        ).encode("utf-8")
+        body = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": self.temperature,
+            "max_tokens": max_tokens,
+            "stream": False,
+        }
         started = time.perf_counter()
-        answer = call_with_retries(
-            lambda: self._post(body),
-            self.retry,
-            what=f"{self.url} ({self.model})",
-            sleep=self._sleep,
-        )
+        answer = self._http.post("chat/completions", body)
         return _reply(answer, self.model, (time.perf_counter() - started) * 1000)
-
-    def _post(self, body: bytes) -> dict[str, Any]:
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
-                raw = response.read()
-        except urllib.error.HTTPError as exc:
-            detail = exc.read()[:300].decode("utf-8", "replace")
-            if exc.code == 429 or exc.code >= 500:
-                raise Retryable(f"HTTP {exc.code}: {detail}", _retry_after(exc)) from exc
-            raise ModelCallError(f"{self.url}: HTTP {exc.code}: {detail}") from exc
-        except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
-            raise Retryable(f"connection: {exc}") from exc
-        try:
-            answer = json.loads(raw)
-        except ValueError as exc:
-            raise ModelCallError(f"{self.url}: answer is not JSON") from exc
-        if not isinstance(answer, dict):
-            raise ModelCallError(f"{self.url}: answer is not a JSON object")
-        return answer
-
-
-def _retry_after(error: urllib.error.HTTPError) -> float | None:
-    value = error.headers.get("Retry-After") if error.headers else None
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
 
 
 def _reply(answer: dict[str, Any], model: str, latency_ms: float) -> ModelReply:
@@ -128,7 +91,10 @@ class OpenAICompatVisionModel(_ChatCompletions, VisionModel):
             {"type": "image_url", "image_url": {"url": png_data_url(png)}} for png in images
         ]
         parts.append({"type": "text", "text": prompt})
-        messages = [{"role": "system", "content": system}, {"role": "user", "content": parts}]
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": system},
+            {"role": "user", "content": parts},
+        ]
         return self._chat(messages, self.max_tokens)
 
 

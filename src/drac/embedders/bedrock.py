@@ -7,20 +7,25 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from drac.clients import DEFAULT_ATTEMPTS
+from drac.clients.bedrock_runtime import bedrock_config, make_bedrock_runtime, model_call_error
 from drac.models import TokenUsage
 from drac.ports import Embedder, ModelCallError
+from drac.settings import TITAN_V2
 
-TITAN_V2 = "amazon.titan-embed-text-v2:0"
 TITAN_DIMENSIONS = (256, 512, 1024)
 TITAN_MAX_CHARS = 50_000
+READ_TIMEOUT_S = 60.0
 
 
 class TitanEmbedder(Embedder):
     """Embeds texts one request each (Titan V2 takes one `inputText` per call).
 
     The boto3 `bedrock-runtime` client is injected, or created on first use from
-    `client_factory` (default: boto3 with the given region); never at import time.
-    Input token counts reported by Bedrock accumulate in `usage`.
+    `client_factory` (default: `make_bedrock_runtime` in the given region, retrying each call
+    `attempts` times in all); never at import time. Errors are classified like the Converse
+    clients' (`drac.clients.bedrock_runtime`). Input token counts reported by Bedrock accumulate in
+    `usage`.
     """
 
     def __init__(
@@ -32,6 +37,7 @@ class TitanEmbedder(Embedder):
         normalize: bool = True,
         region: str | None = None,
         client_factory: Callable[[], Any] | None = None,
+        attempts: int = DEFAULT_ATTEMPTS,
     ) -> None:
         if dimensions not in TITAN_DIMENSIONS:
             raise ValueError(f"Titan V2 dimensions must be one of {TITAN_DIMENSIONS}")
@@ -42,6 +48,7 @@ class TitanEmbedder(Embedder):
         self.dimension = dimensions
         self.normalize = normalize
         self.region = region
+        self.attempts = attempts
         self.usage = TokenUsage()
         self.latency_ms = 0.0
 
@@ -50,9 +57,8 @@ class TitanEmbedder(Embedder):
             if self._factory is not None:
                 self._client = self._factory()
             else:
-                import boto3  # lazy: no AWS client at import time
-
-                self._client = boto3.client("bedrock-runtime", region_name=self.region)
+                config = bedrock_config(READ_TIMEOUT_S, self.attempts)
+                self._client = make_bedrock_runtime(self.region, config)
         return self._client
 
     def request_body(self, text: str) -> dict[str, Any]:
@@ -65,6 +71,8 @@ class TitanEmbedder(Embedder):
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Return one vector per text; raise ModelCallError naming the failing text index."""
+        from botocore.exceptions import BotoCoreError, ClientError
+
         client = self._bedrock()
         vectors: list[list[float]] = []
         for index, text in enumerate(texts):
@@ -77,8 +85,10 @@ class TitanEmbedder(Embedder):
                     accept="application/json",
                 )
                 payload = json.loads(response["body"].read())
-            except Exception as exc:  # botocore errors vary; report them uniformly
-                raise ModelCallError(f"Titan embedding of text {index} failed: {exc}") from exc
+            except (BotoCoreError, ClientError) as exc:
+                raise model_call_error(exc, f"Titan embedding of text {index}") from exc
+            except (KeyError, TypeError, ValueError) as exc:
+                raise ModelCallError(f"Titan embedding of text {index}: unreadable answer") from exc
             self.latency_ms += (time.perf_counter() - started) * 1000
             vector = payload.get("embedding")
             if not isinstance(vector, list) or len(vector) != self.dimension:

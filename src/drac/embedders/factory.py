@@ -1,10 +1,17 @@
-"""Choose an embedder from settings: `DRAC_EMBEDDER` = none | bedrock | openai | local:PATH.
+"""Choose an embedder: `DRAC_EMBEDDER` (or `--embedder`) = none | bedrock | openai | local:PATH.
 
-Other settings (environment variables):
-- bedrock: `AWS_REGION` (or `AWS_DEFAULT_REGION`), `DRAC_EMBED_MODEL` (default Titan V2),
-  `DRAC_EMBED_DIMENSIONS` (256, 512 or 1024; default 1024).
-- openai: `DRAC_EMBED_BASE_URL` (default `http://localhost:11434/v1`, Ollama),
-  `DRAC_EMBED_MODEL` (default `nomic-embed-text`), `DRAC_EMBED_API_KEY` (or `OPENAI_API_KEY`).
+Values shared with the rest of drac come from `drac.settings.Settings` (environment over
+`drac.toml`); the embedder's own environment variables, documented in docs/evaluation.md,
+win where they are set:
+- bedrock: the model is `DRAC_EMBED_MODEL`, else the setting `embedding_model_id` (default
+  Titan V2); the size `DRAC_EMBED_DIMENSIONS`, else `embedding_dimension` (256, 512 or 1024;
+  default 1024); the region the setting `region` (`AWS_REGION`, `DRAC_BEDROCK_REGION`), else
+  `AWS_DEFAULT_REGION`.
+- openai: `DRAC_EMBED_BASE_URL` with `DRAC_EMBED_API_KEY` (or `OPENAI_API_KEY`); without
+  `DRAC_EMBED_BASE_URL`, the chat server's `openai_base_url` (default
+  `http://localhost:11434/v1`, Ollama) with `DRAC_EMBED_API_KEY`, else `openai_api_key`, else
+  `OPENAI_API_KEY`. The model is `DRAC_EMBED_MODEL`, else `embedding_model_id` when set, else
+  `nomic-embed-text`.
 - local:PATH: a sentence-transformers model folder (needs the `embed` extra).
 - none (the default): no embedder; evaluation and search use BM25 only.
 """
@@ -17,37 +24,49 @@ from pathlib import Path
 
 from drac.embedders.local import EmbedderUnavailable
 from drac.ports import Embedder
+from drac.settings import Settings
 
 CHOICES = "none, bedrock, openai or local:PATH"
+OPENAI_DEFAULT_MODEL = "nomic-embed-text"
 
 
-def embedder_from_spec(spec: str | None, env: Mapping[str, str] | None = None) -> Embedder | None:
-    """Build the embedder a spec names (None for `none` or no spec); settings from env."""
+def embedder_from_spec(
+    spec: str | None, env: Mapping[str, str] | None = None, settings: Settings | None = None
+) -> Embedder | None:
+    """The embedder a spec names (None for `none` or no spec), configured from `env` and
+    `settings` (default: `Settings.load(env)`)."""
     env = os.environ if env is None else env
     value = (spec or "").strip()
     if value in ("", "none"):
         return None
-    if value == "bedrock":
-        from drac.embedders.bedrock import TITAN_V2, TitanEmbedder
-
-        return TitanEmbedder(
-            model_id=env.get("DRAC_EMBED_MODEL", TITAN_V2),
-            dimensions=int(env.get("DRAC_EMBED_DIMENSIONS", "1024")),
-            region=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION"),
-        )
-    if value == "openai":
-        from drac.embedders.openai import OpenAIEmbedder
-
-        return OpenAIEmbedder(
-            env.get("DRAC_EMBED_BASE_URL", "http://localhost:11434/v1"),
-            env.get("DRAC_EMBED_MODEL", "nomic-embed-text"),
-            api_key=env.get("DRAC_EMBED_API_KEY") or env.get("OPENAI_API_KEY"),
-        )
     if value.startswith("local:") and value[len("local:") :].strip():
         from drac.embedders.local import SentenceTransformerEmbedder
 
         return SentenceTransformerEmbedder(Path(value[len("local:") :].strip()).expanduser())
-    raise EmbedderUnavailable(f"unknown embedder {value!r}: use {CHOICES}")
+    if value not in ("bedrock", "openai"):
+        raise EmbedderUnavailable(f"unknown embedder {value!r}: use {CHOICES}")
+    settings = Settings.load(env) if settings is None else settings
+    if value == "bedrock":
+        from drac.embedders.bedrock import TitanEmbedder
+
+        dimensions = env.get("DRAC_EMBED_DIMENSIONS", "").strip()
+        return TitanEmbedder(
+            model_id=env.get("DRAC_EMBED_MODEL") or settings.embedding_model_id,
+            dimensions=int(dimensions) if dimensions else settings.embedding_dimension,
+            region=settings.region or env.get("AWS_DEFAULT_REGION"),
+        )
+    from drac.embedders.openai import OpenAIEmbedder
+
+    explicit_url = env.get("DRAC_EMBED_BASE_URL")
+    # the chat server's key goes only to the chat server's URL, never to another endpoint
+    shared_key = None if explicit_url else settings.openai_api_key
+    chosen_model = "embedding_model_id" in settings.model_fields_set
+    return OpenAIEmbedder(
+        explicit_url or settings.openai_base_url,
+        env.get("DRAC_EMBED_MODEL")
+        or (settings.embedding_model_id if chosen_model else OPENAI_DEFAULT_MODEL),
+        api_key=env.get("DRAC_EMBED_API_KEY") or shared_key or env.get("OPENAI_API_KEY"),
+    )
 
 
 def embedder_from_env(env: Mapping[str, str] | None = None) -> Embedder | None:

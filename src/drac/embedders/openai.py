@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-import json
 import time
-import urllib.error
-import urllib.request
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
+import httpx
+
+from drac.clients.http_json import Backoff, JsonClient
 from drac.models import TokenUsage
 from drac.ports import Embedder, ModelCallError
 
 
 class OpenAIEmbedder(Embedder):
-    """POSTs batches of texts to `{base_url}/embeddings` with the standard library only.
+    """POSTs batches of texts to `{base_url}/embeddings`, retried on 429, 5xx and connection
+    errors like the chat client (`drac.clients.http_json`).
 
     `base_url` includes the version path, e.g. `http://localhost:11434/v1`. The vector size is
     learnt from the first answer unless given. `usage.prompt_tokens` accumulates in `usage`.
@@ -29,7 +30,10 @@ class OpenAIEmbedder(Embedder):
         batch_size: int = 64,
         timeout: float = 60.0,
         dimension: int | None = None,
+        backoff: Backoff | None = None,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        """`timeout` bounds reading one answer; `sleep` waits between attempts."""
         if batch_size < 1:
             raise ValueError("batch_size must be positive")
         self.base_url = base_url.rstrip("/")
@@ -39,6 +43,9 @@ class OpenAIEmbedder(Embedder):
         self.batch_size = batch_size
         self.timeout = timeout
         self._dimension = dimension
+        self._http = JsonClient(
+            self.base_url, api_key=api_key, timeout_s=timeout, backoff=backoff, sleep=sleep
+        )
         self.usage = TokenUsage()
         self.latency_ms = 0.0
 
@@ -47,26 +54,16 @@ class OpenAIEmbedder(Embedder):
         """Vector size (0 until known: given, or learnt from the first answer)."""
         return self._dimension or 0
 
-    def request(self, texts: Sequence[str]) -> urllib.request.Request:
+    def request(self, texts: Sequence[str]) -> httpx.Request:
         """The HTTP request for one batch."""
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        body = json.dumps({"model": self.model, "input": list(texts)}).encode("utf-8")
-        return urllib.request.Request(
-            f"{self.base_url}/embeddings", data=body, headers=headers, method="POST"
-        )
+        return self._http.request("embeddings", self._body(texts))
+
+    def _body(self, texts: Sequence[str]) -> dict[str, Any]:
+        return {"model": self.model, "input": list(texts)}
 
     def _post(self, texts: Sequence[str]) -> dict[str, Any]:
         started = time.perf_counter()
-        try:
-            with urllib.request.urlopen(self.request(texts), timeout=self.timeout) as response:
-                payload = json.loads(response.read())
-        except urllib.error.HTTPError as exc:
-            detail = exc.read().decode("utf-8", "replace")[:300]
-            raise ModelCallError(f"embeddings endpoint answered {exc.code}: {detail}") from exc
-        except (urllib.error.URLError, TimeoutError, ValueError) as exc:
-            raise ModelCallError(f"embeddings endpoint {self.base_url} failed: {exc}") from exc
+        payload = self._http.post("embeddings", self._body(texts))
         self.latency_ms += (time.perf_counter() - started) * 1000
         return payload
 
@@ -80,9 +77,14 @@ class OpenAIEmbedder(Embedder):
             if not isinstance(data, list) or len(data) != len(batch):
                 raise ModelCallError(f"embeddings endpoint returned {len(data or [])} vectors "
                                      f"for {len(batch)} texts")
-            ordered = sorted(data, key=lambda item: item.get("index", 0))
-            for item in ordered:
-                vector = [float(x) for x in item["embedding"]]
+            try:
+                ordered = [
+                    [float(x) for x in item["embedding"]]
+                    for item in sorted(data, key=lambda item: item.get("index", 0))
+                ]
+            except (AttributeError, KeyError, TypeError, ValueError) as exc:
+                raise ModelCallError("embeddings endpoint answer has no usable vectors") from exc
+            for vector in ordered:
                 if self._dimension is None:
                     self._dimension = len(vector)
                 if len(vector) != self._dimension:

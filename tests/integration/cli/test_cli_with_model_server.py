@@ -29,6 +29,8 @@ class ModelServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.requests: list[dict[str, Any]] = []
         self.lock = threading.Lock()
+        self.unavailable = 0  # answer this many requests with 503 first
+        self.refused = 0
 
     def of_kind(self, kind: str) -> list[dict[str, Any]]:
         return [r for r in self.requests if _kind(r) == kind]
@@ -62,7 +64,17 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         with self.server.lock:
-            self.server.requests.append(body)
+            refuse = self.server.unavailable > 0
+            if refuse:
+                self.server.unavailable -= 1
+                self.server.refused += 1
+            else:
+                self.server.requests.append(body)
+        if refuse:
+            self.send_response(503)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         prompt = _text(body)
         if _kind(body) == "vision":
             pages = [int(n) for n in re.findall(r"<!-- Page (\d+) -->", prompt)]
@@ -152,3 +164,17 @@ def test_ingest_with_a_model_server_then_cost_and_cached_replans(
     assert len(server.of_kind("planning")) == 2
     code, out = run(server, "show", "warranty_and_service.pdf", "-w", ws, "--json")
     assert [v["version"] for v in json.loads(out)["versions"]] == [1, 2, 3]
+
+
+def test_a_busy_model_server_is_retried(server: ModelServer, tmp_path: Path) -> None:
+    pdf = tmp_path / "warranty_and_service.pdf"
+    shutil.copy(EXAMPLES / "warranty_and_service.pdf", pdf)
+    server.unavailable = 1  # a model still loading answers 503 once
+
+    code, out = run(server, "ingest", str(pdf), "-w", str(tmp_path / "ws"), "--json")
+    assert code == 0, out
+    assert server.refused == 1
+    assert len(server.of_kind("vision")) == 1  # the retried call was answered
+    code, out = run(server, "show", "warranty_and_service.pdf", "-w", str(tmp_path / "ws"),
+                    "--markdown")
+    assert "conversion failed" not in out and "Page 1 explains warranty claims" in out

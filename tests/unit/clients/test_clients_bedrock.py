@@ -2,12 +2,20 @@ import io
 
 import boto3
 import pytest
+from botocore.exceptions import (
+    ConnectionClosedError,
+    ConnectTimeoutError,
+    EndpointConnectionError,
+    NoCredentialsError,
+    ReadTimeoutError,
+)
 from botocore.stub import ANY, Stubber
 from PIL import Image
 
+from drac.clients import DEFAULT_ATTEMPTS
 from drac.clients.bedrock import DEFAULT_MODEL_ID, BedrockTextModel, BedrockVisionModel
+from drac.clients.bedrock_runtime import bedrock_config
 from drac.clients.images import BEDROCK_MAX_IMAGE_BYTES, fit_png
-from drac.clients.retry import RetryPolicy
 from drac.ports import ModelCallError
 
 PNG_A = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + (100).to_bytes(4, "big") * 2 + b"a"
@@ -32,13 +40,8 @@ def _answer(text: str, inputs: int = 1200, outputs: int = 300) -> dict:
     }
 
 
-def _vision(client, sleeps=None, **kwargs):
-    return BedrockVisionModel(
-        client=client,
-        retry=RetryPolicy(max_attempts=4, base_delay_s=1.0, max_delay_s=8.0),
-        sleep=(sleeps.append if sleeps is not None else lambda _s: None),
-        **kwargs,
-    )
+def _vision(client, **kwargs):
+    return BedrockVisionModel(client=client, **kwargs)
 
 
 def test_the_exact_converse_request_is_sent_and_the_reply_carries_usage():
@@ -88,53 +91,87 @@ def test_model_id_and_max_tokens_are_configurable():
 
 
 @pytest.mark.parametrize(
-    ("code", "status"),
+    ("code", "status", "hint"),
     [
-        ("ThrottlingException", 429),
-        ("ServiceUnavailableException", 503),
-        ("ModelTimeoutException", 408),
-        ("InternalServerException", 500),
+        ("ThrottlingException", 429, "throttled"),
+        ("TooManyRequestsException", 429, "throttled"),
+        ("ServiceQuotaExceededException", 400, "throttled"),
+        ("SomeNewLimitException", 429, "throttled"),
+        ("ServiceUnavailableException", 503, "transient"),
+        ("InternalServerException", 500, "transient"),
+        ("ModelTimeoutException", 408, "transient"),
+        ("ModelNotReadyException", 429, "transient"),
+        ("BadGateway", 502, "transient"),
+        ("ValidationException", 400, None),
+        ("AccessDeniedException", 403, None),
+        ("ResourceNotFoundException", 404, None),
     ],
 )
-def test_retryable_errors_are_retried_with_jittered_backoff(code, status):
-    client = _runtime()
-    sleeps: list[float] = []
-    with Stubber(client) as stub:
-        stub.add_client_error("converse", service_error_code=code, http_status_code=status)
-        stub.add_client_error("converse", service_error_code=code, http_status_code=status)
-        stub.add_response("converse", _answer("done"))
-        reply = _vision(client, sleeps).convert("s", "p", [PNG_A])
-        stub.assert_no_pending_responses()
-    assert reply.text == "done"
-    assert len(sleeps) == 2
-    assert 0 <= sleeps[0] <= 1.0 and 0 <= sleeps[1] <= 2.0  # full jitter under the doubling cap
-
-
-def test_throttling_beyond_the_attempts_raises_model_call_error():
-    client = _runtime()
-    sleeps: list[float] = []
-    with Stubber(client) as stub:
-        for _ in range(4):
-            stub.add_client_error(
-                "converse", service_error_code="ThrottlingException", http_status_code=429
-            )
-        with pytest.raises(ModelCallError, match=r"failed after 4 attempts.*ThrottlingException"):
-            _vision(client, sleeps).convert("s", "p", [PNG_A])
-    assert len(sleeps) == 3
-
-
-def test_a_validation_error_is_not_retried():
+def test_service_errors_become_model_call_errors_with_a_retry_hint_and_no_drac_retry(
+    code, status, hint
+):
     client = _runtime()
     with Stubber(client) as stub:
         stub.add_client_error(
-            "converse",
-            service_error_code="AccessDeniedException",
-            service_message="no access to the model",
-            http_status_code=403,
+            "converse", service_error_code=code, service_message="nope", http_status_code=status
         )
-        with pytest.raises(ModelCallError, match="AccessDeniedException: no access"):
+        with pytest.raises(ModelCallError, match=f"{code}: nope") as caught:
             _vision(client).convert("s", "p", [PNG_A])
-        stub.assert_no_pending_responses()
+        stub.assert_no_pending_responses()  # one call: retrying is botocore's job, not drac's
+    assert caught.value.retry == hint
+
+
+@pytest.mark.parametrize(
+    ("error", "hint"),
+    [
+        (ReadTimeoutError(endpoint_url="https://bedrock"), "transient"),
+        (ConnectTimeoutError(endpoint_url="https://bedrock"), "transient"),
+        (EndpointConnectionError(endpoint_url="https://bedrock"), "transient"),
+        (ConnectionClosedError(endpoint_url="https://bedrock"), "transient"),
+        (NoCredentialsError(), None),
+    ],
+)
+def test_network_errors_are_transient_and_others_are_not(error, hint):
+    class Failing:
+        calls = 0
+
+        def converse(self, **_kwargs):
+            Failing.calls += 1
+            raise error
+
+    with pytest.raises(ModelCallError, match=r"Bedrock google\.gemma-3-27b-it") as caught:
+        BedrockTextModel(client=Failing()).complete("s", "p")
+    assert caught.value.retry == hint
+    assert Failing.calls == 1
+
+
+def test_the_bedrock_config_carries_the_read_timeout_and_the_attempts():
+    config = bedrock_config(720.0, 4)
+    assert config.read_timeout == 720.0
+    assert config.connect_timeout == 10.0
+    assert config.retries == {"mode": "standard", "total_max_attempts": 4}
+    assert bedrock_config(600.0, 1).retries["total_max_attempts"] == 1  # the Lambda runtime's
+    with pytest.raises(ValueError):
+        bedrock_config(600.0, 0)
+
+
+def test_a_model_without_a_client_builds_one_from_the_timeout_and_attempts(monkeypatch):
+    import drac.clients.bedrock as module
+
+    made = []
+    monkeypatch.setattr(
+        module, "make_bedrock_runtime", lambda region, config: made.append((region, config))
+    )
+    BedrockVisionModel(region="eu-west-1", read_timeout_s=900.0, attempts=3)
+    BedrockTextModel("amazon.nova-lite-v1:0")
+    [(region, config), (default_region, default_config)] = made
+    assert region == "eu-west-1"
+    assert (config.read_timeout, config.retries["total_max_attempts"]) == (900.0, 3)
+    assert default_region is None
+    assert (default_config.read_timeout, default_config.retries["total_max_attempts"]) == (
+        600.0,
+        DEFAULT_ATTEMPTS,
+    )
 
 
 def test_a_model_without_system_prompts_gets_the_system_text_in_the_user_turn():
@@ -203,7 +240,7 @@ def test_images_within_limits_are_sent_unchanged():
 
 def test_the_text_model_sends_a_text_only_converse_request():
     client = _runtime()
-    model = BedrockTextModel("amazon.nova-lite-v1:0", client=client, sleep=lambda _s: None)
+    model = BedrockTextModel("amazon.nova-lite-v1:0", client=client)
     with Stubber(client) as stub:
         stub.add_response(
             "converse",
@@ -217,14 +254,3 @@ def test_the_text_model_sends_a_text_only_converse_request():
         )
         reply = model.complete("plan", "ids")
     assert reply.text == '[["h1","p1"]]' and reply.usage.output_tokens == 7
-
-
-def test_no_client_is_created_at_import_and_one_is_made_lazily(monkeypatch):
-    import drac.clients.bedrock as module
-
-    made = []
-    monkeypatch.setattr(
-        module, "make_bedrock_runtime", lambda region=None: made.append(region) or object()
-    )
-    BedrockVisionModel(region="eu-west-1")
-    assert made == ["eu-west-1"]

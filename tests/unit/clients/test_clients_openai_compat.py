@@ -5,8 +5,8 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
+from drac.clients.http_json import Backoff
 from drac.clients.openai_compat import OpenAICompatTextModel, OpenAICompatVisionModel
-from drac.clients.retry import RetryPolicy
 from drac.ports import ModelCallError
 
 
@@ -72,7 +72,7 @@ def _model(server, sleeps=None, **kwargs):
     return OpenAICompatVisionModel(
         "gemma3:27b",
         base_url=server.url,
-        retry=RetryPolicy(max_attempts=3, base_delay_s=0.5, max_delay_s=4),
+        backoff=Backoff(attempts=3, base_s=0.5, max_s=4),
         sleep=(sleeps.append if sleeps is not None else lambda _s: None),
         **kwargs,
     )
@@ -129,19 +129,31 @@ def test_429_and_5xx_are_retried_honouring_retry_after():
 
 def test_retries_are_bounded():
     with (
-        FakeServer([(500, {"error": "boom"}, {})] * 3) as server,
-        pytest.raises(ModelCallError, match="failed after 3 attempts: HTTP 500"),
+        FakeServer([(500, {"error": "boom"}, {})] * 4) as server,
+        pytest.raises(ModelCallError, match="failed after 3 attempts: HTTP 500") as caught,
     ):
         _model(server).convert("s", "p", [b"x"])
+    assert len(server.requests) == 3
+    assert caught.value.retry == "transient"
+
+
+def test_throttling_past_the_attempts_is_a_throttled_error():
+    with (
+        FakeServer([(429, {"error": "slow down"}, {})] * 3) as server,
+        pytest.raises(ModelCallError, match="failed after 3 attempts: HTTP 429") as caught,
+    ):
+        _model(server).convert("s", "p", [b"x"])
+    assert caught.value.retry == "throttled"
 
 
 def test_a_client_error_is_not_retried():
     with (
         FakeServer([(400, {"error": "bad image"}, {})]) as server,
-        pytest.raises(ModelCallError, match=r"HTTP 400.*bad image"),
+        pytest.raises(ModelCallError, match=r"HTTP 400.*bad image") as caught,
     ):
         _model(server).convert("s", "p", [b"x"])
     assert len(server.requests) == 1
+    assert caught.value.retry is None
 
 
 def test_garbage_answers_are_model_call_errors():
@@ -154,11 +166,14 @@ def test_garbage_answers_are_model_call_errors():
 
 
 def test_an_unreachable_server_is_retried_then_fails():
+    sleeps: list[float] = []
     model = OpenAICompatTextModel(
-        "m", base_url="http://127.0.0.1:9", retry=RetryPolicy(max_attempts=2), sleep=lambda _s: None
+        "m", base_url="http://127.0.0.1:9", backoff=Backoff(attempts=2), sleep=sleeps.append
     )
-    with pytest.raises(ModelCallError, match="failed after 2 attempts: connection"):
+    with pytest.raises(ModelCallError, match="failed after 2 attempts: connection") as caught:
         model.complete("s", "p")
+    assert caught.value.retry == "transient"
+    assert len(sleeps) == 1
 
 
 def test_the_text_model_request():

@@ -10,6 +10,11 @@ from drac.embedders.local import EmbedderUnavailable, SentenceTransformerEmbedde
 from drac.embedders.openai import OpenAIEmbedder
 
 
+@pytest.fixture(autouse=True)
+def no_settings_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # Settings.load reads ./drac.toml when there is one
+
+
 def test_factory_choices():
     assert embedder_from_spec(None, {}) is None
     assert embedder_from_spec("none", {}) is None
@@ -29,6 +34,40 @@ def test_factory_choices():
     assert local.name == "local:mini"
     with pytest.raises(EmbedderUnavailable, match="unknown embedder"):
         embedder_from_spec("word2vec", {})
+
+
+def test_bedrock_values_come_from_settings_and_the_documented_names_win():
+    titan = embedder_from_spec("bedrock", {"DRAC_EMBEDDING_MODEL_ID": "amazon.titan-embed-x",
+                                           "DRAC_EMBEDDING_DIMENSION": "256",
+                                           "AWS_REGION": "us-east-1",
+                                           "DRAC_BEDROCK_REGION": "eu-central-1"})
+    assert (titan.model_id, titan.dimension, titan.region) == ("amazon.titan-embed-x", 256,
+                                                               "eu-central-1")
+    titan = embedder_from_spec("bedrock", {"DRAC_EMBEDDING_MODEL_ID": "amazon.titan-embed-x",
+                                           "DRAC_EMBED_MODEL": "amazon.titan-embed-y",
+                                           "DRAC_EMBEDDING_DIMENSION": "256",
+                                           "DRAC_EMBED_DIMENSIONS": "1024",
+                                           "AWS_DEFAULT_REGION": "ap-south-1"})
+    assert (titan.model_id, titan.dimension, titan.region) == ("amazon.titan-embed-y", 1024,
+                                                               "ap-south-1")
+    assert embedder_from_spec("bedrock", {}).model_id == "amazon.titan-embed-text-v2:0"
+
+
+def test_bedrock_settings_can_come_from_drac_toml(tmp_path):
+    (tmp_path / "drac.toml").write_text('[settings]\nembedding_dimension = 512\n')
+    assert embedder_from_spec("bedrock", {}).dimension == 512
+
+
+def test_openai_embedder_shares_the_chat_server_unless_given_its_own():
+    shared = embedder_from_spec("openai", {"DRAC_OPENAI_BASE_URL": "http://gpu:8000/v1",
+                                           "DRAC_OPENAI_API_KEY": "sk-chat",
+                                           "OPENAI_API_KEY": "sk-openai"})
+    assert (shared.base_url, shared.api_key, shared.model) == ("http://gpu:8000/v1", "sk-chat",
+                                                               "nomic-embed-text")
+    own = embedder_from_spec("openai", {"DRAC_EMBED_BASE_URL": "http://embed:9000/v1",
+                                        "DRAC_OPENAI_API_KEY": "sk-chat",
+                                        "DRAC_EMBEDDING_MODEL_ID": "bge-m3"})
+    assert (own.base_url, own.api_key, own.model) == ("http://embed:9000/v1", None, "bge-m3")
 
 
 def test_local_missing_folder_and_missing_package_are_clear(tmp_path, monkeypatch):
