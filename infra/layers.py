@@ -30,8 +30,9 @@ PLATFORM = "manylinux2014_x86_64"
 PYTHON_VERSION = "3.12"
 RUNTIME_PROVIDED = frozenset({"boto3", "botocore", "s3transfer"})
 """Distributions the Lambda Python runtime ships; the deps layer must not carry its own."""
-CLI_ONLY = frozenset({"click", "rich"})
-"""Core dependencies only the `drac` command uses; no Lambda imports them (tests check)."""
+LOCAL_ONLY = frozenset({"click", "rich", "httpx", "tenacity"})
+"""Core dependencies only the local runtime uses (the `drac` command and its
+OpenAI-compatible clients); no Lambda imports them (tests import every handler and check)."""
 
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _IGNORED = ("__pycache__", "*.pyc", "*.egg-info")
@@ -49,13 +50,13 @@ def dist_name(info: Path) -> str:
 
 def layer_requirements(pyproject: Path = PYPROJECT) -> list[str]:
     """The deps layer's requirements: core dependencies and the `aws` extra, minus what the
-    Lambda runtime provides and what only the command line uses."""
+    Lambda runtime provides and what only the local runtime uses."""
     project = tomllib.loads(pyproject.read_text("utf-8"))["project"]
     wanted = [*project["dependencies"], *project["optional-dependencies"]["aws"]]
     kept = []
     for requirement in wanted:
         match = _NAME.match(requirement)
-        if match and canonical(match.group(1)) not in RUNTIME_PROVIDED | CLI_ONLY:
+        if match and canonical(match.group(1)) not in RUNTIME_PROVIDED | LOCAL_ONLY:
             kept.append(requirement)
     return kept
 

@@ -67,7 +67,7 @@ class Settings(BaseModel):
         default=None, description="LLM planner model; default: the conversion model"
     )
     embedding_model_id: str = TITAN_V2
-    embedding_dimension: Literal[256, 512, 1024] = 1024
+    embedding_dimension: int = Field(default=1024, description="Titan V2: 256, 512 or 1024")
     region: str | None = None
     openai_base_url: str = "http://localhost:11434/v1"
     openai_api_key: str | None = Field(default=None, repr=False)
@@ -110,6 +110,13 @@ class Settings(BaseModel):
         if isinstance(value, Strategy):
             return value
         return strategy_from_request(value)
+
+    @field_validator("embedding_dimension")
+    @classmethod
+    def _titan_dimension(cls, value: int) -> int:
+        if value not in (256, 512, 1024):
+            raise ValueError("must be 256, 512 or 1024 (Titan Text Embeddings V2)")
+        return value
 
     @field_validator("collection_name")
     @classmethod

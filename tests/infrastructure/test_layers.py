@@ -11,7 +11,7 @@ from packaging.markers import default_environment
 from packaging.requirements import Requirement
 
 from infra.layers import (
-    CLI_ONLY,
+    LOCAL_ONLY,
     PYPROJECT,
     RUNTIME_PROVIDED,
     canonical,
@@ -82,10 +82,10 @@ def test_deps_layer_holds_exactly_the_runtime_dependencies() -> None:
 
 def test_layer_requirements_come_from_pyproject_core_and_aws_extra() -> None:
     project = tomllib.loads(PYPROJECT.read_text())["project"]
-    left_out = RUNTIME_PROVIDED | CLI_ONLY
+    left_out = RUNTIME_PROVIDED | LOCAL_ONLY
     expected = [r for r in project["dependencies"] if Requirement(r).name not in left_out]
     assert layer_requirements() == [*expected, *project["optional-dependencies"]["aws"]]
-    assert {Requirement(r).name for r in project["dependencies"]} >= CLI_ONLY | {"boto3"}
+    assert {Requirement(r).name for r in project["dependencies"]} >= LOCAL_ONLY | {"boto3"}
 
 
 def test_core_layer_is_the_package_under_python() -> None:

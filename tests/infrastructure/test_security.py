@@ -60,18 +60,23 @@ def role_id(synth: Synth, fn) -> str:
 
 
 def test_bedrock_is_granted_on_exactly_the_configured_models(synth: Synth) -> None:
-    pipeline = synth.stack.pipeline
+    stages = synth.stack.pipeline.stages
     assert model_grants(synth) == {
-        role_id(synth, pipeline.convert): {MODEL_ARN.format("google.gemma-3-27b-it")},
-        role_id(synth, pipeline.plan_section): {MODEL_ARN.format("google.gemma-3-12b-it")},
-        role_id(synth, pipeline.commit): {MODEL_ARN.format("amazon.titan-embed-text-v2:0")},
+        role_id(synth, stages.convert): {MODEL_ARN.format("google.gemma-3-27b-it")},
+        role_id(synth, stages.plan_section): {MODEL_ARN.format("google.gemma-3-12b-it")},
+        role_id(synth, stages.index_chunks): {MODEL_ARN.format("amazon.titan-embed-text-v2:0")},
     }
 
 
 def test_starter_may_only_start_and_list_the_ingest_machine(synth: Synth) -> None:
     pipeline = synth.stack.pipeline
-    starter_role = role_id(synth, pipeline.starter)
-    ingest = {"Ref": synth.logical_id(pipeline.ingest_machine)}
+    starter_role = role_id(synth, pipeline.stages.starter)
+    # the ARN is built from the machine's name (the machine is created after its functions)
+    ingest = {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"}, ":states:",
+                                {"Ref": "AWS::Region"}, ":", {"Ref": "AWS::AccountId"},
+                                ":stateMachine:Drac-ingest"]]}
+    machine = synth.resources[synth.logical_id(pipeline.ingest_machine)]["Properties"]
+    assert machine["StateMachineName"] == "Drac-ingest"
     state_actions = {}
     for policy_id, statement in statements(synth.resources):
         if starter_role in role_of_policy(synth.resources[policy_id]):
@@ -88,14 +93,15 @@ def test_project_functions_carry_both_layers_and_tracing(synth: Synth) -> None:
               {"Ref": synth.logical_id(factory.deps_layer)}]
     project = {k: v for k, v in synth.of_type("AWS::Lambda::Function").items()
                if v["Properties"].get("Handler") == "handler.handler"}
-    assert len(project) == 13  # 12 zip pipeline stages + the index custom resource
+    assert len(project) == 16  # 15 zip pipeline stages + the index custom resource
     for logical_id, resource in project.items():
         props = resource["Properties"]
         assert props["Layers"] == layers, logical_id
         assert props["Runtime"] == "python3.12"
         assert props["TracingConfig"] == {"Mode": "Active"}
         assert props["Environment"]["Variables"]["POWERTOOLS_SERVICE_NAME"] == "drac"
-    normalise = synth.resources[synth.logical_id(synth.stack.pipeline.normalise)]["Properties"]
+    normalise = synth.resources[synth.logical_id(synth.stack.pipeline.stages.normalise)][
+        "Properties"]
     assert normalise["PackageType"] == "Image"
 
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from drac.models import TokenUsage
 from drac.ports import ModelCallError, ModelReply, TextModel
+from tests.unit.aws.conftest import MACHINE, REGION, make_stack_tables
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "markdown"
 
@@ -54,3 +56,46 @@ def scripted_model() -> type[ScriptedModel]:
 
 
 __all__ = ["FIXTURES", "ModelCallError", "ScriptedModel"]
+
+
+@pytest.fixture
+def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """A moto session: yields a boto3 Session in us-east-1 (no network, fake credentials)."""
+    import boto3
+    from moto import mock_aws
+
+    for name, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                        "AWS_DEFAULT_REGION": REGION}.items():
+        monkeypatch.setenv(name, value)
+    with mock_aws():
+        yield boto3.session.Session(region_name=REGION)
+
+
+@pytest.fixture
+def cloud(aws: Any) -> Any:
+    """A Runtime over moto (buckets, tables, a long-running ingest machine) and a fake
+    OpenSearch collection; yields (runtime, opensearch)."""
+    import json
+
+    from drac.aws.runtime import CloudResources, Runtime
+    from drac.settings import Settings
+    from tests.fakes import FakeOpenSearch
+
+    s3 = aws.client("s3")
+    for bucket in ("docs", "art"):
+        s3.create_bucket(Bucket=bucket)
+        s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    make_stack_tables(aws)
+    aws.client("stepfunctions").create_state_machine(
+        name="Drac-ingest", roleArn="arn:aws:iam::123456789012:role/r",
+        definition=json.dumps({"StartAt": "W", "States": {"W": {"Type": "Wait", "Seconds": 600,
+                                                               "End": True}}}))
+    resources = CloudResources(
+        documents_bucket="docs", artifacts_bucket="art", documents_table="documents",
+        sources_table="sources", elements_table="elements", plans_table="plans",
+        ledger_table="ledger", collection_endpoint="https://fake.aoss",
+        ingest_state_machine_arn=MACHINE, region=REGION,
+    )
+    opensearch = FakeOpenSearch()
+    settings = Settings(max_running_documents=2, batch_size=2)
+    return Runtime(resources, settings, aws, opensearch_client=opensearch), opensearch

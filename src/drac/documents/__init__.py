@@ -1,5 +1,2 @@
-"""Stages 1 and 2: detect, normalise to PDF, render pages, convert to Markdown."""
-
-from drac.documents.convert import ConversionOptions, ConversionResult, convert_to_markdown
-
-__all__ = ["ConversionOptions", "ConversionResult", "convert_to_markdown"]
+"""Stages 1 and 2: detect, normalise to PDF, render pages, convert to Markdown (import the
+modules themselves: the package loads nothing, so a Lambda loads only what its stage uses)."""

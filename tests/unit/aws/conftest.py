@@ -1,26 +1,11 @@
-"""moto-backed AWS for the adapter tests (no network, fake credentials)."""
+"""Helpers that build the stack's AWS resources on moto (the fixtures are in
+tests/unit/conftest.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
-
 REGION = "us-east-1"
-
-
-@pytest.fixture
-def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """A moto session: yields a boto3 Session in us-east-1."""
-    import boto3
-    from moto import mock_aws
-
-    for name, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-                        "AWS_DEFAULT_REGION": REGION}.items():
-        monkeypatch.setenv(name, value)
-    with mock_aws():
-        yield boto3.session.Session(region_name=REGION)
 
 
 def make_table(session: Any, name: str, pk: str, sk: str | None, sk_type: str = "N",
@@ -41,3 +26,36 @@ def make_table(session: Any, name: str, pk: str, sk: str | None, sk_type: str = 
         TableName=name, AttributeDefinitions=attrs, KeySchema=schema,
         BillingMode="PAY_PER_REQUEST", **extra)
     return session.resource("dynamodb").Table(name)
+
+
+MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:Drac-ingest"
+
+
+def make_stack_tables(session: Any) -> None:
+    """The stack's tables with their key schemas and indexes (tests/infrastructure checks
+    the template declares the same)."""
+    ddb = session.client("dynamodb")
+
+    def create(name: str, keys: list[tuple[str, str, str]], indexes: list[dict] = ()) -> None:
+        attributes = {name: kind for name, kind, _ in keys}
+        for index in indexes:
+            attributes.update({k["AttributeName"]: "S" for k in index["KeySchema"]})
+        ddb.create_table(
+            TableName=name, BillingMode="PAY_PER_REQUEST",
+            AttributeDefinitions=[{"AttributeName": k, "AttributeType": t}
+                                  for k, t in attributes.items()],
+            KeySchema=[{"AttributeName": n, "KeyType": role} for n, _, role in keys],
+            **({"GlobalSecondaryIndexes": list(indexes)} if indexes else {}),
+        )
+
+    keys_only = {"ProjectionType": "KEYS_ONLY"}
+    create("documents", [("document_id", "S", "HASH")], [
+        {"IndexName": "live-documents", "Projection": keys_only,
+         "KeySchema": [{"AttributeName": "live_tenant", "KeyType": "HASH"},
+                       {"AttributeName": "document_id", "KeyType": "RANGE"}]}])
+    create("sources", [("source", "S", "HASH")], [
+        {"IndexName": "by-document", "Projection": keys_only,
+         "KeySchema": [{"AttributeName": "document_id", "KeyType": "HASH"}]}])
+    create("elements", [("document_id", "S", "HASH"), ("seq", "N", "RANGE")])
+    create("plans", [("document_id", "S", "HASH"), ("version", "N", "RANGE")])
+    create("ledger", [("document_id", "S", "HASH"), ("entry", "S", "RANGE")])

@@ -9,19 +9,33 @@ from drac.aws.events import IngestInput, ReplanRequest, S3EventBridgeEvent
 
 
 def s3_event(key: str, detail_type: str = "Object Created", **obj: str) -> dict:
-    return {"version": "0", "id": "e1", "detail-type": detail_type, "source": "aws.s3",
-            "account": "123456789012", "region": "us-east-1", "resources": [],
-            "detail": {"version": "0", "bucket": {"name": "docs"},
-                       "object": {"key": key, "size": 10, "etag": "x", "sequencer": "1", **obj},
-                       "request-id": "r", "requester": "123456789012"}}
+    return {
+        "version": "0",
+        "id": "e1",
+        "detail-type": detail_type,
+        "source": "aws.s3",
+        "account": "123456789012",
+        "region": "us-east-1",
+        "resources": [],
+        "detail": {
+            "version": "0",
+            "bucket": {"name": "docs"},
+            "object": {"key": key, "size": 10, "etag": "x", "sequencer": "1", **obj},
+            "request-id": "r",
+            "requester": "123456789012",
+        },
+    }
 
 
-@pytest.mark.parametrize(("key", "tenant", "filename"), [
-    ("incoming/report.pdf", None, "report.pdf"),
-    ("incoming/acme/report.pdf", "acme", "report.pdf"),
-    ("incoming/acme/2026/q3/report.pdf", "acme", "report.pdf"),
-    ("incoming//report.pdf", None, "report.pdf"),
-])
+@pytest.mark.parametrize(
+    ("key", "tenant", "filename"),
+    [
+        ("incoming/report.pdf", None, "report.pdf"),
+        ("incoming/acme/report.pdf", "acme", "report.pdf"),
+        ("incoming/acme/2026/q3/report.pdf", "acme", "report.pdf"),
+        ("incoming//report.pdf", None, "report.pdf"),
+    ],
+)
 def test_tenant_comes_from_the_first_folder_under_incoming(key, tenant, filename) -> None:
     event = S3EventBridgeEvent.model_validate(s3_event(key, **{"version-id": "v1"}))
     assert event.detail_type == "Object Created" and event.source == "aws.s3"
@@ -32,9 +46,13 @@ def test_tenant_comes_from_the_first_folder_under_incoming(key, tenant, filename
 
 def test_delete_marker_event_parses() -> None:
     """AWS sends this when an object of a versioned bucket is deleted without a version id."""
-    event = S3EventBridgeEvent.model_validate(s3_event(
-        "incoming/acme/a.pdf", "Object Deleted", **{"version-id": "marker1",
-                                                   "deletion-type": "Delete Marker Created"}))
+    event = S3EventBridgeEvent.model_validate(
+        s3_event(
+            "incoming/acme/a.pdf",
+            "Object Deleted",
+            **{"version-id": "marker1", "deletion-type": "Delete Marker Created"},
+        )
+    )
     assert event.detail_type == "Object Deleted"
     assert (event.detail.key, event.detail.tenant) == ("incoming/acme/a.pdf", "acme")
 
@@ -47,17 +65,23 @@ def test_event_without_detail_is_refused() -> None:
 def test_replan_request_forms() -> None:
     assert ReplanRequest.model_validate({"all": True}).all is True
     request = ReplanRequest.model_validate(
-        {"document_ids": ["d1", "d2"], "tenant": "acme", "strategy": {"name": "fine"}})
+        {"document_ids": ["d1", "d2"], "tenant": "acme", "strategy": {"name": "fine"}}
+    )
     assert request.document_ids == ["d1", "d2"] and request.strategy == {"name": "fine"}
     assert ReplanRequest.model_validate({"all": True, "strategy": "coarse"}).strategy == "coarse"
 
 
-@pytest.mark.parametrize(("detail", "message"), [
-    ({}, "name document_ids or set all=true"),
-    ({"strategy": "fine"}, "name document_ids or set all=true"),
-    ({"documents": ["d1"]}, "documents"),  # a misspelt field is refused, not ignored
-    ({"document_ids": "d1"}, "document_ids"),
-])
+@pytest.mark.parametrize(
+    ("detail", "message"),
+    [
+        ({}, 'name a tenant, or set "all": true'),
+        ({"strategy": "fine"}, "name a tenant"),
+        ({"document_ids": ["d1"]}, "name a tenant"),  # no tenant: it would cross tenants
+        ({"tenant": " ", "all": True}, "tenant must not be empty"),
+        ({"documents": ["d1"]}, "documents"),  # a misspelt field is refused, not ignored
+        ({"document_ids": "d1"}, "document_ids"),
+    ],
+)
 def test_replan_request_errors_are_clear(detail: dict, message: str) -> None:
     with pytest.raises(ValidationError, match=message):
         ReplanRequest.model_validate(detail)
@@ -66,3 +90,20 @@ def test_replan_request_errors_are_clear(detail: dict, message: str) -> None:
 def test_ingest_input_requires_keys_and_strategy() -> None:
     with pytest.raises(ValidationError, match="strategy"):
         IngestInput.model_validate({"document_id": "d", "bucket": "b", "key": "k"})
+
+
+def test_keys_arrive_url_encoded_and_are_decoded_as_powertools_does() -> None:
+    """S3 sends keys URL-encoded: 'red flower+1%.pdf' arrives as 'red+flower%2B1%25.pdf'."""
+    event = S3EventBridgeEvent.model_validate(
+        s3_event("incoming/acme/red+flower%2B1%25+%C3%A9t%C3%A9.pdf")
+    )
+    assert event.detail.key == "incoming/acme/red flower+1% été.pdf"
+    assert event.detail.tenant == "acme" and event.detail.filename == "red flower+1% été.pdf"
+
+
+def test_sequencers_compare_after_right_padding() -> None:
+    from drac.aws.events import event_order
+
+    assert event_order("0055AED6DCD90281E5") > event_order("0055AED6DCD90281E4")
+    assert event_order("0A") > event_order("09FFFF")  # right-padded: 0A000... > 09FFF...
+    assert event_order(None, "2026-11-30T00:00:01Z") > event_order(None, "2026-11-30T00:00:00Z")

@@ -1,298 +1,425 @@
-"""Stages of the Lambda handlers: their payload models and their behaviour on moto."""
+"""The Lambda stages on moto (S3, DynamoDB, Step Functions) and the OpenSearch fake."""
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import BaseModel, ValidationError
+from pdfs import Text, make_pdf, text_page
 
-from drac.aws.conversion import RenderResult, record_failed_batch, store_text_document
-from drac.aws.runtime import AwsEnvironment, Runtime
-from drac.aws.stages.commit import CommitPlanInput, CommitResult, commit_plan
+from drac.aws import keys
+from drac.aws.errors import ModelThrottled, TransientError
+from drac.aws.events import ReplanRequest, S3EventBridgeEvent
+from drac.aws.runtime import Runtime
+from drac.aws.stages.commit import (
+    ActivateInput,
+    IndexInput,
+    PrepareInput,
+    RangeItem,
+    activate_version,
+    index_range,
+    prepare_plan,
+)
 from drac.aws.stages.conversion import (
     BatchFailedInput,
-    BatchInput,
-    BatchResult,
+    BatchItem,
     ConvertInput,
-    NormaliseInput,
     RenderInput,
+    convert_pages,
+    record_batch_failure,
+    render_document,
 )
-from drac.aws.stages.lifecycle import FinaliseInput, FinalStatus
-from drac.aws.stages.parse import ParseInput, ParseResult, parse_document
-from drac.aws.stages.planning import (
-    PlannedSection,
-    PlanSectionInput,
-    Sectioning,
-    SectionInput,
-    SectionItem,
-    plan_one_section,
-    section_document,
+from drac.aws.stages.lifecycle import FinaliseInput, delete_object, finalise_document
+from drac.aws.stages.parse import ParseInput, parse_converted
+from drac.aws.stages.planning import PlanSectionInput, SectionItem, plan_one_section
+from drac.aws.stages.register import RegisterInput, register_document
+from drac.aws.stages.replan import ManifestInput, write_replan_manifest
+from drac.aws.stages.starter import (
+    BACKOFF_MAX_S,
+    PipelineFull,
+    backoff_seconds,
+    execution_name,
+    start_ingest,
 )
-from drac.aws.stages.register import DocumentLocation, RegisterInput
-from drac.aws.stages.replan import Manifest, ManifestInput
 from drac.errors import DocumentError
-from drac.models import DocumentRecord, DocumentStatus, Element, ElementKind, Strategy
-from tests.e2e.fakes import FakeOpenSearch
-from tests.unit.aws.conftest import make_table
+from drac.ids import document_id_for
+from drac.models import DocumentRecord, DocumentStatus, Strategy
+from tests.fakes import FakeBedrockRuntime, client_error
 
-ROOT = Path(__file__).resolve().parents[3]
-STRATEGY = Strategy().model_dump(mode="json")
-
-
-# --- payload models ------------------------------------------------------------------------
-
-
-def _error_locations(error: ValidationError) -> list[str]:
-    return [".".join(str(part) for part in e["loc"]) for e in error.errors()]
-
-
-@pytest.mark.parametrize(
-    ("model", "event", "field"),
-    [
-        (CommitPlanInput, {"document_id": "d", "strategy": STRATEGY, "run_id": "r",
-                           "sectioning": {"sections_key": "k"}}, "sectioning.section_count"),
-        (ParseInput, {"document_id": "d", "strategy": STRATEGY, "batch_count": "two"},
-         "batch_count"),
-        (PlanSectionInput, {"input": {"document_id": "d", "strategy": STRATEGY,
-                                      "sections_key": "k", "run_id": "r"}}, "input.index"),
-        (ConvertInput, {"input": {"document_id": "d", "batch": 0}}, "input.page_count"),
-        (RegisterInput, {"document_id": "d", "bucket": "b"}, "key"),
-        (FinaliseInput, {"document_id": "d", "outcome": "MAYBE"}, "outcome"),
-        (SectionInput, {"document_id": "d", "strategy": {"target_chars": "many"}, "run_id": "r"},
-         "strategy.target_chars"),
-        (ManifestInput, {"request": {"all": True, "colour": "red"}}, "request.colour"),
-    ],
+MARKDOWN = (
+    b"# Returns\n\nItems may be returned within 30 days.\n\n## Refunds\n\nRefunds take 5 days.\n"
 )
-def test_a_malformed_event_names_the_field(model: type[BaseModel], event: dict[str, Any],
-                                           field: str) -> None:
-    with pytest.raises(ValidationError) as caught:
-        model.model_validate(event)
-    assert field in _error_locations(caught.value)
 
 
-def test_fields_the_state_machines_send_but_the_stage_does_not_need_are_accepted() -> None:
-    final = FinaliseInput.model_validate({"document_id": "d", "outcome": "SUCCEEDED",
-                                          "failed_batches": 1, "plan_version": 2, "chunks": 9})
-    assert (final.failed_batches, final.plan_version) == (1, 2)
-    commit = CommitPlanInput.model_validate({
-        "document_id": "d", "tenant": "acme", "strategy": STRATEGY, "run_id": "r",
-        "sectioning": {"sections_key": "k", "section_count": 3}})
-    assert commit.sectioning.section_count == 3 and commit.strategy == Strategy()
+def s3_event(key: str, sequencer: str, *, detail_type: str = "Object Created",
+             size: int = 10, version: str | None = None) -> S3EventBridgeEvent:
+    obj: dict[str, Any] = {"key": key, "size": size, "sequencer": sequencer}
+    if version:
+        obj["version-id"] = version
+    return S3EventBridgeEvent.model_validate({
+        "detail-type": detail_type, "source": "aws.s3", "time": "2026-11-30T00:00:00Z",
+        "detail": {"bucket": {"name": "docs"}, "object": obj}})
 
 
-def _definitions() -> list[dict[str, Any]]:
-    return [json.loads(path.read_text()) for path in sorted((ROOT / "statemachine").glob("*.json"))]
+def upload(rt: Runtime, key: str, body: bytes) -> str:
+    """Put an object in the documents bucket; return its version id."""
+    return rt.client("s3").put_object(Bucket="docs", Key=key, Body=body)["VersionId"]
 
 
-def _lambda_states(states: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    for state in states.values():
-        if state.get("Resource") == "arn:aws:states:::lambda:invoke":
-            yield state
-        if "ItemProcessor" in state:
-            yield from _lambda_states(state["ItemProcessor"]["States"])
+def executions(rt: Runtime) -> list[dict[str, Any]]:
+    sfn = rt.client("stepfunctions")
+    return sfn.list_executions(stateMachineArn=rt.resources.ingest_state_machine_arn)[
+        "executions"]
 
 
-OUTPUTS: dict[str, type[BaseModel]] = {
-    "Register": DocumentLocation, "Normalise": DocumentLocation, "Render": RenderResult,
-    "ConvertBatch": BatchResult, "BatchFailed": BatchResult, "Parse": ParseResult,
-    "Section": Sectioning, "PlanSection": PlannedSection, "CommitPlan": CommitResult,
-    "Finalise": FinalStatus, "Manifest": Manifest,
-}
-INPUTS: dict[str, type[BaseModel]] = {
-    "Register": RegisterInput, "Normalise": NormaliseInput, "Render": RenderInput,
-    "BatchFailed": BatchFailedInput, "Parse": ParseInput, "Section": SectionInput,
-    "CommitPlan": CommitPlanInput, "Finalise": FinaliseInput, "Manifest": ManifestInput,
-    "ConvertBatch": ConvertInput, "PlanSection": PlanSectionInput,
-}
+# --- starter ---------------------------------------------------------------------------------
 
 
-def _function(state: dict[str, Any]) -> str:
-    name = re.fullmatch(r"\$\{(\w+)FunctionArn\}", state["Parameters"]["FunctionName"]).group(1)
-    return "ConvertBatch" if name == "Convert" else name
+def test_starter_starts_one_execution_per_upload_with_keys_only(cloud: Any) -> None:
+    rt, _ = cloud
+    key = "incoming/acme/returns.md"
+    version = upload(rt, key, MARKDOWN)
+    event = s3_event(key, "0055AED6DCD90281E5", size=len(MARKDOWN), version=version)
+    result = start_ingest(rt, event)
+    document_id = document_id_for(MARKDOWN, "acme")
+    assert result.outcome == "started" and result.document_id == document_id
+    (run,) = executions(rt)
+    assert run["name"] == execution_name(document_id, key, event.order) == result.execution
+    assert len(run["name"]) <= 80
+    detail = rt.client("stepfunctions").describe_execution(executionArn=run["executionArn"])
+    payload = json.loads(detail["input"])
+    assert payload["key"] == key and payload["version_id"] == version
+    assert payload["size"] == len(MARKDOWN) and payload["tenant"] == "acme"
+    assert "Returns" not in detail["input"], "no document content in the execution input"
+    # the same event again starts nothing: while the execution runs, StartExecution with the
+    # same name and input is idempotent; once it has ended, the name is taken
+    start_ingest(rt, event)
+    assert len(executions(rt)) == 1
+    rt.client("stepfunctions").stop_execution(executionArn=run["executionArn"])
+    assert start_ingest(rt, event).outcome == "duplicate"
+    assert len(executions(rt)) == 1
+    assert rt.registry.sources_of(document_id) == [key]
 
 
-def test_output_models_are_exactly_what_the_result_selectors_read() -> None:
-    seen = set()
-    for definition in _definitions():
-        for state in _lambda_states(definition["States"]):
-            name = _function(state)
-            read = set(re.findall(r"\$\.Payload\.(\w+)", json.dumps(state["ResultSelector"])))
-            assert set(OUTPUTS[name].model_fields) == read, name
-            seen.add(name)
-    assert seen == set(OUTPUTS)
+def test_starter_ignores_folders_empty_objects_and_stale_events(cloud: Any) -> None:
+    rt, _ = cloud
+    assert start_ingest(rt, s3_event("incoming/acme/", "01", size=0)).outcome == "ignored"
+    upload(rt, "incoming/empty.md", b"")
+    assert start_ingest(rt, s3_event("incoming/empty.md", "02", size=0)).outcome == "ignored"
+    key = "incoming/doc.md"
+    upload(rt, key, MARKDOWN)
+    assert start_ingest(rt, s3_event(key, "0A")).outcome == "started"
+    older = start_ingest(rt, s3_event(key, "09FFFF"))  # shorter: right-padded, so it is older
+    assert older.outcome == "stale"
+    assert len(executions(rt)) == 1
 
 
-def test_input_models_take_the_payloads_the_state_machines_send() -> None:
-    for definition in _definitions():
-        for state in _lambda_states(definition["States"]):
-            name = _function(state)
-            sent = {key.removesuffix(".$") for key in state["Parameters"]["Payload"]}
-            assert sent <= set(INPUTS[name].model_fields), name
-    plan = json.loads((ROOT / "statemachine" / "plan.asl.json").read_text())
-    selected = {k.removesuffix(".$") for k in plan["States"]["PlanSections"]["ItemSelector"]}
-    assert selected == set(SectionItem.model_fields)
-    ingest = json.loads((ROOT / "statemachine" / "ingest.asl.json").read_text())
-    selected = {k.removesuffix(".$") for k in ingest["States"]["ConvertBatches"]["ItemSelector"]}
-    assert selected == set(BatchInput.model_fields)
+def test_starter_reuploads_of_failed_documents_start_again(cloud: Any) -> None:
+    rt, _ = cloud
+    key = "incoming/doc.md"
+    upload(rt, key, MARKDOWN)
+    first = start_ingest(rt, s3_event(key, "0A"))
+    rt.registry.put(DocumentRecord(document_id=first.document_id or "", source="doc.md",
+                                   sha256="0" * 64, status=DocumentStatus.FAILED))
+    upload(rt, key, MARKDOWN)
+    second = start_ingest(rt, s3_event(key, "0B"))
+    assert second.outcome == "started" and second.document_id == first.document_id
+    assert second.execution != first.execution
+    assert len(executions(rt)) == 2
 
 
-# --- stages on moto ------------------------------------------------------------------------
+def test_a_full_pipeline_defers_without_reading_the_upload(cloud: Any) -> None:
+    rt, _ = cloud
+    for number in range(2):  # max_running_documents is 2 in the fixture
+        upload(rt, f"incoming/d{number}.md", MARKDOWN + str(number).encode())
+        start_ingest(rt, s3_event(f"incoming/d{number}.md", "0A"))
+    with pytest.raises(PipelineFull):
+        start_ingest(rt, s3_event("incoming/never-read.md", "0A"))  # the object does not exist
+    assert rt.registry.sources_of("any") == []
 
 
-class FakeEmbedder:
-    """Titan-sized vectors; records what it was asked to embed."""
+def test_backoff_grows_and_is_capped() -> None:
+    import random
 
-    name = "fake-embedder"
-    dimension = 1024
-    usage = None
-
-    def __init__(self) -> None:
-        self.calls: list[list[str]] = []
-
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        self.calls.append(list(texts))
-        return [[0.0] * self.dimension for _ in texts]
+    rng = random.Random(7)
+    waits = [backoff_seconds(n, rng) for n in range(1, 12)]
+    assert 30 <= waits[0] <= 60
+    assert waits[4] >= 480  # 16 minutes ceiling, at least half of it
+    assert max(waits) <= BACKOFF_MAX_S
+    assert backoff_seconds(100, rng) >= BACKOFF_MAX_S // 2
 
 
-class StageRuntime(Runtime):
-    """The moto-backed runtime with a fake embedder."""
-
-    fake_embedder = FakeEmbedder()
-
-    def embedder(self) -> FakeEmbedder:  # type: ignore[override]
-        return self.fake_embedder
+# --- register --------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def rt(aws: Any) -> Iterator[StageRuntime]:
-    aws.client("s3").create_bucket(Bucket="art")
-    make_table(aws, "documents", "document_id", None, gsi="source_path")
-    make_table(aws, "elements", "document_id", "seq")
-    make_table(aws, "plans", "document_id", "version")
-    make_table(aws, "ledger", "document_id", "entry", sk_type="S")
-    env = AwsEnvironment(artifacts_bucket="art", documents_table="documents",
-                         elements_table="elements", plans_table="plans", ledger_table="ledger",
-                         region="us-east-1")
-    runtime = StageRuntime(env, aws, opensearch_client=FakeOpenSearch())
-    runtime.fake_embedder = FakeEmbedder()
-    yield runtime
+def register_input(rt: Runtime, key: str, body: bytes, execution: str = "run-1",
+                   **overrides: Any) -> RegisterInput:
+    version = upload(rt, key, body)
+    tenant = key.split("/")[1] if key.count("/") > 1 else None
+    fields = {"document_id": document_id_for(body, tenant), "tenant": tenant, "bucket": "docs",
+              "key": key, "version_id": version, "sha256": "0" * 64, "size": len(body),
+              "strategy": {}, "execution": execution, **overrides}
+    return RegisterInput.model_validate(fields)
 
 
-def _register(rt: Runtime, document_id: str = "doc", fmt: str = "markdown") -> None:
-    rt.registry.put(DocumentRecord(document_id=document_id, source="guide.md",
-                                   source_path=f"incoming/{document_id}.md", sha256="0" * 64,
-                                   format=fmt))
+def test_register_claims_the_document_and_stores_markdown_as_converted(cloud: Any) -> None:
+    rt, _ = cloud
+    event = register_input(rt, "incoming/acme/returns.md", MARKDOWN)
+    result = register_document(rt, event)
+    assert (result.outcome, result.route, result.format) == ("owned", "text", "markdown")
+    record = rt.registry.get(event.document_id)
+    assert record is not None and record.owner == "run-1" and record.attempt == 1
+    assert record.status is DocumentStatus.REGISTERED and record.source == "returns.md"
+    assert rt.artifacts.get_text(keys.markdown_key(event.document_id)) == MARKDOWN.decode()
+    # a retry of the same run claims again without counting an attempt
+    assert register_document(rt, event).outcome == "owned"
+    assert rt.registry.get(event.document_id).attempt == 1  # type: ignore[union-attr]
 
 
-def _elements(*texts: str) -> list[Element]:
-    heading = Element(id="h1", kind=ElementKind.HEADING, text="# Guide", page=1, level=1)
-    return [heading, *(Element(id=f"p{i}", kind=ElementKind.PARAGRAPH, text=text, page=1,
-                               ancestors=("h1",)) for i, text in enumerate(texts, 1))]
+def test_register_routes_pdfs_and_office_files(cloud: Any) -> None:
+    rt, _ = cloud
+    pdf = make_pdf([text_page([Text("Hello", 72, 700)])])
+    result = register_document(rt, register_input(rt, "incoming/a.pdf", pdf))
+    assert (result.route, result.pdf_bucket, result.pdf_key) == ("pdf", "docs", "incoming/a.pdf")
+    docx = b"PK\x03\x04" + b"\0" * 40
+    with pytest.raises(DocumentError, match=r"b\.docx"):
+        register_document(rt, register_input(rt, "incoming/b.docx", docx))
 
 
-def _plan_run(rt: Runtime, run_id: str, strategy: Strategy) -> CommitPlanInput:
-    """Section and plan the stored elements like the planning machine does."""
-    strategy_json = strategy.model_dump(mode="json")
-    sectioning = section_document(rt, SectionInput.model_validate(
-        {"document_id": "doc", "strategy": strategy_json, "run_id": run_id}))
-    for index in range(sectioning.section_count):
-        plan_one_section(rt, PlanSectionInput.model_validate({"input": {
-            "document_id": "doc", "strategy": strategy_json, "run_id": run_id, "index": index,
-            "sections_key": sectioning.sections_key}}))
-    return CommitPlanInput.model_validate({
-        "document_id": "doc", "tenant": None, "strategy": strategy_json, "run_id": run_id,
-        "sectioning": sectioning.model_dump()})
+def test_register_refuses_a_too_large_upload_before_reading_it(cloud: Any) -> None:
+    rt, _ = cloud
+    event = register_input(rt, "incoming/big.md", MARKDOWN,
+                           size=rt.settings.max_file_bytes + 1)
+    rt.client("s3").delete_object(Bucket="docs", Key="incoming/big.md")  # reading would fail
+    with pytest.raises(DocumentError, match=r"big\.md: file is .* MiB, more than the 500 MiB"):
+        register_document(rt, event)
 
 
-def _indexed(rt: Runtime) -> list[dict[str, Any]]:
-    return rt.index().client.chunks("doc")
+def test_register_defers_to_a_live_document_or_a_running_owner(cloud: Any) -> None:
+    rt, _ = cloud
+    event = register_input(rt, "incoming/doc.md", MARKDOWN, execution="run-1")
+    rt.registry.put(DocumentRecord(document_id=event.document_id, source="doc.md",
+                                   sha256="0" * 64, status=DocumentStatus.INDEXED,
+                                   active_version=1))
+    assert register_document(rt, event).outcome == "live"
+    rt.registry.put(DocumentRecord(document_id=event.document_id, source="doc.md",
+                                   sha256="0" * 64, owner="run-0"))
+    sfn = rt.client("stepfunctions")
+    sfn.start_execution(stateMachineArn=rt.resources.ingest_state_machine_arn, name="run-0",
+                        input="{}")
+    assert register_document(rt, event).outcome == "busy"
+    # an owner that is not running any more loses its claim
+    rt.registry.put(DocumentRecord(document_id=event.document_id, source="doc.md",
+                                   sha256="0" * 64, owner="run-gone"))
+    assert register_document(rt, event).outcome == "owned"
 
 
-def test_commit_numbers_versions_and_retires_the_previous_versions_chunks(
-        rt: StageRuntime) -> None:
-    _register(rt)
-    rt.elements.put_elements("doc", _elements(*(f"Paragraph {i}. " * 30 for i in range(6))))
-
-    first = commit_plan(rt, _plan_run(rt, "run-1", Strategy()))
-    assert (first.plan_version, first.retired_version, first.retired_chunks) == (1, 0, 0)
-    assert first.chunks == len(_indexed(rt)) > 1
-    assert rt.registry.get("doc").active_version == 1
-
-    fine = Strategy(name="fine", target_chars=400, min_chars=200)
-    second = commit_plan(rt, _plan_run(rt, "run-2", fine))
-    assert second.document_id == "doc"
-    assert (second.plan_version, second.retired_version) == (2, 1)
-    assert second.retired_chunks == first.chunks
-    assert {c["plan_version"] for c in _indexed(rt)} == {"2"}
-    assert len(_indexed(rt)) == second.chunks > first.chunks
-    assert rt.plans.latest_version("doc") == 2
-    assert rt.plans.get_plan("doc", 2).strategy.name == "fine"
-    assert rt.registry.get("doc").active_version == 2
-    assert [len(call) for call in rt.fake_embedder.calls] == [first.chunks, second.chunks]
+# --- conversion ------------------------------------------------------------------------------
 
 
-def test_commit_refuses_a_chunk_over_the_hard_limit_before_storing_anything(
-        rt: StageRuntime) -> None:
-    _register(rt)
-    rt.elements.put_elements("doc", _elements("Short one.", "x" * 2500))
-    event = _plan_run(rt, "run-1", Strategy())
-    with pytest.raises(DocumentError, match="hard limit 2000"):
-        commit_plan(rt, event)
-    assert rt.fake_embedder.calls == []
-    assert _indexed(rt) == []
-    assert rt.plans.latest_version("doc") == 0
-    assert rt.registry.get("doc").active_version is None
+def rendered(rt: Runtime, pages: int, execution: str = "run-1") -> tuple[str, Any]:
+    pdf = make_pdf([text_page([Text(f"Page {n} text", 72, 700)]) for n in range(1, pages + 1)])
+    rt.artifacts.put_bytes("in.pdf", pdf)
+    rt.registry.put(DocumentRecord(document_id="d1", source="in.pdf", sha256="0" * 64,
+                                   owner=execution))
+    result = render_document(rt, RenderInput(document_id="d1", execution=execution,
+                                             pdf_bucket="art", pdf_key="in.pdf"))
+    return "d1", result
 
 
-def test_commit_of_an_unregistered_document_fails(rt: StageRuntime) -> None:
-    rt.elements.put_elements("doc", _elements("Alone."))
-    event = _plan_run(rt, "run-1", Strategy())
-    with pytest.raises(KeyError, match="not registered"):
-        commit_plan(rt, event)
+def test_render_stores_pages_and_groups_batches(cloud: Any) -> None:
+    rt, _ = cloud
+    document_id, result = rendered(rt, 5)
+    assert (result.page_count, result.batch_count) == (5, 3)  # batches of 2 in the fixture
+    assert [g.model_dump() for g in result.groups] == [{"first": 0, "last": 2}]
+    assert rt.artifacts.get_bytes(keys.page_key(document_id, 5))[:4] == b"\x89PNG"
+    assert rt.registry.get(document_id).pages == 5  # type: ignore[union-attr]
 
 
-def _parse(rt: Runtime, batch_count: int = 1) -> ParseResult:
-    return parse_document(rt, ParseInput.model_validate(
-        {"document_id": "doc", "strategy": STRATEGY, "batch_count": batch_count}))
+def _with_bedrock(rt: Runtime, fake: FakeBedrockRuntime) -> None:
+    rt._clients["bedrock-runtime"] = fake
 
 
-def test_parse_stores_markdown_elements_and_sections(rt: StageRuntime) -> None:
-    _register(rt)
-    markdown = "# Guide\r\n\r\nFirst paragraph.\r\n\r\n## Part\r\n\r\nSecond paragraph.\r\n"
-    store_text_document(rt.artifacts, "doc", markdown)
-    result = _parse(rt)
-    assert result == ParseResult(elements=4, sections_key="runs/doc/ingest/sections.json",
-                                 section_count=1, failed_batches=0)
-    assert "\r" not in rt.artifacts.get_text("documents/doc/document.md")
-    assert [e.id for e in rt.elements.get_elements("doc")] == ["h1", "p1", "h2", "p2"]
-    sections = json.loads(rt.artifacts.get_text(result.sections_key))
-    assert len(sections) == 1
-    assert rt.registry.get("doc").status is DocumentStatus.CONVERTED
+def test_convert_stores_a_batch_and_raises_retryable_errors_for_step_functions(
+    cloud: Any,
+) -> None:
+    rt, _ = cloud
+    document_id, _ = rendered(rt, 3)
+    fake = FakeBedrockRuntime({n: f"Page {n} text" for n in range(1, 4)}, "google.gemma-3-27b-it")
+    _with_bedrock(rt, fake)
+    item = ConvertInput(input=BatchItem(document_id=document_id, page_count=3, batch=1))
+    fake.failures = [client_error("ThrottlingException", 400)]
+    with pytest.raises(ModelThrottled):
+        convert_pages(rt, item)
+    fake.failures = [client_error("ServiceUnavailableException", 503)]
+    with pytest.raises(TransientError):
+        convert_pages(rt, item)
+    assert convert_pages(rt, item).ok
+    stored = json.loads(rt.artifacts.get_text(keys.batch_key(document_id, 1)))
+    assert stored["pages"] == [3] and "<!-- Page 3 -->" in stored["markdown"]
+    assert len(fake.converse_requests) == 3  # one call per invocation: Step Functions retries
+    outcomes = [item["outcome"] for item in rt.ledger.table.scan()["Items"]]
+    assert sorted(outcomes)[-1] == "ok" and len(outcomes) == 3
+    # a request the model refuses for good becomes error markers at once
+    fake.fail_pages = {1}
+    first = ConvertInput(input=BatchItem(document_id=document_id, page_count=3, batch=0))
+    assert not convert_pages(rt, first).ok
+    assert "conversion failed" in rt.artifacts.get_text(keys.batch_key(document_id, 0))
 
 
-def test_parse_counts_failed_batches_and_keeps_their_warnings(rt: StageRuntime) -> None:
-    _register(rt, fmt="pdf")
-    rt.artifacts.put_text("documents/doc/batches/00000.md", "<!-- Page 1 -->\n\nHello there.")
-    rt.artifacts.put_text("documents/doc/batches/00000.json",
-                          json.dumps({"batch": 0, "pages": [1], "ok": True}))
-    record_failed_batch(rt.artifacts, "doc", 1, 2, 1, "ModelCallError: bad image")
-    result = _parse(rt, batch_count=2)
-    assert result.failed_batches == 1
-    record = rt.registry.get("doc")
-    assert record.warnings == ["pages 2: conversion failed: ModelCallError: bad image"]
-    assert "<!-- Page 2: conversion failed" in rt.artifacts.get_text("documents/doc/document.md")
+def test_a_batch_whose_retries_ran_out_becomes_markers(cloud: Any) -> None:
+    rt, _ = cloud
+    document_id, _ = rendered(rt, 3)
+    event = BatchFailedInput(document_id=document_id, page_count=3, batch=0,
+                             error="ModelThrottled",
+                             cause=json.dumps({"errorMessage": "Too many requests"}))
+    assert not record_batch_failure(rt, event).ok
+    stored = json.loads(rt.artifacts.get_text(keys.batch_key(document_id, 0)))
+    assert stored["failure"] == "pages 1-2: conversion failed: ModelThrottled: Too many requests"
+    assert "<!-- Page 2: conversion failed" in stored["markdown"]
 
 
-def test_parse_refuses_a_document_without_text_and_stores_no_elements(
-        rt: StageRuntime) -> None:
-    _register(rt)
-    store_text_document(rt.artifacts, "doc", "# Only\n\n## Headings\n")
+# --- parse, plan, commit ---------------------------------------------------------------------
+
+
+def parsed_markdown(rt: Runtime, execution: str = "run-1") -> Any:
+    rt.registry.put(DocumentRecord(document_id="d1", source="doc.md", sha256="0" * 64,
+                                   owner=execution))
+    rt.artifacts.put_text(keys.markdown_key("d1"), MARKDOWN.decode())
+    return parse_converted(rt, ParseInput(document_id="d1", execution=execution,
+                                          strategy=Strategy(), batch_count=0))
+
+
+def test_parse_stores_elements_and_each_section_with_its_elements(cloud: Any) -> None:
+    rt, _ = cloud
+    result = parsed_markdown(rt)
+    assert (result.elements, result.section_count, result.failed_batches) == (4, 1, 0)
+    assert [e.id for e in rt.elements.get_elements("d1")] == ["h1", "p1", "h2", "p2"]
+    stored = json.loads(rt.artifacts.get_text(keys.section_key("d1", result.run_id, 0)))
+    assert [e["id"] for e in stored["elements"]] == ["h1", "p1", "h2", "p2"]
+    assert rt.registry.get("d1").status is DocumentStatus.CONVERTED  # type: ignore[union-attr]
+
+
+def test_parse_refuses_a_document_without_text(cloud: Any) -> None:
+    rt, _ = cloud
+    rt.registry.put(DocumentRecord(document_id="d1", source="doc.md", sha256="0" * 64,
+                                   owner="run-1"))
+    rt.artifacts.put_text(keys.markdown_key("d1"), "# Only a title\n")
     with pytest.raises(DocumentError, match="no text content"):
-        _parse(rt)
-    assert rt.elements.get_elements("doc") == []
-    assert rt.registry.get("doc").status is DocumentStatus.REGISTERED
+        parse_converted(rt, ParseInput(document_id="d1", execution="run-1",
+                                       strategy=Strategy(), batch_count=0))
+    assert rt.elements.get_elements("d1") == []
+
+
+def committed(rt: Runtime, fake: FakeBedrockRuntime, owner: str = "run-1") -> Any:
+    parsed = parsed_markdown(rt, owner)
+    _with_bedrock(rt, fake)
+    item = SectionItem(document_id="d1", strategy=Strategy(), run_id=parsed.run_id, index=0)
+    plan_one_section(rt, PlanSectionInput(input=item))
+    prepared = prepare_plan(rt, PrepareInput(document_id="d1", strategy=Strategy(),
+                                             run_id=parsed.run_id, section_count=1))
+    for index in range(prepared.range_count):
+        index_range(rt, IndexInput(input=RangeItem(document_id="d1", version=prepared.version,
+                                                   index=index)))
+    return prepared
+
+
+def test_prepare_saves_the_plan_before_indexing_and_activation_retires(cloud: Any) -> None:
+    rt, opensearch = cloud
+    fake = FakeBedrockRuntime({}, "google.gemma-3-27b-it")
+    prepared = committed(rt, fake)
+    assert prepared.version == 1 and prepared.chunks == 1
+    assert rt.plans.get_plan("d1", 1).chunk_ids_arrays  # body in S3, pointer in DynamoDB
+    assert rt.artifacts.get_text(keys.plan_body_key("d1", 1))
+    assert len(opensearch.chunks("d1")) == 1 and fake.embed_requests
+    assert rt.registry.get("d1").active_version is None  # type: ignore[union-attr]
+    activation = activate_version(rt, ActivateInput(document_id="d1", version=1, mode="ingest",
+                                                    owner="run-1"))
+    assert activation.activated
+    record = rt.registry.get("d1")
+    assert record is not None and record.status is DocumentStatus.INDEXED
+    assert record.active_version == 1 and record.owner is None
+    # a re-plan activates version 2 and retires version 1's chunks
+    index_range(rt, IndexInput(input=RangeItem(document_id="d1", version=1, index=0)))
+    assert len(opensearch.chunks("d1")) == 1  # a repeated range replaces, never adds
+
+
+def test_throttled_embeddings_are_retried_by_step_functions(cloud: Any) -> None:
+    rt, _ = cloud
+    fake = FakeBedrockRuntime({}, "google.gemma-3-27b-it")
+    fake.failures = [client_error("ThrottlingException", 400, "InvokeModel")]
+    with pytest.raises(ModelThrottled):
+        committed(rt, fake)
+
+
+# --- end of ingest, delete, re-plan ----------------------------------------------------------
+
+
+def test_a_failed_run_marks_failed_and_removes_what_it_indexed(cloud: Any) -> None:
+    rt, opensearch = cloud
+    committed(rt, FakeBedrockRuntime({}, "google.gemma-3-27b-it"))
+    assert opensearch.chunks("d1")
+    status = finalise_document(rt, FinaliseInput(
+        document_id="d1", execution="run-1", outcome="FAILED", error="States.TaskFailed",
+        cause=json.dumps({"errorMessage": "boom"})))
+    assert status.status == "FAILED"
+    record = rt.registry.get("d1")
+    assert record is not None and record.error == "States.TaskFailed: boom"
+    assert opensearch.chunks("d1") == []
+
+
+def test_finalise_retires_the_document_the_key_held_before(cloud: Any) -> None:
+    rt, opensearch = cloud
+    committed(rt, FakeBedrockRuntime({}, "google.gemma-3-27b-it"))
+    activate_version(rt, ActivateInput(document_id="d1", version=1, mode="ingest",
+                                       owner="run-1"))
+    rt.registry.claim_source("incoming/doc.md", "d1", "01")
+    rt.registry.claim_source("incoming/doc.md", "d2", "02")  # a new upload of the key
+    rt.registry.put(DocumentRecord(document_id="d2", source="doc.md", sha256="1" * 64))
+    status = finalise_document(rt, FinaliseInput(document_id="d2", execution="run-2",
+                                                 outcome="SUCCEEDED", previous_document="d1"))
+    assert status.retired == ["d1"]
+    assert rt.registry.get("d1").status is DocumentStatus.DELETED  # type: ignore[union-attr]
+    assert opensearch.chunks("d1") == []
+
+
+def test_delete_forgets_the_key_unless_a_version_remains(cloud: Any) -> None:
+    rt, opensearch = cloud
+    committed(rt, FakeBedrockRuntime({}, "google.gemma-3-27b-it"))
+    activate_version(rt, ActivateInput(document_id="d1", version=1, mode="ingest",
+                                       owner="run-1"))
+    key = "incoming/doc.md"
+    upload(rt, key, MARKDOWN)
+    rt.registry.claim_source(key, "d1", "05")
+    deleted = s3_event(key, "06", detail_type="Object Deleted")
+    assert delete_object(rt, deleted).retired is None  # the object is still there
+    rt.client("s3").delete_object(Bucket="docs", Key=key)  # a delete marker
+    assert delete_object(rt, s3_event(key, "04", detail_type="Object Deleted")).retired is None
+    assert delete_object(rt, deleted).retired == "d1"
+    assert opensearch.chunks("d1") == []
+
+
+def test_replan_manifest_stays_inside_the_named_tenant(cloud: Any) -> None:
+    rt, _ = cloud
+    for document_id, tenant in (("a1", "acme"), ("a2", "acme"), ("b1", "beta"), ("n1", None)):
+        rt.registry.put(DocumentRecord(document_id=document_id, source="x.md", sha256="0" * 64,
+                                       tenant=tenant, status=DocumentStatus.INDEXED,
+                                       active_version=1))
+    rt.registry.put(DocumentRecord(document_id="a3", source="x.md", sha256="0" * 64,
+                                   tenant="acme", status=DocumentStatus.FAILED))
+
+    def listed(**request: Any) -> list[str]:
+        manifest = write_replan_manifest(rt, ManifestInput(
+            request=ReplanRequest.model_validate(request), run_id="r"))
+        items = json.loads(rt.artifacts.get_text(manifest.key))
+        assert manifest.count == len(items)
+        return sorted(item["document_id"] for item in items)
+
+    assert listed(tenant="acme") == ["a1", "a2"]
+    assert listed(tenant="acme", document_ids=["a1", "b1"]) == ["a1"]
+    assert listed(all=True) == ["a1", "a2", "b1", "n1"]
+    with pytest.raises(ValueError, match="name a tenant"):
+        ReplanRequest.model_validate({"document_ids": ["a1"]})
+    with pytest.raises(ValueError, match="name a tenant"):
+        ReplanRequest.model_validate({})

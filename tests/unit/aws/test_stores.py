@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from drac.aws.dynamo import (
-    DocumentRegistry,
     DynamoElementTable,
     DynamoLedger,
     DynamoPlanStore,
@@ -48,7 +48,10 @@ def test_elements_are_replaced_in_order(aws: Any) -> None:
 def test_plan_versions_are_never_overwritten(aws: Any) -> None:
     from drac.models import PlanVersion, SectionPlan, Strategy
 
-    store = DynamoPlanStore(make_table(aws, "plans", "document_id", "version"))
+    s3 = aws.client("s3")
+    s3.create_bucket(Bucket="art")
+    bodies = S3ArtifactStore(s3, "art")
+    store = DynamoPlanStore(make_table(aws, "plans", "document_id", "version"), bodies)
     assert store.latest_version("d") == 0
     plan = PlanVersion(
         document_id="d", version=1, strategy=Strategy(), created_at="2026-11-30T00:00:00Z",
@@ -61,6 +64,11 @@ def test_plan_versions_are_never_overwritten(aws: Any) -> None:
         store.save_plan(plan)
     with pytest.raises(KeyError):
         store.get_plan("d", 2)
+    # the body is in S3 (a big plan would pass DynamoDB's 400 KB item limit), a pointer in
+    # the table
+    (item,) = store.table.scan()["Items"]
+    assert item["body_key"] == "plans/d/v00001.json" and "data" not in item
+    assert bodies.get_text("plans/d/v00001.json") == plan.model_dump_json()
 
 
 def test_ledger_keeps_every_call(aws: Any) -> None:
@@ -75,20 +83,46 @@ def test_ledger_keeps_every_call(aws: Any) -> None:
     assert {int(i["input_tokens"]) for i in items} == {1000}
 
 
-def test_registry_status_source_lookup_and_live_scan(aws: Any) -> None:
-    registry = DocumentRegistry(make_table(aws, "docs", "document_id", None, gsi="source_path"))
-    for doc_id, tenant, key in (("d1", "acme", "incoming/acme/a.pdf"),
-                                ("d2", None, "incoming/b.pdf"),
-                                ("d3", "acme", "incoming/acme/a.pdf")):
-        registry.put(DocumentRecord(document_id=doc_id, source=key.rsplit("/", 1)[-1],
-                                    source_path=key, sha256="0" * 64, tenant=tenant, pages=3))
-    registry.set_status("d1", DocumentStatus.INDEXED, active_version=1)
-    registry.set_status("d2", DocumentStatus.PARTIAL, active_version=1)
+def test_registry_live_index_is_sparse_and_paged_by_tenant(cloud: Any) -> None:
+    rt, _ = cloud
+    registry = rt.registry
+    for doc_id, tenant in (("d1", "acme"), ("d2", None), ("d3", "acme")):
+        registry.put(DocumentRecord(document_id=doc_id, source="a.pdf", sha256="0" * 64,
+                                    tenant=tenant, pages=3, owner=f"run-{doc_id}"))
+    for doc_id in ("d1", "d2"):
+        assert registry.activate(doc_id, 1, DocumentStatus.INDEXED, owner=f"run-{doc_id}")
     record = registry.get("d1")
-    assert record.status is DocumentStatus.INDEXED and record.active_version == 1
-    assert record.pages == 3 and record.updated_at
-    assert registry.by_source("incoming/acme/a.pdf") == ["d1", "d3"]
-    assert {r.document_id for r in registry.live()} == {"d1", "d2"}
-    assert [r.document_id for r in registry.live("acme")] == ["d1"]
-    with pytest.raises(KeyError):
-        registry.set_status("missing", DocumentStatus.FAILED)
+    assert record is not None and record.status is DocumentStatus.INDEXED
+    assert record.active_version == 1 and record.pages == 3 and record.updated_at
+    assert sorted(registry.live()) == [("d1", "acme"), ("d2", None)]
+    assert list(registry.live("acme")) == [("d1", "acme")]
+    registry.mark_deleted("d1")
+    assert list(registry.live("acme")) == []
+    item = registry.table.get_item(Key={"document_id": "d1"})["Item"]
+    assert "live_tenant" not in item and "active_version" not in item
+
+
+def test_registry_keeps_records_under_the_item_limit(cloud: Any) -> None:
+    rt, _ = cloud
+    warnings = [f"page {n}: the model's text is shorter than the page's text layer" * 3
+                for n in range(5000)]
+    rt.registry.put(DocumentRecord(document_id="d1", source="a.pdf", sha256="0" * 64,
+                                   warnings=warnings))
+    item = rt.registry.table.get_item(Key={"document_id": "d1"})["Item"]
+    assert len(json.dumps(item, default=str)) < 400_000
+    assert item["warnings"][-1] == "... and 4951 more warnings"
+
+
+def test_claims_are_ordered_and_a_retried_claim_reports_the_same_previous(cloud: Any) -> None:
+    rt, _ = cloud
+    registry = rt.registry
+    assert registry.claim_source("k", "d1", "01").previous is None
+    first = registry.claim_source("k", "d2", "02")
+    assert first.claimed and first.previous == "d1"
+    again = registry.claim_source("k", "d2", "02")  # the same event handled twice
+    assert again.claimed and again.previous == "d1"
+    assert not registry.claim_source("k", "d3", "015").claimed  # an older upload
+    assert registry.sources_of("d2") == ["k"] and registry.sources_of("d1") == []
+    assert registry.release_source("k", "01") is None  # an older delete
+    assert registry.release_source("k", "03") == "d2"
+    assert registry.sources_of("d2") == []

@@ -5,7 +5,7 @@ import time
 from collections.abc import Sequence
 
 import pytest
-from drac_test_pdfs import Text, make_pdf
+from pdfs import Text, make_pdf
 from PIL import Image, ImageDraw
 
 from drac.documents.convert import ConversionOptions, convert_to_markdown

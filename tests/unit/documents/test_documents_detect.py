@@ -2,7 +2,7 @@ import io
 import zipfile
 
 import pytest
-from drac_test_pdfs import make_pdf
+from pdfs import make_pdf
 from PIL import Image
 
 from drac.documents.detect import DocumentFormat, detect_format, extension_format

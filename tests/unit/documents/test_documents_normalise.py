@@ -4,7 +4,7 @@ import time
 from pathlib import Path
 
 import pytest
-from drac_test_pdfs import make_pdf
+from pdfs import make_pdf
 from PIL import Image
 
 from drac.documents.detect import DocumentFormat

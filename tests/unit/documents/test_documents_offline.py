@@ -1,4 +1,4 @@
-from drac_test_pdfs import Text, make_pdf
+from pdfs import Text, make_pdf
 
 from drac.documents.offline import offline_markdown
 

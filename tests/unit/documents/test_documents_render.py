@@ -4,7 +4,7 @@ import math
 from pathlib import Path
 
 import pytest
-from drac_test_pdfs import make_pdf
+from pdfs import make_pdf
 from PIL import Image
 
 from drac.documents import render as render_module
@@ -131,7 +131,7 @@ def test_the_page_limit_is_enforced():
 
 
 def test_text_layer_length_is_reported_per_page():
-    from drac_test_pdfs import Text
+    from pdfs import Text
 
     pdf = make_pdf([(300, 300, [Text("Hello world", 10, 100)]), (300, 300)])
     assert [page.text_chars for page in render_pages(pdf)] == [11, 0]

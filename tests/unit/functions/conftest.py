@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.aws.conftest import aws  # noqa: F401  (the moto session fixture)
-
 
 @pytest.fixture(autouse=True)
 def _powertools_offline(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,42 +1,24 @@
-"""Handler contracts on moto: parse the event, call the stage, return keys and counts."""
+"""Handler contracts: parse the event, call the stage, return keys and counts; and what each
+handler loads (no local runtime, no CLI, nothing the Lambda layer does not carry)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
+from handlers import FUNCTIONS, ROOT, LambdaContext, load_handler
 
-from drac.aws.runtime import AwsEnvironment, Runtime
+from drac.aws.runtime import Runtime
 from drac.ids import document_id_for
 from drac.models import DocumentRecord, DocumentStatus
-from tests.e2e.fakes import FakeOpenSearch
-from tests.e2e.harness import Context, load_handler
-from tests.unit.aws.conftest import make_table
+from infra.layers import LOCAL_ONLY
 
-PDF = b"%PDF-1.4\n" + b"0" * 200  # bytes only: the starter hashes, it does not parse
-KEY = "incoming/acme/report.pdf"
-MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:Drac-ingest"
-
-
-@pytest.fixture
-def runtime(aws: Any) -> Iterator[Runtime]:
-    s3 = aws.client("s3")
-    for bucket in ("docs", "art"):
-        s3.create_bucket(Bucket=bucket)
-        s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
-    make_table(aws, "documents", "document_id", None, gsi="source_path")
-    aws.client("stepfunctions").create_state_machine(
-        name="Drac-ingest", roleArn="arn:aws:iam::123456789012:role/r",
-        definition=json.dumps({"StartAt": "W", "States": {"W": {"Type": "Wait", "Seconds": 600,
-                                                               "End": True}}}))
-    env = AwsEnvironment(documents_bucket="docs", artifacts_bucket="art",
-                         documents_table="documents", index_name="drac-chunks",
-                         ingest_state_machine_arn=MACHINE, max_running_documents=2,
-                         default_strategy='{"name": "default", "planner": "rules"}',
-                         region="us-east-1")
-    yield Runtime(env, aws, opensearch_client=FakeOpenSearch())
+BODY = b"# Title\n\nSome text to index.\n"
+KEY = "incoming/acme/report.md"
 
 
 def use(name: str, runtime: Runtime) -> Any:
@@ -45,114 +27,112 @@ def use(name: str, runtime: Runtime) -> Any:
     return module
 
 
-def sqs_event(*bodies: dict[str, Any]) -> dict[str, Any]:
-    return {"Records": [{"messageId": f"m{i}", "receiptHandle": "h", "body": json.dumps(body),
-                         "attributes": {}, "messageAttributes": {}, "md5OfBody": "",
-                         "eventSource": "aws:sqs", "eventSourceARN": "arn:aws:sqs:q",
-                         "awsRegion": "us-east-1"} for i, body in enumerate(bodies)]}
+def sqs_record(body: dict[str, Any], *, message_id: str = "m0", receipt: str = "h",
+               receives: int = 1) -> dict[str, Any]:
+    return {"messageId": message_id, "receiptHandle": receipt, "body": json.dumps(body),
+            "attributes": {"ApproximateReceiveCount": str(receives)}, "messageAttributes": {},
+            "md5OfBody": "", "eventSource": "aws:sqs",
+            "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:ingest", "awsRegion": "us-east-1"}
 
 
-def s3_event(detail_type: str, key: str = KEY, **obj: str) -> dict[str, Any]:
-    return {"detail-type": detail_type, "source": "aws.s3",
-            "detail": {"bucket": {"name": "docs"}, "object": {"key": key, **obj}}}
+def s3_event(detail_type: str, key: str = KEY, sequencer: str = "0A", **obj: Any) -> dict:
+    return {"detail-type": detail_type, "source": "aws.s3", "time": "2026-11-30T00:00:00Z",
+            "detail": {"bucket": {"name": "docs"},
+                       "object": {"key": key, "size": 30, "sequencer": sequencer, **obj}}}
 
 
-def test_starter_starts_one_named_execution_with_keys_only(runtime: Runtime, aws: Any) -> None:
-    aws.client("s3").put_object(Bucket="docs", Key=KEY, Body=PDF)
-    starter = use("starter", runtime)
-    event = sqs_event(s3_event("Object Created"), s3_event("Object Created"))  # duplicated
-    assert starter.handler(event, Context()) == {"batchItemFailures": []}
-    sfn = aws.client("stepfunctions")
-    (execution,) = sfn.list_executions(stateMachineArn=MACHINE)["executions"]
-    document_id = document_id_for(PDF, "acme")
-    assert execution["name"] == document_id
-    payload = json.loads(sfn.describe_execution(executionArn=execution["executionArn"])["input"])
-    assert set(payload) == {"document_id", "tenant", "bucket", "key", "strategy"}
-    assert (payload["tenant"], payload["bucket"], payload["key"]) == ("acme", "docs", KEY)
-    assert payload["strategy"]["planner"] == "rules"
-    assert "0000" not in json.dumps(payload), "no document content in the payload"
+def test_starter_reports_a_deferred_message_and_hides_it_for_a_while(cloud: Any) -> None:
+    rt, _ = cloud
+    sqs = rt.client("sqs")
+    url = sqs.create_queue(QueueName="ingest")["QueueUrl"]
+    for number in range(3):
+        key = f"incoming/f{number}.md"
+        rt.client("s3").put_object(Bucket="docs", Key=key, Body=BODY + bytes([65 + number]))
+        sqs.send_message(QueueUrl=url, MessageBody=json.dumps(s3_event("Object Created", key)))
+    messages = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=3,
+                                   AttributeNames=["All"])["Messages"]
+    records = [sqs_record(json.loads(m["Body"]), message_id=m["MessageId"],
+                          receipt=m["ReceiptHandle"], receives=1) for m in messages]
+    result = use("starter", rt).handler({"Records": records}, LambdaContext())
+    # two documents at most run at once (the fixture's setting): the third one waits
+    assert result == {"batchItemFailures": [{"itemIdentifier": messages[2]["MessageId"]}]}
+    sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=messages[0]["ReceiptHandle"],
+                                  VisibilityTimeout=0)
+    sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=messages[1]["ReceiptHandle"],
+                                  VisibilityTimeout=0)
+    visible = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=3)["Messages"]
+    assert messages[2]["MessageId"] not in {m["MessageId"] for m in visible}
 
 
-def test_starter_defers_when_the_pipeline_is_full(runtime: Runtime, aws: Any) -> None:
-    s3 = aws.client("s3")
-    keys = [f"incoming/f{i}.pdf" for i in range(3)]
-    for i, key in enumerate(keys):
-        s3.put_object(Bucket="docs", Key=key, Body=PDF + bytes([i]))
-    result = use("starter", runtime).handler(
-        sqs_event(*(s3_event("Object Created", key) for key in keys)), Context())
-    # max_running_documents=2: the third message goes back to the queue
-    assert result == {"batchItemFailures": [{"itemIdentifier": "m2"}]}
-
-
-def indexed(runtime: Runtime, key: str = KEY) -> str:
-    document_id = "doc-1"
-    runtime.registry.put(DocumentRecord(document_id=document_id, source="report.pdf",
-                                        source_path=key, sha256="0" * 64, tenant="acme",
-                                        status=DocumentStatus.INDEXED, active_version=1))
-    index = runtime.index()
-    index.client.docs.extend({"_id": f"s{n}", "chunk_id": f"c{n}", "plan_version": "1",
-                              "document_id": document_id} for n in range(3))
-    return document_id
-
-
-def test_delete_marker_event_removes_chunks_and_marks_deleted(runtime: Runtime,
-                                                              aws: Any) -> None:
-    """Real AWS: DELETE on a versioned bucket creates a marker and emits this event."""
-    s3 = aws.client("s3")
-    s3.put_object(Bucket="docs", Key=KEY, Body=PDF)
-    document_id = indexed(runtime)
+def test_delete_marker_event_retires_the_document(cloud: Any) -> None:
+    rt, opensearch = cloud
+    s3 = rt.client("s3")
+    s3.put_object(Bucket="docs", Key=KEY, Body=BODY)
+    document_id = document_id_for(BODY, "acme")
+    rt.registry.put(DocumentRecord(document_id=document_id, source="report.md",
+                                   sha256="0" * 64, tenant="acme",
+                                   status=DocumentStatus.INDEXED, active_version=1))
+    rt.registry.claim_source(KEY, document_id, "0A".ljust(32, "0"))
+    opensearch.docs.extend({"_id": f"s{n}", "chunk_id": f"c{n}", "plan_version": "1",
+                            "document_id": document_id} for n in range(3))
     marker = s3.delete_object(Bucket="docs", Key=KEY)
-    assert marker["DeleteMarker"] is True
-    event = s3_event("Object Deleted", **{"version-id": marker["VersionId"],
-                                          "deletion-type": "Delete Marker Created"})
-    result = use("delete", runtime).handler(sqs_event(event), Context())
+    event = s3_event("Object Deleted", sequencer="0B", **{
+        "version-id": marker["VersionId"], "deletion-type": "Delete Marker Created"})
+    result = use("delete", rt).handler({"Records": [sqs_record(event)]}, LambdaContext())
     assert result == {"batchItemFailures": []}
-    assert runtime.index().client.chunks(document_id) == []
-    record = runtime.registry.get(document_id)
-    assert record.status is DocumentStatus.DELETED and record.active_version is None
+    assert opensearch.chunks(document_id) == []
+    record = rt.registry.get(document_id)
+    assert record is not None and record.status is DocumentStatus.DELETED
 
 
-def test_delete_of_an_old_version_keeps_the_current_document(runtime: Runtime,
-                                                             aws: Any) -> None:
-    s3 = aws.client("s3")
-    old = s3.put_object(Bucket="docs", Key=KEY, Body=PDF)["VersionId"]
-    s3.put_object(Bucket="docs", Key=KEY, Body=PDF + b"new")
-    document_id = indexed(runtime)
-    s3.delete_object(Bucket="docs", Key=KEY, VersionId=old)
-    event = s3_event("Object Deleted", **{"version-id": old,
-                                          "deletion-type": "Permanently Deleted"})
-    use("delete", runtime).handler(sqs_event(event), Context())
-    assert len(runtime.index().client.chunks(document_id)) == 3
-    assert runtime.registry.get(document_id).status is DocumentStatus.INDEXED
+def test_register_handler_returns_the_route(cloud: Any) -> None:
+    rt, _ = cloud
+    version = rt.client("s3").put_object(Bucket="docs", Key=KEY, Body=BODY)["VersionId"]
+    out = use("register", rt).handler(
+        {"document_id": "d1", "tenant": "acme", "bucket": "docs", "key": KEY,
+         "version_id": version, "sha256": "0" * 64, "size": len(BODY), "strategy": {},
+         "previous_document": None, "execution": "run-1"}, LambdaContext())
+    assert out == {"outcome": "owned", "route": "text", "format": "markdown",
+                   "pdf_bucket": "", "pdf_key": ""}
 
 
-def test_register_returns_where_to_render(runtime: Runtime, aws: Any) -> None:
-    from shared_paths import VELVERA, require
-
-    pdf = require(VELVERA / "pdf" / "store_locations.pdf")
-    aws.client("s3").put_object(Bucket="docs", Key=KEY, Body=pdf.read_bytes())
-    out = use("register", runtime).handler(
-        {"document_id": "d1", "tenant": "acme", "bucket": "docs", "key": KEY}, Context())
-    assert out == {"format": "pdf", "is_text": False, "needs_normalise": False,
-                   "pdf_bucket": "docs", "pdf_key": KEY}
-    record = runtime.registry.get("d1")
-    assert record.source == "report.pdf" and record.tenant == "acme"
-    assert record.source_path == KEY
-
-
-def test_replan_manifest_lists_live_documents_and_validates(runtime: Runtime) -> None:
+def test_replan_manifest_handler_validates_the_request(cloud: Any) -> None:
     from pydantic import ValidationError
 
-    runtime.registry.put(DocumentRecord(document_id="d1", source="a", sha256="0" * 64,
-                                        status=DocumentStatus.INDEXED, tenant="acme"))
-    runtime.registry.put(DocumentRecord(document_id="d2", source="b", sha256="0" * 64,
-                                        status=DocumentStatus.FAILED))
-    manifest = use("replan_manifest", runtime)
-    out = manifest.handler({"request": {"document_ids": ["d1", "d2", "nope"],
-                                        "strategy": "fine"}, "run_id": "r1"}, Context())
-    assert set(out) == {"bucket", "key", "count", "strategy"}
-    assert (out["bucket"], out["count"], out["strategy"]["name"]) == ("art", 1, "fine")
-    assert json.loads(runtime.artifacts.get_text(out["key"])) == [
-        {"document_id": "d1", "tenant": "acme"}]
-    with pytest.raises(ValidationError, match="document_ids or set all"):
-        manifest.handler({"request": {"strategy": "fine"}, "run_id": "r2"}, Context())
+    rt, _ = cloud
+    manifest = use("replan_manifest", rt)
+    out = manifest.handler({"request": {"tenant": "acme", "strategy": "fine"},
+                            "run_id": "r1"}, LambdaContext())
+    assert (out["bucket"], out["count"], out["strategy"]["name"]) == ("art", 0, "fine")
+    with pytest.raises(ValidationError, match="name a tenant"):
+        manifest.handler({"request": {"document_ids": ["d1"]}, "run_id": "r2"}, LambdaContext())
+
+
+FORBIDDEN = ("drac.local", "drac.cli", "drac.evaluation", *sorted(LOCAL_ONLY))
+PROBE = """
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("handler", sys.argv[1])
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def _loaded(name: str) -> list[str]:
+    path = ROOT / "functions" / name / "handler.py"
+    done = subprocess.run([sys.executable, "-c", PROBE, str(path)], capture_output=True,
+                          text=True, check=True, env={"PATH": "", "AWS_REGION": "us-east-1"})
+    return json.loads(done.stdout)
+
+
+def test_each_handler_loads_only_the_core_and_the_aws_adapters() -> None:
+    """In a fresh interpreter, as a Lambda container starts: no local runtime, CLI,
+    evaluation or local-only dependency (the deps layer does not carry them)."""
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        loaded = dict(zip(FUNCTIONS, pool.map(_loaded, FUNCTIONS), strict=True))
+    assert len(loaded) == 17
+    for name, modules in loaded.items():
+        bad = [m for m in modules if any(m == f or m.startswith(f + ".") for f in FORBIDDEN)]
+        assert bad == [], f"{name} loads {bad}"
+    assert "drac.documents.normalise" in loaded["normalise"]
+    assert "drac.documents.offline" not in loaded["convert"]

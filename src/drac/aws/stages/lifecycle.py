@@ -41,18 +41,22 @@ class Deleted(BaseModel):
 
 def finalise_document(rt: Runtime, event: FinaliseInput) -> FinalStatus:
     """End an ingest run: on failure mark the document FAILED (if this run still owns it)
-    and delete what it indexed; either way retire the document the key held before, and this
-    one, when no key holds them any more."""
+    and delete what it indexed; either way retire the document the key held before when no
+    key holds it any more, and, after a success, this one too (its key may have moved on to
+    a later upload while it was ingested)."""
     document_id = event.document_id
+    candidates = [event.previous_document]
     if event.outcome == "FAILED":
         error = f"{event.error}: {_message(event.cause)}"
         if rt.registry.mark_failed(document_id, error, owner=event.execution):
             clean_up_failure(rt.registry, rt.index(), document_id)
             logger.error("document failed", extra={"error": error})
+    else:
+        candidates.append(document_id)
     index = rt.index()
     retired = [
         candidate
-        for candidate in dict.fromkeys(filter(None, [event.previous_document, document_id]))
+        for candidate in dict.fromkeys(filter(None, candidates))
         if retire_if_orphaned(rt.registry, index, candidate)
     ]
     record = rt.registry.get(document_id)

@@ -1,0 +1,211 @@
+"""Fakes at the client boundary for what cannot run here: OpenSearch Serverless and Bedrock.
+
+Both record every request so tests assert exactly what was sent. The OpenSearch fake behaves
+like a vector collection where it matters: no custom `_id`, no `_delete_by_query`, search by
+term/terms/bool filters (with must_not), BM25-like `match`, and k-NN with a filter.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import math
+import re
+import threading
+from collections import Counter
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+_WORD = re.compile(r"\w+")
+
+
+class FakeIndices:
+    """The `indices` namespace of the fake OpenSearch client."""
+
+    def __init__(self) -> None:
+        self.bodies: dict[str, dict[str, Any]] = {}
+
+    def exists(self, index: str) -> bool:
+        return index in self.bodies
+
+    def create(self, index: str, body: dict[str, Any]) -> dict[str, Any]:
+        self.bodies[index] = body
+        return {"acknowledged": True}
+
+
+class FakeOpenSearch:
+    """An in-memory vector collection. `fail_bulk_after` makes the n-th index action of a
+    bulk request (counting all requests) fail, to inject partial bulk failures."""
+
+    def __init__(self) -> None:
+        self.docs: list[dict[str, Any]] = []
+        self.next_id = 0
+        self.indices = FakeIndices()
+        self.lock = threading.Lock()
+        self.requests: list[tuple[str, Any]] = []
+        self.fail_bulk_after: int | None = None
+        self.index_actions = 0
+
+    # -- writes -------------------------------------------------------------------------
+    def bulk(self, body: list[dict[str, Any]]) -> dict[str, Any]:
+        """Index actions (service-assigned ids) and delete actions by `_id`."""
+        items: list[dict[str, Any]] = []
+        errors = False
+        with self.lock:
+            self.requests.append(("bulk", body))
+            rest = list(body)
+            while rest:
+                action = rest.pop(0)
+                if "delete" in action:
+                    doc_id = action["delete"]["_id"]
+                    keep = [d for d in self.docs if d["_id"] != doc_id]
+                    found = len(keep) < len(self.docs)
+                    self.docs = keep
+                    items.append({"delete": {"_id": doc_id, "status": 200 if found else 404,
+                                             "result": "deleted" if found else "not_found"}})
+                    continue
+                assert "_id" not in action["index"], "vector collections reject custom _id"
+                doc = rest.pop(0)
+                self.index_actions += 1
+                if self.fail_bulk_after is not None and self.index_actions > self.fail_bulk_after:
+                    errors = True
+                    items.append({"index": {"status": 429, "error": {"type": "rejected"}}})
+                    continue
+                self.next_id += 1
+                self.docs.append({**doc, "_id": f"auto-{self.next_id}"})
+                items.append({"index": {"status": 201}})
+        return {"errors": errors, "items": items}
+
+    def delete_by_query(self, index: str, body: dict[str, Any]) -> dict[str, Any]:
+        raise AssertionError("vector collections do not support _delete_by_query")
+
+    # -- reads --------------------------------------------------------------------------
+    def search(self, index: str, body: dict[str, Any]) -> dict[str, Any]:
+        """Filter queries (sorted by chunk_id, with search_after paging), `match` on text
+        scored by term overlap, or `knn` by cosine, each with optional filters."""
+        with self.lock:
+            self.requests.append(("search", body))
+            docs = list(self.docs)
+        query = body["query"]
+        size = body.get("size", 10)
+        if "knn" in query:
+            ((_, spec),) = query["knn"].items()
+            filters = spec.get("filter", {"bool": {"filter": []}})
+            scored = [(self._cosine(d["embedding"], spec["vector"]), d) for d in docs
+                      if "embedding" in d and self._matches(d, filters)]
+            return self._hits(sorted(scored, key=lambda pair: -pair[0])[: spec["k"]][:size])
+        if "bool" in query and query["bool"].get("must"):
+            (match,) = query["bool"]["must"]
+            words = _WORD.findall(match["match"]["text"].lower())
+            rest = {"bool": {k: v for k, v in query["bool"].items() if k != "must"}}
+            scored = [(self._overlap(d["text"], words), d) for d in docs
+                      if self._matches(d, rest)]
+            scored = [pair for pair in scored if pair[0] > 0]
+            return self._hits(sorted(scored, key=lambda pair: -pair[0])[:size])
+        matched = sorted((d for d in docs if self._matches(d, query)),
+                         key=lambda d: (d["chunk_id"], d["plan_version"]))
+        after = body.get("search_after")
+        if after:
+            matched = [d for d in matched if [d["chunk_id"], d["plan_version"]] > after]
+        return {"hits": {"hits": [{"_id": d["_id"], "_score": 1.0,
+                                   "sort": [d["chunk_id"], d["plan_version"]]}
+                                  for d in matched[:size]]}}
+
+    @staticmethod
+    def _hits(scored: list[tuple[float, dict[str, Any]]]) -> dict[str, Any]:
+        return {"hits": {"hits": [
+            {"_id": d["_id"], "_score": score,
+             "_source": {k: v for k, v in d.items() if k not in ("_id", "embedding")}}
+            for score, d in scored]}}
+
+    @staticmethod
+    def _overlap(text: str, words: list[str]) -> float:
+        counts = Counter(_WORD.findall(text.lower()))
+        return float(sum(math.log1p(counts[word]) for word in words))
+
+    @staticmethod
+    def _cosine(a: list[float], b: list[float]) -> float:
+        dot = sum(x * y for x, y in zip(a, b, strict=True))
+        norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+        return dot / norm if norm else 0.0
+
+    @staticmethod
+    def _matches(doc: dict[str, Any], query: dict[str, Any]) -> bool:
+        if "terms" in query:
+            ((field, values),) = query["terms"].items()
+            return doc.get(field) in values
+        if "term" in query:
+            ((field, value),) = query["term"].items()
+            return doc.get(field) == value
+        if "bool" in query:
+            clause = query["bool"]
+            return all(FakeOpenSearch._matches(doc, q) for q in clause.get("filter", [])) and (
+                not any(FakeOpenSearch._matches(doc, q) for q in clause.get("must_not", []))
+            )
+        raise AssertionError(f"unsupported query {query}")
+
+    def chunks(self, document_id: str) -> list[dict[str, Any]]:
+        """The stored chunk documents of one document."""
+        return [d for d in self.docs if d["document_id"] == document_id]
+
+
+def client_error(code: str, status: int, operation: str = "Converse") -> ClientError:
+    """A botocore ClientError as a service answers it."""
+    return ClientError(
+        {"Error": {"Code": code, "Message": f"{code} (injected)"},
+         "ResponseMetadata": {"HTTPStatusCode": status}}, operation)
+
+
+class FakeBedrockRuntime:
+    """Converse like a vision model (each page's text given at construction) and Titan
+    embeddings. Records every request. `failures` is a list of exceptions raised, one per
+    call, before calls succeed again; `fail_pages` makes every call covering one of those
+    pages fail for good with a validation error."""
+
+    def __init__(self, pages: dict[int, str], conversion_model: str,
+                 embedding_model: str = "amazon.titan-embed-text-v2:0") -> None:
+        self.pages = pages
+        self.conversion_model = conversion_model
+        self.embedding_model = embedding_model
+        self.converse_requests: list[dict[str, Any]] = []
+        self.embed_requests: list[dict[str, Any]] = []
+        self.failures: list[Exception] = []
+        self.fail_pages: set[int] = set()
+        self.lock = threading.Lock()
+
+    def converse(self, **request: Any) -> dict[str, Any]:
+        """Page markers and each page's text as Markdown, after checking the request."""
+        assert request["modelId"] == self.conversion_model
+        assert request["inferenceConfig"]["temperature"] == 0.1
+        assert request["inferenceConfig"]["maxTokens"] == 8192
+        content = request["messages"][0]["content"]
+        images = [block["image"] for block in content if "image" in block]
+        assert images and all(img["format"] == "png" for img in images)
+        assert all(img["source"]["bytes"][:8] == b"\x89PNG\r\n\x1a\n" for img in images)
+        pages = [int(n) for n in re.findall(r"image \d+ is page (\d+)", content[-1]["text"])]
+        assert len(pages) == len(images)
+        with self.lock:
+            self.converse_requests.append(request)
+            if self.failures:
+                raise self.failures.pop(0)
+            if self.fail_pages & set(pages):
+                raise client_error("ValidationException", 400)
+        text = "\n\n".join(f"<!-- Page {n} -->\n\n{self.pages[n].strip()}" for n in pages)
+        return {"output": {"message": {"role": "assistant", "content": [{"text": text}]}},
+                "usage": {"inputTokens": 1000 * len(pages), "outputTokens": len(text) // 4}}
+
+    def invoke_model(self, **request: Any) -> dict[str, Any]:
+        """Titan V2: a deterministic vector of the requested dimension."""
+        assert request["modelId"] == self.embedding_model
+        body = json.loads(request["body"])
+        assert body["normalize"] is True
+        with self.lock:
+            self.embed_requests.append(body)
+            if self.failures:
+                raise self.failures.pop(0)
+        digest = hashlib.sha256(body["inputText"].encode()).digest()
+        vector = [((digest[i % 32] / 255.0) - 0.5) for i in range(body["dimensions"])]
+        payload = {"embedding": vector, "inputTextTokenCount": len(body["inputText"]) // 4}
+        return {"body": io.BytesIO(json.dumps(payload).encode())}
