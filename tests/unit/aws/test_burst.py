@@ -1,0 +1,199 @@
+"""A burst of uploads against a small pipeline, on a simulated clock.
+
+The real starter handler takes SQS batches from a simulated queue (visibility timeouts,
+receive counts, a dead-letter queue after the stack's maxReceiveCount) and starts executions
+on a simulated Step Functions whose executions end after a simulated duration. The uploads
+and the source registry are in memory (their moto-backed adapters are tested elsewhere; here
+they would only make the test slow). Nothing waits for real: the clock jumps to the next
+event.
+"""
+
+from __future__ import annotations
+
+import heapq
+import io
+import json
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from botocore.response import StreamingBody
+from handlers import LambdaContext, load_handler
+
+from drac.aws.runtime import CloudResources, Runtime
+from drac.aws.stages import starter as starter_stage
+from drac.ports import SourceClaim
+from drac.settings import Settings
+from infra.intake import WAITING_RECEIVES
+
+UPLOADS = 2000
+MAX_RUNNING = 8
+STARTERS = 2  # the event source mapping's maximum concurrency
+BATCH = 5
+VISIBILITY_S = 6 * 60  # the ingest queue's visibility timeout (the starter's timeout + 1 min)
+POLL_S = 20
+
+
+@dataclass
+class Message:
+    id: str
+    body: str
+    visible_at: float = 0.0
+    receives: int = 0
+    receipt: int = 0
+
+
+@dataclass
+class SimulatedQueue:
+    """SQS as the event source mapping sees it, on the simulated clock."""
+
+    clock: list[float]
+    messages: dict[str, Message] = field(default_factory=dict)
+    dead_letters: list[Message] = field(default_factory=list)
+    hidden_for: list[int] = field(default_factory=list)
+
+    def receive(self, count: int) -> list[Message]:
+        now = self.clock[0]
+        visible = sorted((m for m in self.messages.values() if m.visible_at <= now),
+                         key=lambda m: m.visible_at)[:count]
+        taken = []
+        for message in visible:
+            message.receives += 1
+            if message.receives > WAITING_RECEIVES:
+                self.dead_letters.append(self.messages.pop(message.id))
+                continue
+            message.visible_at = now + VISIBILITY_S
+            message.receipt += 1
+            taken.append(message)
+        return taken
+
+    def delete(self, message: Message) -> None:
+        self.messages.pop(message.id, None)
+
+    def change_message_visibility(self, QueueUrl: str, ReceiptHandle: str,
+                                  VisibilityTimeout: int) -> dict[str, Any]:
+        message_id, receipt = ReceiptHandle.rsplit("#", 1)
+        message = self.messages[message_id]
+        assert int(receipt) == message.receipt, "a stale receipt handle"
+        assert 0 <= VisibilityTimeout <= 12 * 3600, "SQS allows up to 12 hours"
+        message.visible_at = self.clock[0] + VisibilityTimeout
+        self.hidden_for.append(VisibilityTimeout)
+        return {}
+
+
+class MemoryObjects:
+    """The uploads, served as S3's GetObject serves them (a streaming body)."""
+
+    class exceptions:
+        NoSuchKey = KeyError
+        ClientError = KeyError
+
+    def __init__(self) -> None:
+        self.objects: dict[str, bytes] = {}
+
+    def get_object(self, Bucket: str, Key: str) -> dict[str, Any]:
+        data = self.objects[Key]
+        return {"Body": StreamingBody(io.BytesIO(data), len(data))}
+
+
+class MemorySources:
+    """Source claims in memory (the registry port's claim, nothing else is used here)."""
+
+    def __init__(self) -> None:
+        self.claims: dict[str, tuple[str, str]] = {}
+
+    def claim_source(self, source: str, document_id: str, order: str) -> SourceClaim:
+        stored = self.claims.get(source)
+        if stored is not None and stored[1] > order:
+            return SourceClaim(claimed=False)
+        self.claims[source] = (document_id, order)
+        return SourceClaim(claimed=True)
+
+
+@dataclass
+class SimulatedStepFunctions:
+    """Executions that run for a while on the simulated clock."""
+
+    clock: list[float]
+    rng: random.Random
+    ends: dict[str, float] = field(default_factory=dict)
+    peak_running: int = 0
+
+    class exceptions:
+        class ExecutionAlreadyExists(Exception):
+            pass
+
+    def running(self) -> list[str]:
+        return [name for name, end in self.ends.items() if end > self.clock[0]]
+
+    def list_executions(self, stateMachineArn: str, statusFilter: str,
+                        maxResults: int) -> dict[str, Any]:
+        assert statusFilter == "RUNNING"
+        return {"executions": [{"name": n} for n in self.running()[:maxResults]]}
+
+    def start_execution(self, stateMachineArn: str, name: str,
+                        input: str) -> dict[str, Any]:
+        if name in self.ends:
+            raise self.exceptions.ExecutionAlreadyExists(name)
+        self.ends[name] = self.clock[0] + self.rng.uniform(120, 600)
+        self.peak_running = max(self.peak_running, len(self.running()))
+        return {"executionArn": f"arn:{name}"}
+
+
+def test_a_burst_of_2000_uploads_all_start_without_dead_letters() -> None:
+    rng = random.Random(42)
+    clock = [0.0]
+    queue = SimulatedQueue(clock)
+    sfn = SimulatedStepFunctions(clock, rng)
+    uploads = MemoryObjects()
+    rt = Runtime(CloudResources(ingest_state_machine_arn="arn:ingest"),
+                 Settings(max_running_documents=MAX_RUNNING), session=None)
+    rt._clients.update({"stepfunctions": sfn, "sqs": queue, "s3": uploads})
+    rt.__dict__["registry"] = MemorySources()
+    for number in range(UPLOADS):
+        key = f"incoming/burst/doc-{number:04d}.md"
+        uploads.objects[key] = f"# Doc {number}\n\ntext {number}\n".encode()
+        body = {"detail-type": "Object Created", "source": "aws.s3", "time": "",
+                "detail": {"bucket": {"name": "docs"},
+                           "object": {"key": key, "size": 20, "sequencer": f"{number:016X}"}}}
+        queue.messages[str(number)] = Message(str(number), json.dumps(body))
+    handler = load_handler("starter")
+    handler._runtime = lambda: rt
+    handler.logger.setLevel("WARNING")  # tens of thousands of "upload waits" lines otherwise
+    original = starter_stage.random.uniform
+    starter_stage.random.uniform = rng.uniform  # type: ignore[assignment]
+    try:
+        events = [0.0]
+        while queue.messages:
+            clock[0] = heapq.heappop(events)
+            for _ in range(STARTERS):
+                batch = queue.receive(BATCH)
+                if not batch:
+                    break
+                records = [{"messageId": m.id, "receiptHandle": f"{m.id}#{m.receipt}",
+                            "body": m.body,
+                            "attributes": {"ApproximateReceiveCount": str(m.receives)},
+                            "messageAttributes": {}, "md5OfBody": "", "eventSource": "aws:sqs",
+                            "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:ingest",
+                            "awsRegion": "us-east-1"} for m in batch]
+                result = handler.handler({"Records": records}, LambdaContext())
+                failed = {item["itemIdentifier"] for item in result["batchItemFailures"]}
+                for message in batch:
+                    if message.id not in failed:
+                        queue.delete(message)
+            upcoming = [m.visible_at for m in queue.messages.values()]
+            upcoming += [end for end in sfn.ends.values() if end > clock[0]]
+            if upcoming:
+                heapq.heappush(events, max(clock[0] + POLL_S, min(upcoming)))
+    finally:
+        starter_stage.random.uniform = original  # type: ignore[assignment]
+        handler.logger.setLevel("INFO")
+
+    assert queue.dead_letters == []
+    assert len(sfn.ends) == UPLOADS, "every upload started exactly once"
+    assert sfn.peak_running <= MAX_RUNNING
+    assert sfn.peak_running == MAX_RUNNING, "the pipeline was kept full"
+    # waiting messages were hidden for growing times, up to the cap, not re-received at once
+    assert max(queue.hidden_for) >= starter_stage.BACKOFF_MAX_S // 2
+    hours = clock[0] / 3600
+    assert hours < 48
