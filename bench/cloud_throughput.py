@@ -1,0 +1,247 @@
+"""Throughput model of the cloud pipeline: pages per hour, hours to ingest 1,000 / 100,000 /
+1,000,000 pages, and the bottleneck, at the deployment's settings and at raised quotas.
+
+A discrete-event simulation of the ingest state machine with the ASL's concurrency settings
+(read from cdk.json through drac.settings): at most `maxRunningDocuments` documents in flight,
+`batchConcurrency` conversion batches per document, `indexConcurrency` chunk ranges per
+document, all model calls under the account's Bedrock quotas (requests and tokens per minute)
+and Lambda's concurrency. Rendering speed is measured here on the corpus PDFs; model latency,
+tokens and quotas are assumptions, printed with the results and settable by flags.
+
+    .venv/bin/python bench/cloud_throughput.py [--batch-latency 25] [--conversion-rpm 100] ...
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import json
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from _common import CORPUS
+
+from drac.documents.render import RenderOptions, render_pages
+from drac.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Assumptions:
+    """Per-stage costs and quotas (seconds, tokens, requests)."""
+
+    render_pages_per_s: float = 20.0
+    lambda_cpu_factor: float = 0.6  # a 2 GB Lambda gets about 1.2 vCPU; this machine's core ~2
+    pages_per_document: float = 8.0
+    office_fraction: float = 0.5
+    libreoffice_s: float = 6.0  # per document (start-up) ...
+    libreoffice_s_per_page: float = 0.25  # ... plus per page
+    step_overhead_s: float = 12.0  # state transitions, Lambda invocations, S3/DynamoDB I/O
+    batch_latency_s: float = 25.0  # one 5-page Converse call generating ~3,000 tokens
+    input_tokens_per_page: int = 1700
+    output_tokens_per_page: int = 600
+    chunks_per_page: float = 1.4  # measured: the corpus' 226 PDF pages give 309 chunks
+    embed_latency_s: float = 0.12
+    conversion_rpm: float = 100.0
+    conversion_tpm: float = 1_000_000.0
+    embedding_rpm: float = 2000.0
+    lambda_concurrency: int = 1000
+
+
+class RateLimit:
+    """A per-minute quota: the earliest time a request (of some weight) may start."""
+
+    def __init__(self, per_minute: float) -> None:
+        self.interval = 60.0 / per_minute
+        self.next_free = 0.0
+        self.used = 0.0
+
+    def admit(self, now: float, weight: float = 1.0) -> float:
+        start = max(now, self.next_free)
+        self.next_free = start + self.interval * weight
+        self.used += self.interval * weight
+        return start
+
+
+@dataclass
+class Run:
+    """One simulated ingest of `documents` documents."""
+
+    hours: float
+    pages: int
+    utilisation: dict[str, float]
+
+    @property
+    def pages_per_hour(self) -> float:
+        return self.pages / self.hours if self.hours else 0.0
+
+    @property
+    def bottleneck(self) -> str:
+        """A quota in use 90% of the time or more limits the run; otherwise the number of
+        documents in flight does (a waiting document holds its slot, so slots always look
+        busy under a backlog)."""
+        quotas = {k: v for k, v in self.utilisation.items() if not k.startswith("document")}
+        busiest = max(quotas, key=quotas.__getitem__)
+        if quotas[busiest] >= 0.9:
+            return busiest
+        return "document slots (maxRunningDocuments)"
+
+
+def simulate(settings: Settings, costs: Assumptions, total_pages: int, seed: int = 7) -> Run:
+    """Simulate ingesting documents until `total_pages` pages are in."""
+    rng = random.Random(seed)
+    documents: list[int] = []
+    while sum(documents) < total_pages:
+        documents.append(max(1, min(settings.max_pages, int(rng.expovariate(
+            1 / costs.pages_per_document)) + 1)))
+    requests = RateLimit(costs.conversion_rpm)
+    tokens = RateLimit(costs.conversion_tpm)
+    embeddings = RateLimit(costs.embedding_rpm)
+    render_rate = costs.render_pages_per_s * costs.lambda_cpu_factor
+    events: list[tuple[float, int, Callable[[float], None]]] = []
+    counter = [0]
+    running = [0]
+    lambdas = [0, 0.0, 0.0]  # in flight, busy-seconds, peak
+    slots_busy = [0.0]
+    pending = list(reversed(documents))
+    finished = [0.0]
+
+    def at(when: float, action: Callable[[float], None]) -> None:
+        counter[0] += 1
+        heapq.heappush(events, (when, counter[0], action))
+
+    def lambda_for(seconds: float) -> None:
+        lambdas[1] += seconds
+
+    def start_documents(now: float) -> None:
+        while pending and running[0] < settings.max_running_documents:
+            running[0] += 1
+            pages = pending.pop()
+            begin(now, pages)
+
+    def begin(now: float, pages: int) -> None:
+        started = now
+        prepare = costs.step_overhead_s + pages / render_rate
+        if rng.random() < costs.office_fraction:
+            prepare += costs.libreoffice_s + costs.libreoffice_s_per_page * pages
+        lambda_for(prepare)
+        size = settings.batch_size
+        batches = [min(size, pages - i) for i in range(0, pages, size)]
+        state = {"queue": list(batches), "in_flight": 0, "left": len(batches)}
+
+        def convert_next(now: float) -> None:
+            while state["queue"] and state["in_flight"] < settings.batch_concurrency:
+                size = state["queue"].pop()
+                state["in_flight"] += 1
+                weight = size * (costs.input_tokens_per_page + costs.output_tokens_per_page)
+                start = max(requests.admit(now), tokens.admit(now, weight))
+                latency = costs.batch_latency_s * size / settings.batch_size
+                lambda_for(latency)
+                at(start + latency, batch_done)
+
+        def batch_done(now: float) -> None:
+            state["in_flight"] -= 1
+            state["left"] -= 1
+            if state["left"]:
+                convert_next(now)
+            else:
+                index(now)
+
+        def index(now: float) -> None:
+            chunks = max(1, round(pages * costs.chunks_per_page))
+            ranges = -(-chunks // 100)
+            waves = -(-ranges // settings.index_concurrency)
+            start = now
+            for _ in range(chunks):
+                start = embeddings.admit(start)
+            done = max(start, now + waves * 100 * costs.embed_latency_s)
+            lambda_for(chunks * costs.embed_latency_s)
+            at(done + costs.step_overhead_s / 2, finish)
+
+        def finish(now: float) -> None:
+            running[0] -= 1
+            slots_busy[0] += now - started
+            finished[0] = now
+            start_documents(now)
+
+        at(now + prepare, convert_next)
+
+    start_documents(0.0)
+    while events:
+        when, _, action = heapq.heappop(events)
+        action(when)
+    seconds = finished[0]
+    utilisation = {
+        "document slots (maxRunningDocuments)": slots_busy[0]
+        / (seconds * settings.max_running_documents),
+        "conversion requests per minute": requests.used / seconds,
+        "conversion tokens per minute": tokens.used / seconds,
+        "embedding requests per minute": embeddings.used / seconds,
+        "Lambda concurrency": lambdas[1] / (seconds * costs.lambda_concurrency),
+    }
+    return Run(hours=seconds / 3600, pages=sum(documents), utilisation=utilisation)
+
+
+def measured_render_rate(limit: int = 20) -> float:
+    """drac's renderer on corpus PDFs, pages per second on this machine."""
+    pdfs = sorted(CORPUS.glob("*/pdf/*.pdf"))[:limit]
+    started, pages = time.perf_counter(), 0
+    for path in pdfs:
+        pages += sum(1 for _ in render_pages(path.read_bytes(), RenderOptions()))
+    return pages / (time.perf_counter() - started)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    defaults = Assumptions()
+    for name, value in vars(defaults).items():
+        parser.add_argument(f"--{name.replace('_', '-')}", type=type(value), default=None)
+    args = parser.parse_args()
+    overrides = {k: v for k, v in vars(args).items() if v is not None}
+    context = json.loads((ROOT / "cdk.json").read_text())["context"]
+    settings = Settings.from_context(context)
+    render = overrides.pop("render_pages_per_s", None) or measured_render_rate()
+    costs = replace(defaults, render_pages_per_s=render, **overrides)
+    def wider(documents: int, concurrency: int = 5) -> Settings:
+        return settings.model_copy(update={"max_running_documents": documents,
+                                           "batch_concurrency": concurrency,
+                                           "index_concurrency": concurrency})
+
+    raised = replace(costs, conversion_rpm=costs.conversion_rpm * 10,
+                     conversion_tpm=costs.conversion_tpm * 10,
+                     embedding_rpm=costs.embedding_rpm * 3)
+    print(f"render: {render:.1f} pages/s here, x{costs.lambda_cpu_factor} in Lambda")
+    print("assumptions:", json.dumps(vars(costs)))
+    print("\n| scenario | pages/hour | 1,000 pages | 100,000 pages | 1,000,000 pages"
+          " | bottleneck |")
+    print("|---|---:|---:|---:|---:|---|")
+    scenarios = (
+        (f"cdk.json (maxRunningDocuments {settings.max_running_documents}), assumed quotas",
+         settings, costs),
+        ("maxRunningDocuments 50, assumed quotas", wider(50), costs),
+        ("maxRunningDocuments 50, quotas x10", wider(50), raised),
+        ("maxRunningDocuments 300, batch/index concurrency 10, assumed quotas",
+         wider(300, 10), costs),
+        ("maxRunningDocuments 300, batch/index concurrency 10, quotas x10", wider(300, 10),
+         raised),
+    )
+    for label, chosen, chosen_costs in scenarios:
+        small = simulate(chosen, chosen_costs, 1_000)
+        large = simulate(chosen, chosen_costs, 100_000)
+        million = 1_000_000 / large.pages_per_hour  # steady state of the 100,000-page run
+        rpm = large.utilisation["conversion requests per minute"]
+        print(f"| {label} | {large.pages_per_hour:,.0f} | {_duration(small.hours)} |"
+              f" {_duration(large.hours)} | {_duration(million)} | {large.bottleneck}"
+              f" (conversion RPM in use {rpm:.0%}) |")
+
+
+def _duration(hours: float) -> str:
+    return f"{hours * 60:.0f} min" if hours < 1 else f"{hours:.1f} h"
+
+
+if __name__ == "__main__":
+    main()
