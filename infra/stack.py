@@ -42,6 +42,8 @@ class DracStack(Stack):
             "CollectionEndpoint": self.search.endpoint,
             "IndexName": self.settings.index_name,
             "IngestStateMachine": self.pipeline.ingest_machine.state_machine_arn,
+            "RetrieveUrl": self.pipeline.stages.retrieve_url.url,
+            "RetrieveFunction": self.pipeline.stages.retrieve.function_name,
         }
         for name, value in outputs.items():
             CfnOutput(self, name, value=value)

@@ -154,13 +154,22 @@ class Stages(Construct):
         s.documents_table.grant_read_data(self.manifest)
         s.artifacts.grant_put(self.manifest)
 
+        # -- the retrieval API: an IAM-authenticated function URL ----------------------------
+        self.retrieve = mk("Retrieve", "retrieve", memory=1024, timeout=Duration.seconds(30))
+        s.documents_table.grant_read_data(self.retrieve)  # active versions of the hits
+        self._grant_models(self.retrieve, [settings.embedding_model_id])
+        search.grant_index_read(self.retrieve.role)
+        self.retrieve_url = self.retrieve.add_function_url(
+            auth_type=lambda_.FunctionUrlAuthType.AWS_IAM
+        )
+
     def all(self) -> list[lambda_.IFunction]:
         """Every function of the pipeline."""
         return [
             self.starter, self.delete, self.register, self.normalise, self.render,
             self.convert, self.batch_failed, self.parse, self.section, self.plan_section,
             self.prepare, self.index_chunks, self.activate, self.abandon, self.finalise,
-            self.manifest,
+            self.manifest, self.retrieve,
         ]
 
     def _grant_models(self, fn: lambda_.IFunction, model_ids: list[str]) -> None:

@@ -432,6 +432,23 @@ class DynamoDocumentRegistry(DocumentRegistry):
         )
         return sorted(item["source"] for item in items)
 
+    def records(self, document_ids: Sequence[str]) -> dict[str, DocumentRecord]:
+        """The records of these documents (BatchGetItem, 100 keys at a time; unknown ids are
+        absent from the result)."""
+        client = self.table.meta.client
+        found: dict[str, DocumentRecord] = {}
+        wanted = list(dict.fromkeys(document_ids))
+        for start in range(0, len(wanted), 100):
+            keys: list[dict[str, Any]] = [{"document_id": i} for i in wanted[start : start + 100]]
+            request: dict[str, Any] = {self.table.name: {"Keys": keys, "ConsistentRead": True}}
+            while request:
+                response = client.batch_get_item(RequestItems=request)
+                for item in response["Responses"].get(self.table.name, []):
+                    record = _record(item)
+                    found[record.document_id] = record
+                request = response.get("UnprocessedKeys") or {}
+        return found
+
     def live(self, tenant: str | None = None) -> Iterator[tuple[str, str | None]]:
         """Yield (document_id, tenant) of live documents, of one tenant or all, page by page
         from the sparse live-documents index."""

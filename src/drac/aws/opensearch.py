@@ -183,23 +183,58 @@ class OpenSearchChunkIndex(ChunkIndex):
         return deleted
 
     def search(self, query: str, k: int = 6) -> list[SearchHit]:
-        """Return the k best chunks: k-NN on the query vector when an embedder is set, else BM25."""
-        filters = [{"term": {"tenant": self.tenant}}] if self.tenant else []
+        """The k best chunks: k-NN on the query vector when an embedder is set, else BM25
+        (active versions are not checked here: see drac.aws.stages.retrieve)."""
+        filters = tenant_filters(self.tenant)
         if self.embedder is not None:
-            vector = self.embedder.embed([query])[0]
-            knn: dict[str, Any] = {"vector": vector, "k": k}
-            if filters:
-                knn["filter"] = {"bool": {"filter": filters}}
-            body: dict[str, Any] = {"size": k, "query": {"knn": {"embedding": knn}}}
-        else:
-            body = {"size": k, "query": {"bool": {"must": [{"match": {"text": query}}],
-                                                  "filter": filters}}}
-        body["_source"] = {"excludes": ["embedding"]}
+            return self.nearest(self.embedder.embed([query])[0], filters, k)
+        return self.lexical(query, filters, k)
+
+    def lexical(
+        self, query: str, filters: Sequence[dict[str, Any]], size: int
+    ) -> list[SearchHit]:
+        """BM25 on the chunk text, within the filters."""
+        body = {
+            "size": size,
+            "query": {"bool": {"must": [{"match": {"text": query}}], "filter": list(filters)}},
+            "_source": {"excludes": ["embedding"]},
+        }
+        return self._hits(body)
+
+    def nearest(
+        self, vector: Sequence[float], filters: Sequence[dict[str, Any]], size: int
+    ) -> list[SearchHit]:
+        """k-NN on the embeddings, the filters applied inside the k-NN search (efficient
+        filtering), so a small tenant still gets `size` results."""
+        knn: dict[str, Any] = {"vector": list(vector), "k": size}
+        if filters:
+            knn["filter"] = {"bool": {"filter": list(filters)}}
+        body = {
+            "size": size,
+            "query": {"knn": {"embedding": knn}},
+            "_source": {"excludes": ["embedding"]},
+        }
+        return self._hits(body)
+
+    def _hits(self, body: dict[str, Any]) -> list[SearchHit]:
         response = self.client.search(index=self.index, body=body)
         return [
             SearchHit(chunk=chunk_from_source(hit["_source"]), score=float(hit["_score"]))
             for hit in response.get("hits", {}).get("hits", [])
         ]
+
+
+def tenant_filters(
+    tenant: str | None, document_ids: Sequence[str] = (), *, all_tenants: bool = False
+) -> list[dict[str, Any]]:
+    """Filter clauses for one tenant's chunks ("" for documents without a tenant), or every
+    tenant's, optionally narrowed to some documents."""
+    filters: list[dict[str, Any]] = []
+    if not all_tenants:
+        filters.append({"term": {"tenant": tenant or ""}})
+    if document_ids:
+        filters.append({"terms": {"document_id": list(document_ids)}})
+    return filters
 
 
 def ensure_index(
