@@ -9,20 +9,21 @@ import boto3
 
 from drac.ids import document_id_for
 from drac.models import DocumentStatus
+from tests.e2e.harness import Cloud
 
 KEY = "incoming/acme/store_locations.pdf"
 
 
-def upload(pdf: bytes, key: str = KEY) -> None:
+def upload(deployed: Cloud, pdf: bytes, key: str = KEY) -> None:
     boto3.client("s3", region_name="us-east-1").put_object(
-        Bucket="drac-documents", Key=key, Body=pdf)
+        Bucket=deployed.documents_bucket, Key=key, Body=pdf)
 
 
 def test_upload_is_indexed_once_and_replan_and_delete(cloud: Any) -> None:
     deployed, bedrock, opensearch, pdf = cloud
     document_id = document_id_for(pdf, "acme")
 
-    upload(pdf)
+    upload(deployed, pdf)
     runs = deployed.wait("ingest")
     assert [run["name"] for run in runs] == [document_id]
     assert runs[0]["status"] == "SUCCEEDED"
@@ -42,15 +43,15 @@ def test_upload_is_indexed_once_and_replan_and_delete(cloud: Any) -> None:
             if isinstance(details, dict) and isinstance(details.get("output"), str):
                 assert len(details["output"]) < 4096
     # The same upload again (a new S3 version and a new event) starts nothing new.
-    upload(pdf)
-    upload(pdf, "incoming/acme/copy-of-store_locations.pdf")
+    upload(deployed, pdf)
+    upload(deployed, pdf, "incoming/acme/copy-of-store_locations.pdf")
     assert len(deployed.wait("ingest")) == 1
     assert len(bedrock.converse_requests) == 2
 
     # Replan Requested on the project's bus -> plan version 2, version 1 retired.
     converse_calls = len(bedrock.converse_requests)
     boto3.client("events", region_name="us-east-1").put_events(Entries=[{
-        "Source": "drac.api", "DetailType": "Replan Requested", "EventBusName": "drac-bus",
+        "Source": "drac.api", "DetailType": "Replan Requested", "EventBusName": deployed.bus_name,
         "Detail": json.dumps({"document_ids": [document_id], "strategy": "fine"})}])
     replans = deployed.wait("replan")
     assert [r["status"] for r in replans] == ["SUCCEEDED"]
@@ -75,10 +76,10 @@ def test_upload_is_indexed_once_and_replan_and_delete(cloud: Any) -> None:
     s3 = boto3.client("s3", region_name="us-east-1")
     # moto emits no event for a delete marker (AWS does: "Delete Marker Created"), so the
     # object's versions are deleted permanently; the last removal emits Object Deleted.
-    versions = s3.list_object_versions(Bucket="drac-documents", Prefix=KEY)["Versions"]
+    versions = s3.list_object_versions(Bucket=deployed.documents_bucket, Prefix=KEY)["Versions"]
     for version in versions:
         assert opensearch.chunks(document_id)  # still there while a version remains
-        s3.delete_object(Bucket="drac-documents", Key=KEY, VersionId=version["VersionId"])
+        s3.delete_object(Bucket=deployed.documents_bucket, Key=KEY, VersionId=version["VersionId"])
     assert opensearch.chunks(document_id) == []
     assert deployed.runtime.registry.get(document_id).status is DocumentStatus.DELETED
 
@@ -94,7 +95,7 @@ def _manifest_key(deployed: Any, replans: list[dict[str, Any]]) -> str:
 def test_throttling_is_retried_with_backoff(cloud: Any, sleeps: list[float]) -> None:
     deployed, bedrock, _opensearch, pdf = cloud
     bedrock.throttle_next = 5  # more than the in-process retries of one invocation
-    upload(pdf)
+    upload(deployed, pdf)
     runs = deployed.wait("ingest")
     assert runs[0]["status"] == "SUCCEEDED"
     document_id = document_id_for(pdf, "acme")
@@ -111,7 +112,7 @@ def test_throttling_is_retried_with_backoff(cloud: Any, sleeps: list[float]) -> 
 def test_batch_that_keeps_failing_yields_partial(cloud: Any) -> None:
     deployed, bedrock, opensearch, pdf = cloud
     bedrock.fail_pages = {3}
-    upload(pdf)
+    upload(deployed, pdf)
     runs = deployed.wait("ingest")
     assert runs[0]["status"] == "SUCCEEDED"
     document_id = document_id_for(pdf, "acme")
