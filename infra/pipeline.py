@@ -92,6 +92,9 @@ class Pipeline(Construct):
         self.register = mk("Register", "register")
         d.documents.grant_read(self.register)
         d.documents_table.grant_read_write_data(self.register)
+        # A Markdown/text source is stored as its own converted batch in the artifacts.
+        self.register.add_to_role_policy(iam.PolicyStatement(
+            actions=["s3:PutObject"], resources=[d.artifacts.arn_for_objects("*")]))
 
         self.normalise = factory.make_image("Normalise", "normalise")
         d.documents.grant_read(self.normalise)
@@ -101,6 +104,10 @@ class Pipeline(Construct):
         self.render = mk("Render", "render", memory=2048, timeout=Duration.minutes(10))
         d.documents.grant_read(self.render)
         d.artifacts.grant_read_write(self.render)
+        # Render records the page count on the document's record (get, then put).
+        self.render.add_to_role_policy(iam.PolicyStatement(
+            actions=["dynamodb:GetItem", "dynamodb:PutItem"],
+            resources=[d.documents_table.table_arn]))
 
         self.convert = mk("Convert", "convert", memory=1024, timeout=Duration.minutes(5))
         s.artifacts.grant_read_write(self.convert)
@@ -141,6 +148,12 @@ class Pipeline(Construct):
 
         self.delete = mk("Delete", "delete", timeout=Duration.minutes(2))
         s.documents_table.grant_read_write_data(self.delete)
+        # Delete asks whether the object still has a current version (HeadObject): that
+        # needs s3:GetObject, and s3:ListBucket for S3 to answer 404 rather than 403.
+        self.delete.add_to_role_policy(iam.PolicyStatement(
+            actions=["s3:GetObject"], resources=[s.documents.arn_for_objects("*")]))
+        self.delete.add_to_role_policy(iam.PolicyStatement(
+            actions=["s3:ListBucket"], resources=[s.documents.bucket_arn]))
         search.grant_index_access(self.delete.role)
 
         self.manifest = mk("Manifest", "replan_manifest", timeout=Duration.minutes(5))
