@@ -39,10 +39,14 @@ def _aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv(name, value)
 
 
+# `cdk deploy -c batchSize=2`: the 4-page test PDF then spans two conversion batches.
+DEPLOY_CONTEXT = {"batchSize": 2}
+
+
 @pytest.fixture(scope="session")
 def stack_template() -> StackTemplate:
-    """The real app synthesised as `cdk deploy` does (cdk.json's context, pinned)."""
-    return synthesise_stack()
+    """The real app synthesised as `cdk deploy -c batchSize=2` does (cdk.json's context)."""
+    return synthesise_stack(DEPLOY_CONTEXT)
 
 
 @pytest.fixture

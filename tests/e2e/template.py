@@ -83,11 +83,13 @@ class StackTemplate:
                              self.account)
 
 
-def synthesise_stack(region: str = REGION, account: str = ACCOUNT) -> StackTemplate:
-    """Synthesise the real app with cdk.json's context, pinned as `cdk deploy` pins it."""
+def synthesise_stack(context: dict[str, Any] | None = None, region: str = REGION,
+                     account: str = ACCOUNT) -> StackTemplate:
+    """Synthesise the real app with cdk.json's context (plus `-c` style overrides), pinned
+    to an account and region as `cdk deploy` pins it."""
     from tests.infrastructure.conftest import synthesise
 
-    synth = synthesise(account=account, region=region)
+    synth = synthesise(context, account=account, region=region)
     factory = synth.stack.factory
     handler_dirs = {synth.logical_id(fn): factory.handler_dirs[construct_id]
                     for construct_id, fn in factory.functions.items()}
