@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import unquote_plus
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -10,7 +11,11 @@ INCOMING_PREFIX = "incoming/"
 
 
 class S3ObjectDetail(BaseModel):
-    """The part of an EventBridge S3 event the pipeline uses."""
+    """The part of an EventBridge S3 event the pipeline uses.
+
+    S3 writes the object key into its events URL-encoded ("red flower.pdf" arrives as
+    "red+flower.pdf"); read from an event's `detail`, `key` is the decoded key, as stored.
+    """
 
     model_config = ConfigDict(extra="ignore")
 
@@ -23,7 +28,7 @@ class S3ObjectDetail(BaseModel):
     def _from_detail(cls, data: Any) -> Any:
         if isinstance(data, dict) and "bucket" in data and isinstance(data["bucket"], dict):
             obj = data.get("object", {})
-            return {"bucket": data["bucket"]["name"], "key": obj.get("key", ""),
+            return {"bucket": data["bucket"]["name"], "key": unquote_plus(obj.get("key", "")),
                     "version_id": obj.get("version-id")}
         return data
 
