@@ -103,6 +103,22 @@ class LambdaContext:
         return self.function.timeout_s * 1000
 
 
+class Context:
+    """A Lambda context for running a handler without a deployment (unit tests)."""
+
+    function_name = "drac-test"
+    function_version = "$LATEST"
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:drac-test"
+    memory_limit_in_mb = 512
+    aws_request_id = "req-1"
+    log_group_name = "/aws/lambda/drac-test"
+    log_stream_name = "stream"
+
+    def get_remaining_time_in_millis(self) -> int:
+        """Five minutes."""
+        return 300_000
+
+
 @dataclass
 class Container:
     """One warm execution environment of a function: its module, runtime and lock."""
