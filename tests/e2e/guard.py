@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import boto3
+import botocore.session
 from botocore.exceptions import ClientError
+from botocore.loaders import create_loader
 
 from tests.e2e.authorization import (
     Caller,
@@ -180,9 +182,15 @@ class FunctionPrincipal:
 NOT_FOUND = {"404", "NoSuchKey", "NotFound", "NoSuchVersion"}
 
 
+_LOADER = create_loader()
+
+
 def guarded_session(principal: FunctionPrincipal, region: str) -> boto3.session.Session:
     """A boto3 session whose every call is authorised against the principal's role."""
-    session = boto3.session.Session(region_name=region)
+    core = botocore.session.get_session()
+    # one loader for all sessions: service models are parsed once, not per container
+    core.register_component("data_loader", _LOADER)
+    session = boto3.session.Session(region_name=region, botocore_session=core)
     caller = principal.authorizer.caller
 
     def before(params: Mapping[str, Any], model: Any, context: dict[str, Any],

@@ -22,6 +22,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -320,10 +321,15 @@ class Cloud:
 
     # --- observing ----------------------------------------------------------------------------
 
-    @property
+    @cached_property
     def sfn(self) -> Any:
         """An unguarded Step Functions client (the test's own)."""
         return boto3.client("stepfunctions", region_name=self.region)
+
+    @cached_property
+    def sqs(self) -> Any:
+        """An unguarded SQS client (the test's own)."""
+        return boto3.client("sqs", region_name=self.region)
 
     @property
     def documents_bucket(self) -> str:
@@ -345,10 +351,9 @@ class Cloud:
 
     def busy(self) -> list[str]:
         """What is still in flight: poller batches, queued messages, running executions."""
-        sqs = boto3.client("sqs", region_name=self.region)
         pending = [f"poller {p.source.function.name}" for p in self.pollers if p.busy]
         for poller in self.pollers:
-            attributes = sqs.get_queue_attributes(
+            attributes = self.sqs.get_queue_attributes(
                 QueueUrl=poller.source.queue.url,
                 AttributeNames=["ApproximateNumberOfMessages",
                                 "ApproximateNumberOfMessagesNotVisible"])["Attributes"]
@@ -382,13 +387,12 @@ class Cloud:
 
     def dead_letters(self) -> dict[str, int]:
         """Messages in every queue that is some queue's dead-letter queue."""
-        sqs = boto3.client("sqs", region_name=self.region)
         targets = {json.loads(q.attributes["RedrivePolicy"])["deadLetterTargetArn"]
                    for q in self.model.queues.values() if "RedrivePolicy" in q.attributes}
         counts = {}
         for queue in self.model.queues.values():
             if queue.arn in targets:
-                attributes = sqs.get_queue_attributes(
+                attributes = self.sqs.get_queue_attributes(
                     QueueUrl=queue.url, AttributeNames=["ApproximateNumberOfMessages"])
                 counts[queue.name] = int(attributes["Attributes"]["ApproximateNumberOfMessages"])
         return {name: count for name, count in counts.items() if count}

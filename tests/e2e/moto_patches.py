@@ -220,6 +220,31 @@ def patch_step_functions(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(StepFunctionsParserBackend, "start_execution", start_execution)
 
 
+def patch_sfn_clients(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Step Functions' interpreter makes a new boto3 client for every task; reuse one per
+    service and region (clients are thread-safe; this only saves time)."""
+    import importlib
+
+    from moto.stepfunctions.parser.asl.utils import boto_client
+
+    original = boto_client.boto_client_for
+    cache: dict[tuple[str, str], Any] = {}
+    lock = threading.Lock()
+
+    def boto_client_for(region: str, service: str, state_credentials: Any = None) -> Any:
+        with lock:
+            if (region, service) not in cache:
+                cache[(region, service)] = original(region, service, state_credentials)
+            return cache[(region, service)]
+
+    base = "moto.stepfunctions.parser.asl.component.state.exec"
+    for name in (f"{base}.state_task.lambda_eval_utils",
+                 f"{base}.state_task.service.state_task_service_sfn",
+                 f"{base}.state_map.item_reader.eval.resource_eval_s3",
+                 f"{base}.state_map.result_writer.resource_eval.resource_eval_s3"):
+        monkeypatch.setattr(importlib.import_module(name), "boto_client_for", boto_client_for)
+
+
 def patch_lambda(monkeypatch: pytest.MonkeyPatch, dispatch: Dispatch) -> None:
     """Invoke (from Step Functions or any client) runs the harness's handler in-process."""
     from moto.awslambda_simple.models import LambdaSimpleBackend
