@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import unquote, urlparse
+from urllib.parse import urlparse
 
 from infra.config import GEO_PREFIXES
 
@@ -89,11 +89,13 @@ def s3_object_arn(bucket: str, key: str, caller: Caller) -> str:
 
 
 def _copy_source(source: Any) -> tuple[str, str, str | None]:
+    """(bucket, key, version) of CopySource as boto3 takes it: a dict or `bucket/key[?versionId=v]`
+    with the key unencoded (botocore encodes it)."""
     if isinstance(source, Mapping):
         return source["Bucket"], source["Key"], source.get("VersionId")
     path, _, query = str(source).lstrip("/").partition("?versionId=")
     bucket, _, key = path.partition("/")
-    return bucket, unquote(key), query or None
+    return bucket, key, query or None
 
 
 def s3_permissions(operation: str, params: Mapping[str, Any], caller: Caller) -> list[Permission]:
