@@ -44,12 +44,30 @@ SECURE_TRANSPORT = {"aws:SecureTransport": ("true",)}
 
 @dataclass(frozen=True)
 class Call:
-    """One API call a principal made and the permissions it needed."""
+    """One API call a principal made, its parameters and the permissions it needed."""
 
     principal: str
     service: str
     operation: str
     permissions: tuple[Permission, ...]
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+    """The call's parameters, payloads shortened to their size."""
+
+
+def summarised(params: Mapping[str, Any]) -> dict[str, Any]:
+    """Parameters as recorded: bytes and long strings replaced by their size."""
+    def short(value: Any) -> Any:
+        if isinstance(value, bytes | bytearray) or hasattr(value, "read"):
+            return f"<{len(value) if isinstance(value, bytes | bytearray) else '?'} bytes>"
+        if isinstance(value, str) and len(value) > 200:
+            return f"<{len(value)} characters>"
+        if isinstance(value, Mapping):
+            return {k: short(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [short(v) for v in value[:20]]
+        return value
+
+    return short(dict(params))
 
 
 @dataclass(frozen=True)
@@ -145,8 +163,10 @@ class FunctionPrincipal:
         return (f"{self.logical_id} (functions/{self.handler_dir})" if self.handler_dir
                 else self.logical_id)
 
-    def check(self, service: str, operation: str, permissions: Iterable[Permission]) -> None:
-        """Raise AccessDenied (and log the denial) unless every permission is allowed."""
+    def check(self, service: str, operation: str, permissions: Iterable[Permission],
+              parameters: Mapping[str, Any] | None = None) -> None:
+        """Raise AccessDenied (and log the denial) unless every permission is allowed; log the
+        call when it is."""
         permissions = tuple(permissions)
         for permission in permissions:
             try:
@@ -159,7 +179,8 @@ class FunctionPrincipal:
                           else "no statement of its role allows it")
                 message = self.deny(permission, reason)
                 raise access_denied(operation, service, message)
-        self.log.record(Call(self.label, service, operation, permissions))
+        self.log.record(Call(self.label, service, operation, permissions,
+                             summarised(parameters or {})))
 
     def allowed(self, permission: Permission) -> bool:
         """True when the role may do this (no logging: for AWS-side behaviour like 404/403)."""
@@ -202,7 +223,7 @@ def guarded_session(principal: FunctionPrincipal, region: str) -> boto3.session.
         except UnmappedCall as exc:
             principal.unmapped(service, model.name, exc)
             raise
-        principal.check(service, model.name, needed)
+        principal.check(service, model.name, needed, params)
 
     def after(parsed: Mapping[str, Any], model: Any, context: dict[str, Any],
               **_: Any) -> None:
@@ -231,7 +252,8 @@ class GuardedBedrock:
     def _call(self, operation: str, request: Mapping[str, Any]) -> Any:
         needed = permissions_for("bedrock-runtime", operation, request,
                                  self.principal.authorizer.caller)
-        self.principal.check("bedrock-runtime", operation, needed)
+        self.principal.check("bedrock-runtime", operation, needed,
+                             {k: v for k, v in request.items() if k != "messages"})
         method = {"Converse": "converse", "InvokeModel": "invoke_model"}[operation]
         return getattr(self.fake, method)(**request)
 

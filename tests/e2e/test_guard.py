@@ -72,6 +72,8 @@ def test_an_allowed_call_is_recorded_with_its_permissions(model: StackModel,
     assert body == b"%PDF" and log.denials == []
     (call,) = log.calls_of(register.label)
     assert (call.service, call.operation) == ("s3", "GetObject")
+    assert {k: call.parameters[k] for k in ("Bucket", "Key")} == {
+        "Bucket": documents, "Key": "incoming/a.pdf"}
     assert [str(p) for p in call.permissions] == [
         f"s3:GetObject on arn:aws:s3:::{documents}/incoming/a.pdf"]
 
