@@ -97,6 +97,7 @@ def deployed(monkeypatch: pytest.MonkeyPatch, sleeps: list[float],
                 problems.append(str(exc))
             cloud.close()
         problems += [f"denied: {denial}" for denial in cloud.log.take_denials()]
+        problems += [f"over a limit: {violation}" for violation in cloud.violations]
         problems += [f"dead letters: {queue}: {count}"
                      for queue, count in cloud.dead_letters().items()]
     os.environ.pop("MOTO_DUMMY", None)

@@ -30,6 +30,7 @@ from typing import Any
 import boto3
 
 from drac.aws.runtime import AwsEnvironment, Runtime
+from tests.e2e.authorization import Permission
 from tests.e2e.guard import (
     AccessLog,
     Authorizer,
@@ -41,6 +42,8 @@ from tests.e2e.guard import (
 from tests.e2e.template import FunctionSpec, StackModel
 
 ROOT = Path(__file__).resolve().parents[2]
+# Step Functions refuses state input or output over 256 KiB (States.DataLimitExceeded).
+STATE_PAYLOAD_LIMIT = 256 * 1024
 # A message whose processing failed becomes visible again after the queue's visibility
 # timeout; the harness compresses that time by this factor so retries happen within a test.
 VISIBILITY_TIME_SCALE = 1 / 60
@@ -180,34 +183,29 @@ class EventSourcePoller:
                         for i in range(source.max_concurrency)]
 
     def start(self) -> None:
-        """Start polling."""
-        for thread in self.threads:
-            thread.start()
-
-    def close(self) -> None:
-        """Stop polling and wait for the threads."""
-        self.stop.set()
-        for thread in self.threads:
-            thread.join(timeout=30)
-
-    def _allowed(self) -> bool:
-        from tests.e2e.authorization import Permission
-
+        """Start polling, if the function's role may read the queue (else log the denial)."""
         principal = self.cloud.principal(self.source.function)
         needed = [Permission(action, self.source.queue.arn) for action in (
             "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes")]
         denied = [p for p in needed if not principal.allowed(p)]
         for permission in denied:
             principal.deny(permission, "Lambda polls the queue with the function's role")
-        return not denied
+        if not denied:
+            for thread in self.threads:
+                thread.start()
+
+    def close(self) -> None:
+        """Stop polling and wait for the threads."""
+        self.stop.set()
+        for thread in self.threads:
+            if thread.is_alive():
+                thread.join(timeout=30)
 
     def _run(self) -> None:
         sqs = boto3.client("sqs", region_name=self.cloud.region)
         url = self.source.queue.url
         visibility = int(self.source.queue.attributes.get("VisibilityTimeout", "30"))
         retry_after = max(1, round(visibility * VISIBILITY_TIME_SCALE))
-        if not self._allowed():
-            return
         while not self.stop.is_set():
             messages = sqs.receive_message(
                 QueueUrl=url, MaxNumberOfMessages=self.source.batch_size,
@@ -268,6 +266,8 @@ class Cloud:
         self.errors: list[str] = []
         """Handler exceptions an event source swallowed (Lambda would only log them)."""
         self.invocations: list[str] = []
+        self.violations: list[str] = []
+        """Service limits the run exceeded (AWS would have failed there)."""
         self.custom_resource_errors: dict[str, str] = {}
         """Custom resources whose Create failed (logical id -> error)."""
         machines = model.stack.of_type("AWS::StepFunctions::StateMachine")
@@ -309,15 +309,21 @@ class Cloud:
             return self.pools[function.logical_id]
 
     def dispatch(self, function_name: str, payload: str) -> tuple[bytes, bool]:
-        """Run an invocation (from Step Functions or a client); errors as Lambda reports them."""
+        """Run an invocation from Step Functions; errors as Lambda reports them. Payloads over
+        the state size limit are recorded as violations: keys and counts travel, not content."""
         function = self.model.function_named(function_name)
         self.invocations.append(function.handler_dir or function.logical_id)
+        if len(payload.encode()) > STATE_PAYLOAD_LIMIT:
+            self.violations.append(f"{function.logical_id}: state input of {len(payload)} bytes")
         try:
             result = self.pool(function).invoke(json.loads(payload))
         except Exception as exc:  # the Lambda runtime reports the class name as errorType
             body = {"errorType": type(exc).__name__, "errorMessage": str(exc)}
             return json.dumps(body).encode(), True
-        return json.dumps(result).encode(), False
+        response = json.dumps(result).encode()
+        if len(response) > STATE_PAYLOAD_LIMIT:
+            self.violations.append(f"{function.logical_id}: result of {len(response)} bytes")
+        return response, False
 
     # --- observing ----------------------------------------------------------------------------
 
