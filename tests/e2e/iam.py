@@ -187,8 +187,8 @@ def resource_matches(pattern: str, arn: str) -> bool:
 
 def principal_matches(principals: Mapping[str, Sequence[str]], principal: str) -> bool:
     """True when a resource policy's Principal names the caller (`*`, an ARN or a service)."""
-    if "*" in principals:
-        return True
+    if "*" in principals or "*" in principals.get("AWS", ()):
+        return True  # everyone (the form CDK's TLS-only Deny statements use)
     if principal.endswith(".amazonaws.com"):
         return principal in principals.get("Service", ())
     for value in principals.get("AWS", ()):

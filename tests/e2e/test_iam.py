@@ -114,6 +114,8 @@ def test_resource_policy_principals() -> None:
     everyone = Statement.from_json({"Effect": "Allow", "Principal": {"AWS": "*"},
                                     "Action": "sqs:*", "Resource": "*"})
     assert evaluate(send.model_copy(update={"principal": ROLE}), [everyone]).allowed
+    assert evaluate(send.model_copy(update={"principal": "events.amazonaws.com"}),
+                    [everyone]).allowed
     account = Statement.from_json({"Effect": "Allow", "Principal": {"AWS": "123456789012"},
                                    "Action": "sqs:*", "Resource": "*"})
     assert evaluate(send.model_copy(update={"principal": ROLE}), [account]).allowed
