@@ -80,7 +80,13 @@ def test_many_documents_of_two_tenants_ingest_replan_and_delete_concurrently(
     runs = deployed.wait("ingest", timeout=900)
     assert sorted(r["name"] for r in runs) == sorted(u.document_id for u in UPLOADS)
     assert {r["status"] for r in runs} == {"SUCCEEDED"}
-    assert env.max_running_documents < len(UPLOADS)  # the starter had to defer some
+    # At most MAX_RUNNING_DOCUMENTS at once: the starter deferred uploads (the message went
+    # back to the queue) and started them on a later delivery.
+    starter = deployed.principal(deployed.model.function_for("starter")).label
+    operations = [c.operation for c in deployed.log.calls_of(starter)]
+    assert env.max_running_documents < len(UPLOADS)
+    assert operations.count("StartExecution") == len(UPLOADS)
+    assert operations.count("ListExecutions") > len(UPLOADS), "no upload was deferred"
     for upload in UPLOADS:
         record = deployed.runtime.registry.get(upload.document_id)
         assert record.status is DocumentStatus.INDEXED, (upload.key, record.error)
