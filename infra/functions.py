@@ -47,6 +47,8 @@ class FunctionFactory:
             description="third-party packages for Python 3.12 x86_64",
         )
         self.functions: dict[str, lambda_.Function] = {}
+        self.handler_dirs: dict[str, str] = {}
+        """Construct id -> the `functions/<dir>` folder holding the function's handler."""
 
     def _log_group(self, construct_id: str) -> logs.LogGroup:
         """Return a log group with a retention for one function."""
@@ -84,6 +86,7 @@ class FunctionFactory:
             log_group=self._log_group(construct_id),
         )
         self.functions[construct_id] = fn
+        self.handler_dirs[construct_id] = handler_dir
         return fn
 
     def make_image(
@@ -132,4 +135,5 @@ class FunctionFactory:
             log_group=self._log_group(construct_id),
         )
         self.functions[construct_id] = fn
+        self.handler_dirs[construct_id] = handler_dir
         return fn

@@ -1,12 +1,15 @@
-"""Moto-backed cloud with Lambda dispatched to the real handlers (see harness.py)."""
+"""The synthesised stack deployed on moto, its functions run in-process with their own roles.
+
+See harness.py (deployment, Lambda service), guard.py (IAM enforcement), moto_patches.py
+(where moto differs from AWS) and template.py (names and intrinsics).
+"""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
@@ -14,15 +17,17 @@ if str(ROOT) not in sys.path:
 
 import pytest  # noqa: E402
 from moto import mock_aws  # noqa: E402
-from moto.awslambda_simple.models import LambdaSimpleBackend  # noqa: E402
-from moto.events.models import Rule  # noqa: E402
 from shared_paths import VELVERA, require  # noqa: E402
 
+from tests.e2e import moto_patches  # noqa: E402
 from tests.e2e.fakes import FakeBedrockRuntime, FakeOpenSearch  # noqa: E402
-from tests.e2e.harness import Cloud, Context, deploy, load_handler  # noqa: E402
+from tests.e2e.harness import Cloud, deploy  # noqa: E402
+from tests.e2e.template import StackModel, StackTemplate, synthesise_stack  # noqa: E402
 
 CORPUS = require(VELVERA) / "pdf"
 PDF = CORPUS / "store_locations.pdf"
+CONVERSION_MODEL = "google.gemma-3-27b-it"
+EMBEDDING_MODEL = "amazon.titan-embed-text-v2:0"
 
 
 @pytest.fixture(autouse=True)
@@ -32,6 +37,22 @@ def _aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
                         "POWERTOOLS_TRACE_DISABLED": "1", "POWERTOOLS_METRICS_NAMESPACE": "Drac",
                         "POWERTOOLS_DEV": "0"}.items():
         monkeypatch.setenv(name, value)
+
+
+# `cdk deploy -c batchSize=2`: the 4-page test PDF then spans two conversion batches.
+DEPLOY_CONTEXT = {"batchSize": 2}
+
+
+@pytest.fixture(scope="session")
+def stack_template() -> StackTemplate:
+    """The real app synthesised as `cdk deploy -c batchSize=2` does (cdk.json's context)."""
+    return synthesise_stack(DEPLOY_CONTEXT)
+
+
+@pytest.fixture
+def stack(stack_template: StackTemplate) -> StackTemplate:
+    """The template a test deploys (override in a test module to deploy a changed one)."""
+    return stack_template
 
 
 @pytest.fixture
@@ -51,79 +72,50 @@ def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
 
 
 @pytest.fixture
-def cloud(monkeypatch: pytest.MonkeyPatch, sleeps: list[float]) -> Any:
-    """Deploy on moto; yield (cloud, bedrock fake, opensearch fake)."""
-    pdf = PDF.read_bytes()
-    bedrock = FakeBedrockRuntime(pdf, "google.gemma-3-27b-it", "amazon.titan-embed-text-v2:0")
-    opensearch = FakeOpenSearch()
-    invocations: list[str] = []
-
-    def invoke(self, function_name, qualifier, body, headers, response_headers):
-        name = function_name.rsplit(":", 1)[-1].removeprefix("drac-")
-        invocations.append(name)
-        module = load_handler(name)
-        try:
-            result = module.handler(json.loads(body or "{}"), Context())
-        except Exception as exc:  # the Lambda runtime reports the class name as errorType
-            response_headers["x-amz-function-error"] = "Unhandled"
-            return json.dumps({"errorType": type(exc).__name__, "errorMessage": str(exc)}).encode()
-        return json.dumps(result).encode()
-
-    original = Rule.send_to_targets
-
-    def send_to_targets(self, original_event, transform_input=True):
-        """moto delivers only to SQS/logs/buses: start Step Functions targets like EventBridge."""
-        state_targets = [t for t in self.targets if ":states:" in t["Arn"]]
-        if state_targets and self.event_pattern.matches_event(original_event):
-            import boto3
-
-            sfn = boto3.client("stepfunctions", region_name="us-east-1")
-            for target in state_targets:
-                assert target.get("InputPath") == "$.detail"
-                sfn.start_execution(stateMachineArn=target["Arn"],
-                                    input=json.dumps(original_event["detail"]))
-        others = [t for t in self.targets if ":states:" not in t["Arn"]]
-        saved, self.targets = self.targets, others
-        try:
-            original(self, original_event, transform_input)
-        finally:
-            self.targets = saved
-
-    from moto.stepfunctions.parser.asl.component.state.exec.state_task.service import (
-        state_task_service_sfn as sfn_service,
-    )
-
-    original_normalise = sfn_service.StateTaskServiceSfn._normalise_parameters
-
-    def normalise(self, parameters, boto_service_name=None, service_action_name=None):
-        """moto passes the ASL's PascalCase names (StateMachineArn) to boto3 unchanged; the
-        service maps them to the API's camelCase (stateMachineArn), so do that here."""
-        original_normalise(self, parameters, boto_service_name, service_action_name)
-        for key in list(parameters):
-            if key[:1].isupper():
-                parameters[key[0].lower() + key[1:]] = parameters.pop(key)
-
-    original_response = sfn_service.StateTaskServiceSfn._normalise_response
-
-    def normalise_response(self, response, boto_service_name=None, service_action_name=None):
-        """...and the service integration answers in PascalCase (ExecutionArn, Output)."""
-        original_response(self, response, boto_service_name, service_action_name)
-        if isinstance(response, dict):
-            for key in list(response):
-                if key[:1].islower():
-                    response[key[0].upper() + key[1:]] = response.pop(key)
-
-    monkeypatch.setattr(sfn_service.StateTaskServiceSfn, "_normalise_parameters", normalise)
-    monkeypatch.setattr(sfn_service.StateTaskServiceSfn, "_normalise_response",
-                        normalise_response)
-    monkeypatch.setattr(LambdaSimpleBackend, "invoke", invoke)
-    monkeypatch.setattr(Rule, "send_to_targets", send_to_targets)
+def deployed(monkeypatch: pytest.MonkeyPatch, sleeps: list[float],
+             stack: StackTemplate) -> Iterator[Cloud]:
+    """The stack deployed on moto. At the end the pipeline must be idle, with no call denied
+    and nothing in a dead-letter queue (a test expecting denials takes them first)."""
+    bedrock = FakeBedrockRuntime(PDF.read_bytes(), CONVERSION_MODEL, EMBEDDING_MODEL)
+    cloud = Cloud(StackModel(stack), bedrock, FakeOpenSearch())
+    moto_patches.patch_s3_notifications(monkeypatch)
+    moto_patches.patch_eventbridge_targets(monkeypatch, cloud.model, cloud.authorizer, cloud.log)
+    moto_patches.patch_step_functions(monkeypatch)
+    moto_patches.patch_sfn_clients(monkeypatch)
+    moto_patches.patch_lambda(monkeypatch, cloud.dispatch)
     with mock_aws(config={"stepfunctions": {"execute_state_machine": True},
                           "lambda": {"use_docker": False}}):
-        deployed: Cloud = deploy(bedrock, opensearch, batch_size=2)
-        deployed.invocations = invocations
-        yield deployed, bedrock, opensearch, pdf
-        for machine in ("ingest", "replan", "plan"):  # let child executions end inside the mock
-            if deployed.executions(machine):
-                deployed.wait(machine, timeout=60)
+        deploy(cloud)
+        cloud.start()
+        problems: list[str] = []
+        try:
+            yield cloud
+        finally:
+            try:
+                cloud.settle()
+            except AssertionError as exc:
+                problems.append(str(exc))
+            cloud.close()
+        problems += [f"denied: {denial}" for denial in cloud.log.take_denials()]
+        problems += [f"over a limit: {violation}" for violation in cloud.violations]
+        problems += [f"dead letters: {queue}: {count}"
+                     for queue, count in cloud.dead_letters().items()]
     os.environ.pop("MOTO_DUMMY", None)
+    if problems:
+        details = "\n".join(problems + [f"handler error: {e}" for e in cloud.errors[:5]])
+        pytest.fail(f"the deployment did not end clean:\n{details}", pytrace=False)
+
+
+@pytest.fixture
+def cloud(deployed: Cloud) -> tuple[Cloud, FakeBedrockRuntime, FakeOpenSearch, bytes]:
+    """(cloud, bedrock fake, opensearch fake, the test PDF's bytes)."""
+    return deployed, deployed.bedrock, deployed.opensearch, PDF.read_bytes()
+
+
+def upload(cloud: Cloud, data: bytes, key: str) -> None:
+    """Put an object into the documents bucket (as a user would)."""
+    import boto3
+
+    boto3.client("s3", region_name=cloud.region).put_object(
+        Bucket=cloud.documents_bucket, Key=key, Body=data)
+

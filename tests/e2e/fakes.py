@@ -12,19 +12,28 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from drac.documents.offline import offline_markdown
+from drac.documents.render import RenderOptions, render_pages
 
 PAGE_LINE = re.compile(r"image \d+ is page (\d+)")
 
 
-class FakeBedrockRuntime:
-    """Answers Converse like a vision model (page text from the PDF) and Titan embeddings.
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(bytes(data)).hexdigest()
 
-    Records every request; `throttle_next` raises ThrottlingException that many times;
-    `fail_pages` makes every call covering one of those pages fail for good.
+
+class FakeBedrockRuntime:
+    """Answers Converse like a vision model and InvokeModel like Titan embeddings.
+
+    A page image of a PDF given to `add_pdf` is answered with that page's text (the offline
+    converter's Markdown); any other page image with a short text naming its page. Records
+    every request; `throttle_next` raises ThrottlingException that many times; `fail_pages`
+    makes every call covering one of those pages fail for good.
     """
 
-    def __init__(self, pdf: bytes, conversion_model: str, embedding_model: str) -> None:
-        self.pages = {page.number: page.markdown for page in offline_markdown(pdf)}
+    def __init__(self, pdf: bytes | None, conversion_model: str, embedding_model: str) -> None:
+        self.page_texts: dict[str, str] = {}
+        if pdf is not None:
+            self.add_pdf(pdf)
         self.conversion_model = conversion_model
         self.embedding_model = embedding_model
         self.converse_requests: list[dict[str, Any]] = []
@@ -33,6 +42,18 @@ class FakeBedrockRuntime:
         self.throttled = 0
         self.fail_pages: set[int] = set()
         self.lock = threading.Lock()
+
+    def add_pdf(self, pdf: bytes) -> None:
+        """Know the pages of a PDF: each rendered page image maps to the page's text."""
+        texts = {page.number: page.markdown for page in offline_markdown(pdf)}
+        for page in render_pages(pdf, RenderOptions()):
+            self.page_texts[_digest(page.png)] = texts.get(page.number, "").strip()
+
+    def _page_text(self, number: int, image: bytes) -> str:
+        known = self.page_texts.get(_digest(image))
+        if known is not None:
+            return known
+        return f"Page {number} of a document the fake has not seen ({_digest(image)[:8]})."
 
     def converse(self, **request: Any) -> dict[str, Any]:
         """Return page markers + the page's text as Markdown, after checking the request."""
@@ -58,7 +79,9 @@ class FakeBedrockRuntime:
                 raise ClientError(
                     {"Error": {"Code": "ValidationException", "Message": "bad image"},
                      "ResponseMetadata": {"HTTPStatusCode": 400}}, "Converse")
-        text = "\n\n".join(f"<!-- Page {n} -->\n\n{self.pages[n].strip()}" for n in pages)
+        text = "\n\n".join(
+            f"<!-- Page {n} -->\n\n{self._page_text(n, img['source']['bytes'])}"
+            for n, img in zip(pages, images, strict=True))
         return {"output": {"message": {"role": "assistant", "content": [{"text": text}]}},
                 "usage": {"inputTokens": 1000 * len(pages), "outputTokens": len(text) // 4}}
 

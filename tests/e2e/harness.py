@@ -1,12 +1,28 @@
-"""Run the real ASL on moto with Lambda invocations dispatched to the real handlers."""
+"""Deploy the synthesised stack on moto and run its functions in-process, each with its role.
+
+`deploy` creates what CloudFormation would create from the template (roles, buckets with their
+versioning and EventBridge notifications, tables with their key schemas and indexes, queues,
+the event bus, rules and targets, the project functions with their resolved environment, the
+three state machines from their substituted definitions) and runs the custom resource that
+creates the chunk index. `Cloud` then plays the Lambda service: each function has warm
+containers (its handler module and its own guarded runtime, built by `runtime_for`), SQS
+event sources are polled like Lambda's pollers, and invocations from Step Functions are
+dispatched to the handlers.
+"""
 
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
-import sys
+import threading
 import time
+import traceback
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -14,168 +30,563 @@ from typing import Any
 import boto3
 
 from drac.aws.runtime import AwsEnvironment, Runtime
-from infra.asl import render_definition
-from infra.pipeline import REPLAN_PATTERN, object_event_pattern
+from tests.e2e.authorization import Permission
+from tests.e2e.guard import (
+    AccessLog,
+    Authorizer,
+    FunctionPrincipal,
+    GuardedBedrock,
+    GuardedOpenSearch,
+    guarded_session,
+)
+from tests.e2e.template import FunctionSpec, StackModel
 
 ROOT = Path(__file__).resolve().parents[2]
-REGION = "us-east-1"
-ACCOUNT = "123456789012"
-ROLE = f"arn:aws:iam::{ACCOUNT}:role/drac-test"
-FUNCTIONS = ["starter", "register", "normalise", "render", "convert", "batch_failed", "parse",
-             "section", "plan_section", "commit_plan", "finalise", "delete", "replan_manifest"]
+# Step Functions refuses state input or output over 256 KiB (States.DataLimitExceeded).
+STATE_PAYLOAD_LIMIT = 256 * 1024
+# A message whose processing failed becomes visible again after the queue's visibility
+# timeout; the harness compresses that time by this factor so retries happen within a test.
+VISIBILITY_TIME_SCALE = 1 / 60
+# Resource types `deploy` does not create, and why that is faithful enough.
+NOT_DEPLOYED = {
+    "AWS::IAM::Policy": "evaluated by the harness, not by moto",
+    "AWS::S3::BucketPolicy": "evaluated by the harness (resource policies)",
+    "AWS::SQS::QueuePolicy": "evaluated by the harness when EventBridge delivers",
+    "AWS::Lambda::EventSourceMapping": "polled by the harness (EventSourcePoller)",
+    "AWS::Lambda::LayerVersion": "handlers import drac from the test environment",
+    "AWS::Logs::LogGroup": "logs are not asserted",
+    "AWS::CloudWatch::Alarm": "not evaluated",
+    "AWS::CloudWatch::Dashboard": "not evaluated",
+    "AWS::OpenSearchServerless::Collection": "faked (FakeOpenSearch behind GuardedOpenSearch)",
+    "AWS::OpenSearchServerless::SecurityPolicy": "encryption/network: nothing to enforce",
+    "AWS::OpenSearchServerless::AccessPolicy": "enforced by GuardedOpenSearch",
+}
 
 
-def load_handler(name: str) -> ModuleType:
-    """Import functions/<name>/handler.py as its own module."""
-    module_name = f"drac_fn_{name}"
-    if module_name in sys.modules:
-        return sys.modules[module_name]
-    path = ROOT / "functions" / name / "handler.py"
-    spec = importlib.util.spec_from_file_location(module_name, path)
+def load_handler(handler_dir: str, instance: int = 0) -> ModuleType:
+    """Import functions/<handler_dir>/handler.py as a fresh module (one per container)."""
+    path = ROOT / "functions" / handler_dir / "handler.py"
+    spec = importlib.util.spec_from_file_location(f"drac_fn_{handler_dir}_{instance}", path)
     module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
     spec.loader.exec_module(module)
     return module
 
 
+@dataclass
+class LambdaContext:
+    """The context object the Lambda runtime passes to a handler."""
+
+    function: FunctionSpec
+    aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    function_version: str = "$LATEST"
+
+    @property
+    def function_name(self) -> str:
+        """The deployed function name."""
+        return self.function.name
+
+    @property
+    def invoked_function_arn(self) -> str:
+        """The function's ARN."""
+        return self.function.arn
+
+    @property
+    def memory_limit_in_mb(self) -> int:
+        """Configured memory."""
+        return self.function.memory_mb
+
+    @property
+    def log_group_name(self) -> str:
+        """The function's log group."""
+        return f"/aws/lambda/{self.function.name}"
+
+    log_stream_name = "harness"
+
+    def get_remaining_time_in_millis(self) -> int:
+        """The configured timeout (invocations are not timed out)."""
+        return self.function.timeout_s * 1000
+
+
 class Context:
-    """Enough of a Lambda context for Powertools."""
+    """A Lambda context for running a handler without a deployment (unit tests)."""
 
     function_name = "drac-test"
     function_version = "$LATEST"
-    invoked_function_arn = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:drac-test"
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:drac-test"
     memory_limit_in_mb = 512
     aws_request_id = "req-1"
     log_group_name = "/aws/lambda/drac-test"
     log_stream_name = "stream"
 
     def get_remaining_time_in_millis(self) -> int:
+        """Five minutes."""
         return 300_000
 
 
-class FakeSession:
-    """A boto3 session whose bedrock-runtime client is the fake (moto serves the rest)."""
+@dataclass
+class Container:
+    """One warm execution environment of a function: its module, runtime and lock."""
 
-    def __init__(self, bedrock: Any) -> None:
-        self.real = boto3.session.Session(region_name=REGION)
+    module: ModuleType
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class FunctionPool:
+    """The containers of one function: an invocation takes a free one or starts another, so
+    concurrent invocations never share module state, as in Lambda."""
+
+    def __init__(self, function: FunctionSpec, cloud: Cloud) -> None:
+        """No container yet (cold)."""
+        self.function = function
+        self.cloud = cloud
+        self.containers: list[Container] = []
+        self.lock = threading.Lock()
+        self.counter = itertools.count()
+
+    def _acquire(self) -> Container:
+        with self.lock:
+            for container in self.containers:
+                if container.lock.acquire(blocking=False):
+                    return container
+            module = load_handler(self.function.handler_dir or "", next(self.counter))
+            if hasattr(module, "_runtime"):
+                runtime = self.cloud.runtime_for(self.function)
+                module._runtime = lambda: runtime
+            container = Container(module)
+            container.lock.acquire()
+            self.containers.append(container)
+            return container
+
+    def invoke(self, event: Any) -> Any:
+        """Run the handler on a free container; exceptions propagate."""
+        container = self._acquire()
+        try:
+            return container.module.handler(event, LambdaContext(self.function))
+        finally:
+            container.lock.release()
+
+
+class EventSourcePoller:
+    """Lambda's SQS poller for one event source mapping: receives batches, invokes the
+    function, deletes what succeeded and lets failed messages return (partial batch
+    responses honoured), with the function role's SQS permissions checked."""
+
+    def __init__(self, cloud: Cloud, source: Any) -> None:
+        """One thread per allowed concurrent batch (ScalingConfig.MaximumConcurrency)."""
+        self.cloud = cloud
+        self.source = source
+        self.stop = threading.Event()
+        self.busy = 0
+        self.lock = threading.Lock()
+        self.threads = [threading.Thread(target=self._run, daemon=True,
+                                         name=f"poller-{source.function.name}-{i}")
+                        for i in range(source.max_concurrency)]
+
+    def start(self) -> None:
+        """Start polling, if the function's role may read the queue (else log the denial)."""
+        principal = self.cloud.principal(self.source.function)
+        needed = [Permission(action, self.source.queue.arn) for action in (
+            "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes")]
+        denied = [p for p in needed if not principal.allowed(p)]
+        for permission in denied:
+            principal.deny(permission, "Lambda polls the queue with the function's role")
+        if not denied:
+            for thread in self.threads:
+                thread.start()
+
+    def close(self) -> None:
+        """Stop polling and wait for the threads."""
+        self.stop.set()
+        for thread in self.threads:
+            if thread.is_alive():
+                thread.join(timeout=30)
+
+    def _run(self) -> None:
+        sqs = boto3.client("sqs", region_name=self.cloud.region)
+        url = self.source.queue.url
+        visibility = int(self.source.queue.attributes.get("VisibilityTimeout", "30"))
+        retry_after = max(1, round(visibility * VISIBILITY_TIME_SCALE))
+        while not self.stop.is_set():
+            messages = sqs.receive_message(
+                QueueUrl=url, MaxNumberOfMessages=self.source.batch_size,
+                AttributeNames=["All"], MessageAttributeNames=["All"],
+            ).get("Messages", [])
+            if not messages:
+                self.stop.wait(0.1)
+                continue
+            with self.lock:
+                self.busy += 1
+            try:
+                failed = self._invoke(messages)
+                for message in messages:
+                    if message["MessageId"] in failed:
+                        sqs.change_message_visibility(
+                            QueueUrl=url, ReceiptHandle=message["ReceiptHandle"],
+                            VisibilityTimeout=retry_after)
+                    else:
+                        sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
+            finally:
+                with self.lock:
+                    self.busy -= 1
+
+    def _invoke(self, messages: list[dict[str, Any]]) -> set[str]:
+        """Invoke with one batch; return the ids of the messages to retry."""
+        event = {"Records": [{
+            "messageId": m["MessageId"], "receiptHandle": m["ReceiptHandle"], "body": m["Body"],
+            "attributes": m.get("Attributes", {}), "messageAttributes": {},
+            "md5OfBody": m["MD5OfBody"], "eventSource": "aws:sqs",
+            "eventSourceARN": self.source.queue.arn, "awsRegion": self.cloud.region,
+        } for m in messages]}
+        ids = {m["MessageId"] for m in messages}
+        try:
+            result = self.cloud.pool(self.source.function).invoke(event)
+        except Exception:
+            self.cloud.errors.append(f"{self.source.function.logical_id}: "
+                                     f"{traceback.format_exc(limit=3)}")
+            return ids
+        if self.source.report_batch_item_failures and isinstance(result, dict):
+            return {f["itemIdentifier"] for f in result.get("batchItemFailures", [])}
+        return set()
+
+
+class Cloud:
+    """The deployed-on-moto stack: resources, function pools, pollers and the access log."""
+
+    def __init__(self, model: StackModel, bedrock: Any, opensearch: Any) -> None:
+        """Prepare (deploy() creates the resources)."""
+        self.model = model
+        self.region = model.stack.region
+        self.bedrock = bedrock
+        self.opensearch = opensearch
+        self.log = AccessLog()
+        self.authorizer = Authorizer(model)
+        self.pools: dict[str, FunctionPool] = {}
+        self.pools_lock = threading.Lock()
+        self.pollers: list[EventSourcePoller] = []
+        self.errors: list[str] = []
+        """Handler exceptions an event source swallowed (Lambda would only log them)."""
+        self.invocations: list[str] = []
+        self.violations: list[str] = []
+        """Service limits the run exceeded (AWS would have failed there)."""
+        self.custom_resource_errors: dict[str, str] = {}
+        """Custom resources whose Create failed (logical id -> error)."""
+        machines = model.stack.of_type("AWS::StepFunctions::StateMachine")
+        prefix = f"{model.stack.stack_name}-"
+        self.machines = {model.resolver.name(m).removeprefix(prefix):
+                         model.resolver.get_att(m, "Arn") for m in machines}
+        starter = model.function_for("starter")
+        # The tests' own view of the data (unguarded): the environment every function gets.
+        self.runtime = Runtime(self.environment(starter), _PlainSession(self.region, bedrock),
+                               opensearch_client=opensearch)
+
+    # --- the functions ----------------------------------------------------------------------
+
+    def environment(self, function: FunctionSpec) -> AwsEnvironment:
+        """The settings a function reads from its environment in Lambda."""
+        return AwsEnvironment.from_environ({**function.environment, "AWS_REGION": self.region})
+
+    def principal(self, function: FunctionSpec) -> FunctionPrincipal:
+        """The function's identity: its role's statements and the shared access log."""
+        return FunctionPrincipal(function.logical_id, function.name, function.role,
+                                 self.authorizer, self.log, function.handler_dir)
+
+    def runtime_for(self, function: FunctionSpec) -> Runtime:
+        """The adapters one container of `function` uses: its own boto3 session, guarded by
+        its role, and the Bedrock and OpenSearch fakes behind the same role."""
+        env = self.environment(function)
+        principal = self.principal(function)
+        session = _FunctionSession(guarded_session(principal, self.region),
+                                   GuardedBedrock(self.bedrock, principal))
+        index = GuardedOpenSearch(self.opensearch, principal, env.collection_endpoint,
+                                  self.model.collections)
+        return Runtime(env, session, opensearch_client=index)
+
+    def pool(self, function: FunctionSpec) -> FunctionPool:
+        """The containers of a function."""
+        with self.pools_lock:
+            if function.logical_id not in self.pools:
+                self.pools[function.logical_id] = FunctionPool(function, self)
+            return self.pools[function.logical_id]
+
+    def dispatch(self, function_name: str, payload: str) -> tuple[bytes, bool]:
+        """Run an invocation from Step Functions; errors as Lambda reports them. Payloads over
+        the state size limit are recorded as violations: keys and counts travel, not content."""
+        function = self.model.function_named(function_name)
+        self.invocations.append(function.handler_dir or function.logical_id)
+        if len(payload.encode()) > STATE_PAYLOAD_LIMIT:
+            self.violations.append(f"{function.logical_id}: state input of {len(payload)} bytes")
+        try:
+            result = self.pool(function).invoke(json.loads(payload))
+        except Exception as exc:  # the Lambda runtime reports the class name as errorType
+            body = {"errorType": type(exc).__name__, "errorMessage": str(exc)}
+            return json.dumps(body).encode(), True
+        response = json.dumps(result).encode()
+        if len(response) > STATE_PAYLOAD_LIMIT:
+            self.violations.append(f"{function.logical_id}: result of {len(response)} bytes")
+        return response, False
+
+    # --- observing ----------------------------------------------------------------------------
+
+    @cached_property
+    def sfn(self) -> Any:
+        """An unguarded Step Functions client (the test's own)."""
+        return boto3.client("stepfunctions", region_name=self.region)
+
+    @cached_property
+    def sqs(self) -> Any:
+        """An unguarded SQS client (the test's own)."""
+        return boto3.client("sqs", region_name=self.region)
+
+    @property
+    def documents_bucket(self) -> str:
+        """The uploads bucket."""
+        return self.runtime.env.documents_bucket
+
+    @property
+    def bus_name(self) -> str:
+        """The project's event bus."""
+        (bus,) = self.model.stack.of_type("AWS::Events::EventBus")
+        return self.model.resolver.name(bus)
+
+    def executions(self, machine: str, status: str | None = None) -> list[dict[str, Any]]:
+        """Executions of one machine (newest first), optionally of one status."""
+        kwargs = {"statusFilter": status} if status else {}
+        pages = self.sfn.get_paginator("list_executions").paginate(
+            stateMachineArn=self.machines[machine], **kwargs)
+        return [run for page in pages for run in page["executions"]]
+
+    def busy(self) -> list[str]:
+        """What is still in flight: poller batches, queued messages, running executions."""
+        pending = [f"poller {p.source.function.name}" for p in self.pollers if p.busy]
+        for poller in self.pollers:
+            attributes = self.sqs.get_queue_attributes(
+                QueueUrl=poller.source.queue.url,
+                AttributeNames=["ApproximateNumberOfMessages",
+                                "ApproximateNumberOfMessagesNotVisible"])["Attributes"]
+            if any(int(v) for v in attributes.values()):
+                pending.append(f"queue {poller.source.queue.name}: {attributes}")
+        for machine in self.machines:
+            running = self.executions(machine, "RUNNING")
+            if running:
+                pending.append(f"{len(running)} {machine} executions running")
+        return pending
+
+    def settle(self, timeout: float = 180) -> None:
+        """Wait until nothing is in flight (twice in a row, to bridge hand-overs)."""
+        deadline = time.monotonic() + timeout
+        quiet = 0
+        while quiet < 2:
+            pending = self.busy()
+            quiet = 0 if pending else quiet + 1
+            if time.monotonic() > deadline:
+                raise AssertionError(f"still busy after {timeout}s: {pending}")
+            time.sleep(0.2)
+
+    def wait(self, machine: str, timeout: float = 180) -> list[dict[str, Any]]:
+        """Wait until the stack is idle; return the executions of one machine."""
+        self.settle(timeout)
+        return self.executions(machine)
+
+    def history(self, arn: str) -> list[dict[str, Any]]:
+        """The events of one execution."""
+        return self.sfn.get_execution_history(executionArn=arn, maxResults=1000)["events"]
+
+    def dead_letters(self) -> dict[str, int]:
+        """Messages in every queue that is some queue's dead-letter queue."""
+        targets = {json.loads(q.attributes["RedrivePolicy"])["deadLetterTargetArn"]
+                   for q in self.model.queues.values() if "RedrivePolicy" in q.attributes}
+        counts = {}
+        for queue in self.model.queues.values():
+            if queue.arn in targets:
+                attributes = self.sqs.get_queue_attributes(
+                    QueueUrl=queue.url, AttributeNames=["ApproximateNumberOfMessages"])
+                counts[queue.name] = int(attributes["Attributes"]["ApproximateNumberOfMessages"])
+        return {name: count for name, count in counts.items() if count}
+
+    def start(self) -> None:
+        """Start the event source pollers."""
+        self.pollers = [EventSourcePoller(self, source) for source in self.model.event_sources]
+        for poller in self.pollers:
+            poller.start()
+
+    def close(self) -> None:
+        """Stop the pollers."""
+        for poller in self.pollers:
+            poller.close()
+
+
+class _FunctionSession:
+    """What the Runtime asks of a boto3 session, with Bedrock answered by the guarded fake."""
+
+    def __init__(self, session: boto3.session.Session, bedrock: Any) -> None:
+        self.session = session
         self.bedrock = bedrock
 
     def client(self, service: str, **kwargs: Any) -> Any:
         if service == "bedrock-runtime":
             return self.bedrock
-        return self.real.client(service, **kwargs)
+        return self.session.client(service, **kwargs)
 
     def resource(self, service: str, **kwargs: Any) -> Any:
-        return self.real.resource(service, **kwargs)
+        return self.session.resource(service, **kwargs)
+
+    def get_credentials(self) -> Any:
+        return self.session.get_credentials()
 
 
-@dataclass
-class Cloud:
-    """The deployed-on-moto pipeline."""
-
-    env: AwsEnvironment
-    runtime: Runtime
-    machines: dict[str, str]
-    invocations: list[str] = field(default_factory=list)
-
-    @property
-    def sfn(self) -> Any:
-        return boto3.client("stepfunctions", region_name=REGION)
-
-    def executions(self, machine: str) -> list[dict[str, Any]]:
-        return self.sfn.list_executions(stateMachineArn=self.machines[machine])["executions"]
-
-    def wait(self, machine: str, timeout: float = 120) -> list[dict[str, Any]]:
-        """Wait until every execution of a machine has finished; return them."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            runs = self.executions(machine)
-            if runs and all(run["status"] != "RUNNING" for run in runs):
-                return runs
-            time.sleep(0.2)
-        raise AssertionError(f"{machine} executions still running: {self.executions(machine)}")
-
-    def history(self, arn: str) -> list[dict[str, Any]]:
-        return self.sfn.get_execution_history(executionArn=arn, maxResults=1000)["events"]
+class _PlainSession(_FunctionSession):
+    def __init__(self, region: str, bedrock: Any) -> None:
+        super().__init__(boto3.session.Session(region_name=region), bedrock)
 
 
-def deploy(bedrock: Any, opensearch: Any, batch_size: int) -> Cloud:
-    """Create buckets, tables, queues, bus, rules and machines like the stack does."""
-    s3 = boto3.client("s3", region_name=REGION)
-    ddb = boto3.client("dynamodb", region_name=REGION)
-    sqs = boto3.client("sqs", region_name=REGION)
-    events = boto3.client("events", region_name=REGION)
-    sfn = boto3.client("stepfunctions", region_name=REGION)
-    lam = boto3.client("lambda", region_name=REGION)
-    iam = boto3.client("iam", region_name=REGION)
-    iam.create_role(RoleName="drac-test", AssumeRolePolicyDocument="{}")
-    for bucket in ("drac-documents", "drac-artifacts"):
-        s3.create_bucket(Bucket=bucket)
-        s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
-    s3.put_bucket_notification_configuration(
-        Bucket="drac-documents",
-        NotificationConfiguration={"EventBridgeConfiguration": {}},
-    )
-    tables = {"drac-documents": ("document_id", None), "drac-elements": ("document_id", "seq"),
-              "drac-plans": ("document_id", "version"), "drac-ledger": ("document_id", "entry")}
-    for name, (pk, sk) in tables.items():
-        attrs = [{"AttributeName": pk, "AttributeType": "S"}]
-        schema = [{"AttributeName": pk, "KeyType": "HASH"}]
-        if sk:
-            attrs.append({"AttributeName": sk, "AttributeType": "S" if sk == "entry" else "N"})
-            schema.append({"AttributeName": sk, "KeyType": "RANGE"})
-        extra: dict[str, Any] = {}
-        if name == "drac-documents":
-            attrs.append({"AttributeName": "source_path", "AttributeType": "S"})
-            extra["GlobalSecondaryIndexes"] = [{
-                "IndexName": "by-source",
-                "KeySchema": [{"AttributeName": "source_path", "KeyType": "HASH"}],
-                "Projection": {"ProjectionType": "KEYS_ONLY"}}]
-        ddb.create_table(TableName=name, AttributeDefinitions=attrs, KeySchema=schema,
-                         BillingMode="PAY_PER_REQUEST", **extra)
-    arn = f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:"
-    machines = {name: arn + f"Drac-{name}" for name in ("plan", "ingest", "replan")}
-    env = AwsEnvironment(
-        documents_bucket="drac-documents", artifacts_bucket="drac-artifacts",
-        documents_table="drac-documents", elements_table="drac-elements",
-        plans_table="drac-plans", ledger_table="drac-ledger",
-        collection_endpoint="https://example.aoss.amazonaws.com", index_name="drac-chunks",
-        batch_size=batch_size, default_strategy='{"name": "default", "planner": "rules"}',
-        ingest_state_machine_arn=machines["ingest"], max_running_documents=10, region=REGION,
-    )
-    runtime = Runtime(env, FakeSession(bedrock), opensearch_client=opensearch)
-    fn_arn = {name: f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:drac-{name}" for name in FUNCTIONS}
-    for name in FUNCTIONS:
-        lam.create_function(FunctionName=f"drac-{name}", Runtime="python3.12", Role=ROLE,
-                            Handler="handler.handler", Code={"ZipFile": b"unused"})
-        module = load_handler(name)
-        module._runtime = lambda: runtime  # the handler's factory returns the test adapters
-    strings = {
-        "SectionFunctionArn": fn_arn["section"], "PlanSectionFunctionArn": fn_arn["plan_section"],
-        "CommitPlanFunctionArn": fn_arn["commit_plan"],
-        "RegisterFunctionArn": fn_arn["register"], "NormaliseFunctionArn": fn_arn["normalise"],
-        "RenderFunctionArn": fn_arn["render"], "ConvertFunctionArn": fn_arn["convert"],
-        "BatchFailedFunctionArn": fn_arn["batch_failed"], "ParseFunctionArn": fn_arn["parse"],
-        "FinaliseFunctionArn": fn_arn["finalise"], "ManifestFunctionArn": fn_arn["replan_manifest"],
-        "PlanStateMachineArn": machines["plan"], "ArtifactsBucket": "drac-artifacts",
-    }
-    numbers = {"SectionConcurrency": 10, "BatchConcurrency": 5, "ReplanConcurrency": 10}
-    for name in ("plan", "ingest", "replan"):
-        sfn.create_state_machine(name=f"Drac-{name}", roleArn=ROLE,
-                                 definition=render_definition(name, numbers, strings))
-    for rule, detail_type, queue in (("created", "Object Created", "ingest"),
-                                     ("deleted", "Object Deleted", "delete")):
-        url = sqs.create_queue(QueueName=f"drac-{queue}")["QueueUrl"]
-        attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])
-        qarn = attributes["Attributes"]["QueueArn"]
-        events.put_rule(Name=rule, EventPattern=json.dumps(
-            object_event_pattern(detail_type, "drac-documents")))
-        events.put_targets(Rule=rule, Targets=[{"Id": "q", "Arn": qarn}])
-        target_fn = "starter" if queue == "ingest" else "delete"
-        lam.create_event_source_mapping(EventSourceArn=qarn, FunctionName=fn_arn[target_fn],
-                                        BatchSize=1)
-    events.create_event_bus(Name="drac-bus")
-    events.put_rule(Name="replan", EventBusName="drac-bus", EventPattern=json.dumps(REPLAN_PATTERN))
-    events.put_targets(Rule="replan", EventBusName="drac-bus", Targets=[
-        {"Id": "sfn", "Arn": machines["replan"], "RoleArn": ROLE, "InputPath": "$.detail"}])
-    return Cloud(env=env, runtime=runtime, machines=machines)
+# --- deploying --------------------------------------------------------------------------------
+
+def deploy(cloud: Cloud) -> None:
+    """Create the stack's resources on moto from the template, then run its custom resources."""
+    model, resolver, region = cloud.model, cloud.model.resolver, cloud.region
+    stack = model.stack
+    handled = set(NOT_DEPLOYED) | {
+        "AWS::IAM::Role", "AWS::S3::Bucket", "AWS::DynamoDB::Table", "AWS::SQS::Queue",
+        "AWS::Events::EventBus", "AWS::Events::Rule", "AWS::Lambda::Function",
+        "AWS::StepFunctions::StateMachine", "Custom::S3BucketNotifications"}
+    unknown = {r["Type"] for r in stack.resources.values()} - handled
+    unknown = {t for t in unknown if not (t.startswith("Custom::") and _custom_handler(
+        model, t))}
+    assert not unknown, f"the harness does not deploy {sorted(unknown)}"
+
+    iam = boto3.client("iam", region_name=region)
+    for role in model.roles.values():
+        trust = resolver.resolve(stack.resources[role.logical_id]["Properties"]
+                                 ["AssumeRolePolicyDocument"])
+        iam.create_role(RoleName=role.name, AssumeRolePolicyDocument=json.dumps(trust))
+
+    s3 = boto3.client("s3", region_name=region)
+    for logical_id, bucket in stack.of_type("AWS::S3::Bucket").items():
+        name = resolver.name(logical_id)
+        s3.create_bucket(Bucket=name)
+        versioning = bucket["Properties"].get("VersioningConfiguration")
+        if versioning:
+            s3.put_bucket_versioning(Bucket=name, VersioningConfiguration=versioning)
+    for resource in stack.of_type("Custom::S3BucketNotifications").values():
+        props = resolver.resolve(resource["Properties"])
+        s3.put_bucket_notification_configuration(
+            Bucket=props["BucketName"],
+            NotificationConfiguration=props["NotificationConfiguration"])
+
+    _create_tables(model, region)
+
+    sqs = boto3.client("sqs", region_name=region)
+    queues = sorted(model.queues.values(), key=lambda q: "RedrivePolicy" in q.attributes)
+    for queue in queues:  # dead-letter queues first
+        created = sqs.create_queue(QueueName=queue.name, Attributes=queue.attributes)
+        assert created["QueueUrl"] == queue.url, (created["QueueUrl"], queue.url)
+
+    events = boto3.client("events", region_name=region)
+    for logical_id in stack.of_type("AWS::Events::EventBus"):
+        events.create_event_bus(Name=resolver.name(logical_id))
+
+    lam = boto3.client("lambda", region_name=region)
+    for function in model.functions.values():
+        props = stack.resources[function.logical_id]["Properties"]
+        code = resolver.resolve(props["Code"])
+        image = "ImageUri" in code
+        lam.create_function(
+            FunctionName=function.name, Role=function.role.arn,
+            **({"PackageType": "Image", "Code": {"ImageUri": code["ImageUri"]}} if image else
+               {"Runtime": props["Runtime"], "Handler": props["Handler"],
+                "Code": {"ZipFile": b"code is run in-process by the harness"}}),
+            Timeout=function.timeout_s, MemorySize=function.memory_mb,
+            Environment={"Variables": function.environment})
+
+    sfn = boto3.client("stepfunctions", region_name=region)
+    for logical_id, machine in stack.of_type("AWS::StepFunctions::StateMachine").items():
+        props = resolver.resolve({k: v for k, v in machine["Properties"].items()
+                                  if k not in {"DefinitionString", "DefinitionSubstitutions"}})
+        created = sfn.create_state_machine(
+            name=resolver.name(logical_id), roleArn=props["RoleArn"],
+            definition=model.state_machine_definition(logical_id),
+            type=props.get("StateMachineType", "STANDARD"))
+        assert created["stateMachineArn"] == resolver.get_att(logical_id, "Arn")
+
+    for logical_id, rule in stack.of_type("AWS::Events::Rule").items():
+        props = resolver.resolve(rule["Properties"])
+        bus = props.get("EventBusName", "default")
+        events.put_rule(Name=resolver.name(logical_id), EventBusName=bus,
+                        EventPattern=json.dumps(props["EventPattern"]),
+                        State=props.get("State", "ENABLED"))
+        events.put_targets(Rule=resolver.name(logical_id), EventBusName=bus,
+                           Targets=props["Targets"])
+        arn = events.describe_rule(Name=resolver.name(logical_id), EventBusName=bus)["Arn"]
+        assert arn == resolver.get_att(logical_id, "Arn"), (arn, logical_id)
+
+    for logical_id, resource in stack.resources.items():
+        if resource["Type"].startswith("Custom::") and resource["Type"] != (
+                "Custom::S3BucketNotifications"):
+            try:
+                _run_custom_resource(cloud, logical_id)
+            except Exception as exc:  # CloudFormation would roll back; tests/e2e asserts it
+                cloud.custom_resource_errors[logical_id] = f"{type(exc).__name__}: {exc}"
+
+
+TABLE_PROPERTIES = {"AttributeDefinitions", "KeySchema", "BillingMode", "GlobalSecondaryIndexes",
+                    "LocalSecondaryIndexes", "ProvisionedThroughput"}
+IGNORED_TABLE_PROPERTIES = {"PointInTimeRecoverySpecification", "SSESpecification",
+                            "TableName", "Tags"}
+
+
+def _create_tables(model: StackModel, region: str) -> None:
+    ddb = boto3.client("dynamodb", region_name=region)
+    for logical_id, table in model.stack.of_type("AWS::DynamoDB::Table").items():
+        props = model.resolver.resolve(table["Properties"])
+        unknown = set(props) - TABLE_PROPERTIES - IGNORED_TABLE_PROPERTIES
+        assert not unknown, f"table {logical_id}: {sorted(unknown)} not deployed"
+        ddb.create_table(TableName=model.resolver.name(logical_id),
+                         **{k: v for k, v in props.items() if k in TABLE_PROPERTIES})
+
+
+def _custom_handler(model: StackModel, kind: str) -> FunctionSpec | None:
+    """The project function behind a custom resource type (through CDK's provider)."""
+    for resource in model.stack.resources.values():
+        if resource["Type"] == kind:
+            token = resource["Properties"]["ServiceToken"]["Fn::GetAtt"][0]
+            provider = model.stack.resources[token]["Properties"]
+            variables = provider.get("Environment", {}).get("Variables", {})
+            target = model.resolver.resolve(variables.get("USER_ON_EVENT_FUNCTION_ARN", ""))
+            try:
+                return model.function_named(target or model.resolver.name(token))
+            except KeyError:
+                return None
+    return None
+
+
+def _run_custom_resource(cloud: Cloud, logical_id: str) -> None:
+    """Send the Create event to the custom resource's function, with its OpenSearch client
+    (built from its endpoint and credentials in AWS) behind its role."""
+    model = cloud.model
+    resource = model.stack.resources[logical_id]
+    function = _custom_handler(model, resource["Type"])
+    assert function is not None, f"no project function handles {resource['Type']}"
+    properties = model.resolver.resolve(resource["Properties"])
+    principal = cloud.principal(function)
+
+    def make_client(endpoint: str, region: str, credentials: Any, timeout: int = 60) -> Any:
+        return GuardedOpenSearch(cloud.opensearch, principal, endpoint, model.collections)
+
+    event = {"RequestType": "Create", "ResourceType": resource["Type"],
+             "LogicalResourceId": logical_id, "RequestId": str(uuid.uuid4()),
+             "StackId": model.resolver.pseudo["AWS::StackId"],
+             "ResourceProperties": properties}
+    with _patched(make_client):
+        cloud.pool(function).invoke(event)
+
+
+@contextmanager
+def _patched(make_client: Any) -> Iterator[None]:
+    import drac.aws.opensearch as opensearch
+
+    original = opensearch.make_client
+    opensearch.make_client = make_client
+    try:
+        yield
+    finally:
+        opensearch.make_client = original

@@ -52,7 +52,7 @@ def test_local_and_cloud_chunks_are_identical(cloud: Any, tmp_path: Path) -> Non
     document_id = document_id_for(pdf, "acme")
 
     boto3.client("s3", region_name="us-east-1").put_object(
-        Bucket="drac-documents", Key=KEY, Body=pdf)
+        Bucket=deployed.documents_bucket, Key=KEY, Body=pdf)
     assert [r["status"] for r in deployed.wait("ingest")] == ["SUCCEEDED"]
     cloud_chunks = sorted(opensearch.chunks(document_id), key=lambda c: c["chunk_id"])
 

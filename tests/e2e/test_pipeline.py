@@ -9,20 +9,21 @@ import boto3
 
 from drac.ids import document_id_for
 from drac.models import DocumentStatus
+from tests.e2e.harness import Cloud
 
 KEY = "incoming/acme/store_locations.pdf"
 
 
-def upload(pdf: bytes, key: str = KEY) -> None:
+def upload(deployed: Cloud, pdf: bytes, key: str = KEY) -> None:
     boto3.client("s3", region_name="us-east-1").put_object(
-        Bucket="drac-documents", Key=key, Body=pdf)
+        Bucket=deployed.documents_bucket, Key=key, Body=pdf)
 
 
 def test_upload_is_indexed_once_and_replan_and_delete(cloud: Any) -> None:
     deployed, bedrock, opensearch, pdf = cloud
     document_id = document_id_for(pdf, "acme")
 
-    upload(pdf)
+    upload(deployed, pdf)
     runs = deployed.wait("ingest")
     assert [run["name"] for run in runs] == [document_id]
     assert runs[0]["status"] == "SUCCEEDED"
@@ -42,28 +43,25 @@ def test_upload_is_indexed_once_and_replan_and_delete(cloud: Any) -> None:
             if isinstance(details, dict) and isinstance(details.get("output"), str):
                 assert len(details["output"]) < 4096
     # The same upload again (a new S3 version and a new event) starts nothing new.
-    upload(pdf)
-    upload(pdf, "incoming/acme/copy-of-store_locations.pdf")
+    upload(deployed, pdf)
+    upload(deployed, pdf, "incoming/acme/copy-of-store_locations.pdf")
     assert len(deployed.wait("ingest")) == 1
     assert len(bedrock.converse_requests) == 2
 
     # Replan Requested on the project's bus -> plan version 2, version 1 retired.
     converse_calls = len(bedrock.converse_requests)
     boto3.client("events", region_name="us-east-1").put_events(Entries=[{
-        "Source": "drac.api", "DetailType": "Replan Requested", "EventBusName": "drac-bus",
+        "Source": "drac.api", "DetailType": "Replan Requested", "EventBusName": deployed.bus_name,
         "Detail": json.dumps({"document_ids": [document_id], "strategy": "fine"})}])
     replans = deployed.wait("replan")
     assert [r["status"] for r in replans] == ["SUCCEEDED"]
     manifest = json.loads(deployed.runtime.artifacts.get_text(_manifest_key(deployed, replans)))
     assert manifest == [{"document_id": document_id, "tenant": "acme"}]
-    # moto's Distributed Map reads no items from the S3 manifest (MapStateStarted length 0),
-    # so the per-document step it would run -- the planning sub-workflow -- is started here
-    # with exactly the input its ItemSelector builds.
-    strategy = deployed.runtime.env.strategy("fine").model_dump(mode="json")
-    deployed.sfn.start_execution(
-        stateMachineArn=deployed.machines["plan"], name="replan-item",
-        input=json.dumps({"document_id": document_id, "tenant": "acme", "strategy": strategy}))
-    deployed.wait("plan")
+    # The Distributed Map read the manifest and ran the planning sub-workflow for it: one
+    # plan execution for the ingest, one for the re-plan, each with its own generated name.
+    plans = deployed.executions("plan")
+    assert [p["status"] for p in plans] == ["SUCCEEDED", "SUCCEEDED"]
+    assert len({p["name"] for p in plans}) == 2
     chunks_v2 = opensearch.chunks(document_id)
     assert chunks_v2 and {c["plan_version"] for c in chunks_v2} == {"2"}
     assert deployed.runtime.plans.latest_version(document_id) == 2
@@ -71,16 +69,27 @@ def test_upload_is_indexed_once_and_replan_and_delete(cloud: Any) -> None:
     assert deployed.runtime.registry.get(document_id).active_version == 2
     assert len(bedrock.converse_requests) == converse_calls  # never re-converted
 
-    # Deleting the object removes its chunks and marks the document DELETED.
+    # Deleting an old version while a current one exists changes nothing ...
     s3 = boto3.client("s3", region_name="us-east-1")
-    # moto emits no event for a delete marker (AWS does: "Delete Marker Created"), so the
-    # object's versions are deleted permanently; the last removal emits Object Deleted.
-    versions = s3.list_object_versions(Bucket="drac-documents", Prefix=KEY)["Versions"]
-    for version in versions:
-        assert opensearch.chunks(document_id)  # still there while a version remains
-        s3.delete_object(Bucket="drac-documents", Key=KEY, VersionId=version["VersionId"])
+    bucket = deployed.documents_bucket
+    versions = s3.list_object_versions(Bucket=bucket, Prefix=KEY)["Versions"]
+    (old,) = [v for v in versions if not v["IsLatest"]]
+    s3.delete_object(Bucket=bucket, Key=KEY, VersionId=old["VersionId"])
+    deployed.settle()
+    assert opensearch.chunks(document_id)
+    assert deployed.runtime.registry.get(document_id).status is DocumentStatus.INDEXED
+    # ... deleting the object (a delete marker in the versioned bucket) removes its chunks and
+    # marks the document DELETED.
+    s3.delete_object(Bucket=bucket, Key=KEY)
+    deployed.settle()
     assert opensearch.chunks(document_id) == []
     assert deployed.runtime.registry.get(document_id).status is DocumentStatus.DELETED
+    delete_calls = deployed.log.calls_of(_label(deployed, "delete"))
+    assert [c.operation for c in delete_calls if c.service == "s3"] == ["HeadObject"] * 2
+
+
+def _label(deployed: Cloud, handler_dir: str) -> str:
+    return deployed.principal(deployed.model.function_for(handler_dir)).label
 
 
 def _manifest_key(deployed: Any, replans: list[dict[str, Any]]) -> str:
@@ -94,7 +103,7 @@ def _manifest_key(deployed: Any, replans: list[dict[str, Any]]) -> str:
 def test_throttling_is_retried_with_backoff(cloud: Any, sleeps: list[float]) -> None:
     deployed, bedrock, _opensearch, pdf = cloud
     bedrock.throttle_next = 5  # more than the in-process retries of one invocation
-    upload(pdf)
+    upload(deployed, pdf)
     runs = deployed.wait("ingest")
     assert runs[0]["status"] == "SUCCEEDED"
     document_id = document_id_for(pdf, "acme")
@@ -111,7 +120,7 @@ def test_throttling_is_retried_with_backoff(cloud: Any, sleeps: list[float]) -> 
 def test_batch_that_keeps_failing_yields_partial(cloud: Any) -> None:
     deployed, bedrock, opensearch, pdf = cloud
     bedrock.fail_pages = {3}
-    upload(pdf)
+    upload(deployed, pdf)
     runs = deployed.wait("ingest")
     assert runs[0]["status"] == "SUCCEEDED"
     document_id = document_id_for(pdf, "acme")

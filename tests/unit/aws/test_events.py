@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from drac.aws.events import IngestInput, ReplanRequest, S3EventBridgeEvent
+from drac.aws.events import IngestInput, ReplanRequest, S3EventBridgeEvent, S3ObjectDetail
 
 
 def s3_event(key: str, detail_type: str = "Object Created", **obj: str) -> dict:
@@ -42,6 +42,38 @@ def test_tenant_comes_from_the_first_folder_under_incoming(key, tenant, filename
     assert event.detail.bucket == "docs" and event.detail.key == key
     assert event.detail.version_id == "v1"
     assert event.detail.tenant == tenant and event.detail.filename == filename
+
+
+@pytest.mark.parametrize(("sent", "key"), [
+    # S3 form-URL-encodes the key in its events (S3 User Guide, event message structure)
+    ("incoming/acme/red+flower.pdf", "incoming/acme/red flower.pdf"),
+    ("incoming/acme/a%2Bb.pdf", "incoming/acme/a+b.pdf"),
+    ("incoming/acme/100%25+sure.md", "incoming/acme/100% sure.md"),
+    ("incoming/acme/Caf%C3%A9+%E2%80%93+%E6%9D%B1%E4%BA%AC.md", "incoming/acme/Café – 東京.md"),
+    ("incoming/acme/year%3D2026/a.pdf", "incoming/acme/year=2026/a.pdf"),
+    ("incoming/acme/plain-name_1.pdf", "incoming/acme/plain-name_1.pdf"),
+])
+def test_keys_are_decoded_as_s3_encodes_them(sent: str, key: str) -> None:
+    event = S3EventBridgeEvent.model_validate(s3_event(sent))
+    assert event.detail.key == key
+    assert event.detail.filename == key.rsplit("/", 1)[1]
+
+
+def test_an_encoded_tenant_folder_is_decoded() -> None:
+    event = S3EventBridgeEvent.model_validate(s3_event("incoming/big+corp/report+1.pdf"))
+    assert (event.detail.tenant, event.detail.filename) == ("big corp", "report 1.pdf")
+
+
+def test_delete_events_are_decoded_too() -> None:
+    event = S3EventBridgeEvent.model_validate(s3_event(
+        "incoming/acme/red+flower.pdf", "Object Deleted",
+        **{"version-id": "m1", "deletion-type": "Delete Marker Created"}))
+    assert event.detail.key == "incoming/acme/red flower.pdf"
+
+
+def test_a_key_given_directly_is_taken_as_is() -> None:
+    """Only the event form is encoded; a model built from a stored key is not decoded again."""
+    assert S3ObjectDetail(bucket="docs", key="incoming/a+b.pdf").key == "incoming/a+b.pdf"
 
 
 def test_delete_marker_event_parses() -> None:

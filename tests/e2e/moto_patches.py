@@ -1,0 +1,258 @@
+"""Where moto behaves unlike AWS, patched so the pipeline sees what the services really send.
+
+- S3 -> EventBridge: events carry the object key URL-encoded as S3 sends it ("red flower.pdf"
+  arrives as "red+flower.pdf"), `etag`, `reason`, and for deletions `deletion-type`; deleting
+  an object of a versioned bucket emits "Delete Marker Created", deleting a version emits
+  "Permanently Deleted" (moto emits nothing for a delete marker, and for versions only when
+  the last one goes). Events go to the default bus only, as S3 sends them.
+- EventBridge targets: SQS targets are delivered only if the queue policy lets
+  events.amazonaws.com send for this rule (aws:SourceArn); Step Functions targets (which moto
+  does not deliver) are started with the target's role, which must allow
+  states:StartExecution; `InputPath` is applied. A refused delivery is logged as a denial.
+- Step Functions `startExecution.sync:2`: moto passes the ASL's PascalCase parameters to boto3
+  unchanged and answers in camelCase; converted both ways. An execution started without a
+  name gets a unique one, as in AWS (moto names them all "None", so a second child execution
+  collides).
+- Lambda: invocations are dispatched in-process to the harness (see harness.py).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import quote_plus
+
+import pytest
+
+from tests.e2e.authorization import Permission
+from tests.e2e.guard import AccessLog, Authorizer, Denial
+from tests.e2e.template import StackModel
+
+Dispatch = Callable[[str, str], tuple[bytes, bool]]
+"""(function name or ARN, JSON payload) -> (response payload, whether the function failed)."""
+
+_quiet = threading.local()
+
+
+def s3_event_key(key: str) -> str:
+    """An object key as S3 writes it into event notifications (form-URL-encoded, "/" kept)."""
+    return quote_plus(key, safe="/")
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def s3_event(bucket: Any, detail_type: str, obj: dict[str, Any], reason: str,
+             account: str, **extra: str) -> dict[str, Any]:
+    """An S3 event as EventBridge delivers it (S3 User Guide, "EventBridge message structure")."""
+    return {
+        "version": "0",
+        "id": str(uuid.uuid4()),
+        "detail-type": detail_type,
+        "source": "aws.s3",
+        "account": account,
+        "time": _now(),
+        "region": bucket.region_name,
+        "resources": [bucket.arn],
+        "detail": {
+            "version": "0",
+            "bucket": {"name": bucket.name},
+            "object": obj,
+            "request-id": uuid.uuid4().hex[:16].upper(),
+            "requester": account,
+            "source-ip-address": "203.0.113.7",
+            "reason": reason,
+            **extra,
+        },
+    }
+
+
+def _deliver_to_default_bus(account: str, region: str, event: dict[str, Any]) -> None:
+    from moto.events.models import events_backends
+
+    bus = events_backends[account][region].event_buses.get("default")
+    for rule in list(bus.rules.values()) if bus else []:
+        rule.send_to_targets(event)
+
+
+def patch_s3_notifications(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Send S3 events to EventBridge the way S3 does (see the module docstring)."""
+    from moto.s3 import notifications
+    from moto.s3.models import S3Backend
+
+    def created(account_id: str, bucket: Any, event_name: str, key: Any) -> None:
+        if getattr(_quiet, "active", False):
+            return
+        detail_type = notifications._detail_type(event_name)
+        if detail_type in {"Object Tags Added", "Object Tags Deleted"}:
+            return  # moto tags every put, even without tags; no rule listens to these
+        if detail_type != "Object Created":
+            raise NotImplementedError(f"S3 event {event_name} is not modelled")
+        reason = {"Put": "PutObject", "Post": "POST Object", "Copy": "CopyObject",
+                  "CompleteMultipartUpload": "CompleteMultipartUpload"}[event_name.split(":")[2]]
+        obj = {"key": s3_event_key(key.name), "size": key.size,
+               "etag": key.etag.replace('"', ""), "sequencer": uuid.uuid4().hex[:18].upper()}
+        if key.version_id and key.version_id != "null":
+            obj["version-id"] = key.version_id
+        _deliver_to_default_bus(account_id, bucket.region_name,
+                                s3_event(bucket, detail_type, obj, reason, account_id))
+
+    original_delete = S3Backend.delete_object
+
+    def delete_object(self: Any, bucket_name: str, key_name: str, version_id: str | None = None,
+                      bypass: bool = False) -> Any:
+        _quiet.active = True
+        try:
+            success, meta = original_delete(self, bucket_name, key_name, version_id, bypass)
+        finally:
+            _quiet.active = False
+        bucket = self.get_bucket(bucket_name)
+        if success and bucket.notification_configuration is not None and (
+                bucket.notification_configuration.event_bridge is not None):
+            marker = version_id is None and meta.get("delete-marker") == "true"
+            obj = {"key": s3_event_key(key_name), "sequencer": uuid.uuid4().hex[:18].upper()}
+            if meta.get("version-id"):
+                obj["version-id"] = meta["version-id"]
+            deletion = "Delete Marker Created" if marker else "Permanently Deleted"
+            _deliver_to_default_bus(self.account_id, bucket.region_name, s3_event(
+                bucket, "Object Deleted", obj, "DeleteObject", self.account_id,
+                **{"deletion-type": deletion}))
+        return success, meta
+
+    monkeypatch.setattr(notifications, "_send_event_bridge_message", created)
+    monkeypatch.setattr(S3Backend, "delete_object", delete_object)
+
+
+def _input_path(event: dict[str, Any], path: str | None) -> Any:
+    if path in (None, "$"):
+        return event
+    if path.startswith("$.") and "[" not in path:
+        value: Any = event
+        for part in path[2:].split("."):
+            value = value[part]
+        return value
+    raise NotImplementedError(f"InputPath {path!r} is not modelled")
+
+
+def patch_eventbridge_targets(monkeypatch: pytest.MonkeyPatch, model: StackModel,
+                              authorizer: Authorizer, log: AccessLog) -> None:
+    """Deliver rule targets like EventBridge, with the permissions AWS checks."""
+    import boto3
+    from moto.events.models import Rule
+    from moto.sqs.models import sqs_backends
+
+    def send_to_targets(self: Any, original_event: dict[str, Any],
+                        transform_input: bool = True) -> None:
+        if not self.event_pattern.matches_event(original_event):
+            return
+        event = dict(original_event)
+        if isinstance(event.get("time"), int | float):  # PutEvents: moto keeps a Unix time
+            event["time"] = datetime.fromtimestamp(float(event["time"]), UTC).strftime(
+                "%Y-%m-%dT%H:%M:%SZ")
+        for target in self.targets:
+            if {"Input", "InputTransformer"} & set(target):
+                raise NotImplementedError(f"target input of {target} is not modelled")
+            payload = _input_path(event, target.get("InputPath"))
+            arn = target["Arn"]
+            principal = f"EventBridge rule {self.name}"
+            if ":sqs:" in arn:
+                permission = Permission("sqs:SendMessage", arn, {
+                    "aws:SourceArn": (self.arn,), "aws:SourceAccount": (self.account_id,)})
+                result = authorizer.evaluate("events.amazonaws.com", [], permission)
+                if not result.allowed:
+                    log.deny(Denial(principal, permission.action, arn,
+                                    "the queue policy does not let this rule send"))
+                    continue
+                sqs_backends[self.account_id][self.region_name].send_message(
+                    queue_name=arn.rsplit(":", 1)[1], message_body=json.dumps(payload))
+            elif ":states:" in arn:
+                role = model.role_by_arn(target["RoleArn"])
+                permission = Permission("states:StartExecution", arn)
+                if not authorizer.evaluate(role.arn, role.statements, permission).allowed:
+                    log.deny(Denial(f"{principal} (role {role.logical_id})", permission.action,
+                                    arn, "the target role does not allow it"))
+                    continue
+                boto3.client("stepfunctions", region_name=self.region_name).start_execution(
+                    stateMachineArn=arn, input=json.dumps(payload))
+            else:
+                raise NotImplementedError(f"EventBridge target {arn} is not modelled")
+
+    monkeypatch.setattr(Rule, "send_to_targets", send_to_targets)
+
+
+def patch_step_functions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sync:2 parameter/response casing and unique names of unnamed executions."""
+    from moto.stepfunctions.parser.asl.component.state.exec.state_task.service import (
+        state_task_service_sfn as sfn_service,
+    )
+    from moto.stepfunctions.parser.models import StepFunctionsParserBackend
+
+    service = sfn_service.StateTaskServiceSfn
+    original_parameters = service._normalise_parameters
+    original_response = service._normalise_response
+    original_start = StepFunctionsParserBackend.start_execution
+
+    def normalise(self, parameters, boto_service_name=None, service_action_name=None):
+        original_parameters(self, parameters, boto_service_name, service_action_name)
+        for key in list(parameters):
+            if key[:1].isupper():
+                parameters[key[0].lower() + key[1:]] = parameters.pop(key)
+
+    def normalise_response(self, response, boto_service_name=None, service_action_name=None):
+        original_response(self, response, boto_service_name, service_action_name)
+        if isinstance(response, dict):
+            for key in list(response):
+                if key[:1].islower():
+                    response[key[0].upper() + key[1:]] = response.pop(key)
+
+    def start_execution(self, state_machine_arn, name=None, execution_input=None,
+                        trace_header=None):
+        return original_start(self, state_machine_arn, name or str(uuid.uuid4()),
+                              execution_input, trace_header)
+
+    monkeypatch.setattr(service, "_normalise_parameters", normalise)
+    monkeypatch.setattr(service, "_normalise_response", normalise_response)
+    monkeypatch.setattr(StepFunctionsParserBackend, "start_execution", start_execution)
+
+
+def patch_sfn_clients(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Step Functions' interpreter makes a new boto3 client for every task; reuse one per
+    service and region (clients are thread-safe; this only saves time)."""
+    import importlib
+
+    from moto.stepfunctions.parser.asl.utils import boto_client
+
+    original = boto_client.boto_client_for
+    cache: dict[tuple[str, str], Any] = {}
+    lock = threading.Lock()
+
+    def boto_client_for(region: str, service: str, state_credentials: Any = None) -> Any:
+        with lock:
+            if (region, service) not in cache:
+                cache[(region, service)] = original(region, service, state_credentials)
+            return cache[(region, service)]
+
+    base = "moto.stepfunctions.parser.asl.component.state.exec"
+    for name in (f"{base}.state_task.lambda_eval_utils",
+                 f"{base}.state_task.service.state_task_service_sfn",
+                 f"{base}.state_map.item_reader.eval.resource_eval_s3",
+                 f"{base}.state_map.result_writer.resource_eval.resource_eval_s3"):
+        monkeypatch.setattr(importlib.import_module(name), "boto_client_for", boto_client_for)
+
+
+def patch_lambda(monkeypatch: pytest.MonkeyPatch, dispatch: Dispatch) -> None:
+    """Invoke (from Step Functions or any client) runs the harness's handler in-process."""
+    from moto.awslambda_simple.models import LambdaSimpleBackend
+
+    def invoke(self, function_name, qualifier, body, headers, response_headers):
+        payload, failed = dispatch(function_name, body or "{}")
+        if failed:
+            response_headers["x-amz-function-error"] = "Unhandled"
+        return payload
+
+    monkeypatch.setattr(LambdaSimpleBackend, "invoke", invoke)
