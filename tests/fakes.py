@@ -159,21 +159,52 @@ def client_error(code: str, status: int, operation: str = "Converse") -> ClientE
 
 
 class FakeBedrockRuntime:
-    """Converse like a vision model (each page's text given at construction) and Titan
-    embeddings. Records every request. `failures` is a list of exceptions raised, one per
-    call, before calls succeed again; `fail_pages` makes every call covering one of those
-    pages fail for good with a validation error."""
+    """Converse like a vision model and InvokeModel like Titan embeddings.
 
-    def __init__(self, pages: dict[int, str], conversion_model: str,
+    A page image of a PDF given to `add_pdf` is answered with that page's text (the offline
+    converter's Markdown); any other page image with a short text naming its page. Records
+    every request. Failures are injected three ways: `failures`, exceptions raised one per
+    call before calls succeed again; `throttle_next`, that many ThrottlingExceptions; and
+    `fail_pages`, a validation error for good on every call covering one of those pages.
+    """
+
+    def __init__(self, pdf: bytes | None, conversion_model: str,
                  embedding_model: str = "amazon.titan-embed-text-v2:0") -> None:
-        self.pages = pages
+        self.page_texts: dict[str, str] = {}
+        if pdf is not None:
+            self.add_pdf(pdf)
         self.conversion_model = conversion_model
         self.embedding_model = embedding_model
         self.converse_requests: list[dict[str, Any]] = []
         self.embed_requests: list[dict[str, Any]] = []
         self.failures: list[Exception] = []
+        self.throttle_next = 0
+        self.throttled = 0
         self.fail_pages: set[int] = set()
         self.lock = threading.Lock()
+
+    def add_pdf(self, pdf: bytes) -> None:
+        """Know the pages of a PDF: each rendered page image maps to the page's text."""
+        from drac.documents.offline import offline_markdown
+        from drac.documents.render import RenderOptions, render_pages
+
+        texts = {page.number: page.markdown for page in offline_markdown(pdf)}
+        for page in render_pages(pdf, RenderOptions()):
+            self.page_texts[_digest(page.png)] = texts.get(page.number, "").strip()
+
+    def _page_text(self, number: int, image: bytes) -> str:
+        known = self.page_texts.get(_digest(image))
+        if known is not None:
+            return known
+        return f"Page {number} of a document the fake has not seen ({_digest(image)[:8]})."
+
+    def _injected(self, operation: str) -> None:
+        if self.failures:
+            raise self.failures.pop(0)
+        if self.throttle_next > 0:
+            self.throttle_next -= 1
+            self.throttled += 1
+            raise client_error("ThrottlingException", 429, operation)
 
     def converse(self, **request: Any) -> dict[str, Any]:
         """Page markers and each page's text as Markdown, after checking the request."""
@@ -188,11 +219,12 @@ class FakeBedrockRuntime:
         assert len(pages) == len(images)
         with self.lock:
             self.converse_requests.append(request)
-            if self.failures:
-                raise self.failures.pop(0)
+            self._injected("Converse")
             if self.fail_pages & set(pages):
                 raise client_error("ValidationException", 400)
-        text = "\n\n".join(f"<!-- Page {n} -->\n\n{self.pages[n].strip()}" for n in pages)
+        text = "\n\n".join(
+            f"<!-- Page {n} -->\n\n{self._page_text(n, img['source']['bytes'])}"
+            for n, img in zip(pages, images, strict=True))
         return {"output": {"message": {"role": "assistant", "content": [{"text": text}]}},
                 "usage": {"inputTokens": 1000 * len(pages), "outputTokens": len(text) // 4}}
 
@@ -203,9 +235,12 @@ class FakeBedrockRuntime:
         assert body["normalize"] is True
         with self.lock:
             self.embed_requests.append(body)
-            if self.failures:
-                raise self.failures.pop(0)
+            self._injected("InvokeModel")
         digest = hashlib.sha256(body["inputText"].encode()).digest()
         vector = [((digest[i % 32] / 255.0) - 0.5) for i in range(body["dimensions"])]
         payload = {"embedding": vector, "inputTextTokenCount": len(body["inputText"]) // 4}
         return {"body": io.BytesIO(json.dumps(payload).encode())}
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(bytes(data)).hexdigest()

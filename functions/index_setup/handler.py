@@ -21,5 +21,5 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     session = boto3.session.Session()
     client = make_client(props["Endpoint"], os.environ["AWS_REGION"], session.get_credentials())
     created = ensure_index(client, props["IndexName"], int(props["Dimension"]))
-    logger.info("index ready", extra={"index": props["IndexName"], "created": created})
+    logger.info("index ready", extra={"index": props["IndexName"], "index_created": created})
     return {"PhysicalResourceId": physical_id, "Data": {"IndexName": props["IndexName"]}}

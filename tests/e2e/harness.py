@@ -29,7 +29,8 @@ from typing import Any
 
 import boto3
 
-from drac.aws.runtime import AwsEnvironment, Runtime
+from drac.aws.runtime import CloudResources, Runtime
+from drac.settings import SETTINGS_VARIABLE, Settings
 from tests.e2e.authorization import Permission
 from tests.e2e.guard import (
     AccessLog,
@@ -60,6 +61,8 @@ NOT_DEPLOYED = {
     "AWS::OpenSearchServerless::Collection": "faked (FakeOpenSearch behind GuardedOpenSearch)",
     "AWS::OpenSearchServerless::SecurityPolicy": "encryption/network: nothing to enforce",
     "AWS::OpenSearchServerless::AccessPolicy": "enforced by GuardedOpenSearch",
+    "AWS::Lambda::Url": "the retrieval API's handler is invoked in-process (function URL event)",
+    "AWS::Lambda::Permission": "who may invoke a function is not what the tests are about",
 }
 
 
@@ -105,22 +108,6 @@ class LambdaContext:
     def get_remaining_time_in_millis(self) -> int:
         """The configured timeout (invocations are not timed out)."""
         return self.function.timeout_s * 1000
-
-
-class Context:
-    """A Lambda context for running a handler without a deployment (unit tests)."""
-
-    function_name = "drac-test"
-    function_version = "$LATEST"
-    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:drac-test"
-    memory_limit_in_mb = 512
-    aws_request_id = "req-1"
-    log_group_name = "/aws/lambda/drac-test"
-    log_stream_name = "stream"
-
-    def get_remaining_time_in_millis(self) -> int:
-        """Five minutes."""
-        return 300_000
 
 
 @dataclass
@@ -270,20 +257,24 @@ class Cloud:
         """Service limits the run exceeded (AWS would have failed there)."""
         self.custom_resource_errors: dict[str, str] = {}
         """Custom resources whose Create failed (logical id -> error)."""
+        self.bedrock_configs: list[Any] = []
+        """The botocore Config each bedrock-runtime client was made with."""
         machines = model.stack.of_type("AWS::StepFunctions::StateMachine")
         prefix = f"{model.stack.stack_name}-"
         self.machines = {model.resolver.name(m).removeprefix(prefix):
                          model.resolver.get_att(m, "Arn") for m in machines}
         starter = model.function_for("starter")
         # The tests' own view of the data (unguarded): the environment every function gets.
-        self.runtime = Runtime(self.environment(starter), _PlainSession(self.region, bedrock),
+        self.runtime = Runtime(*self.environment(starter), _PlainSession(self.region, bedrock),
                                opensearch_client=opensearch)
 
     # --- the functions ----------------------------------------------------------------------
 
-    def environment(self, function: FunctionSpec) -> AwsEnvironment:
-        """The settings a function reads from its environment in Lambda."""
-        return AwsEnvironment.from_environ({**function.environment, "AWS_REGION": self.region})
+    def environment(self, function: FunctionSpec) -> tuple[CloudResources, Settings]:
+        """The resource names and settings a function reads from its environment in Lambda."""
+        variables = {**function.environment, "AWS_REGION": self.region}
+        return (CloudResources.from_environ(variables),
+                Settings.from_json(variables[SETTINGS_VARIABLE]))
 
     def principal(self, function: FunctionSpec) -> FunctionPrincipal:
         """The function's identity: its role's statements and the shared access log."""
@@ -293,13 +284,13 @@ class Cloud:
     def runtime_for(self, function: FunctionSpec) -> Runtime:
         """The adapters one container of `function` uses: its own boto3 session, guarded by
         its role, and the Bedrock and OpenSearch fakes behind the same role."""
-        env = self.environment(function)
+        resources, settings = self.environment(function)
         principal = self.principal(function)
         session = _FunctionSession(guarded_session(principal, self.region),
-                                   GuardedBedrock(self.bedrock, principal))
-        index = GuardedOpenSearch(self.opensearch, principal, env.collection_endpoint,
+                                   GuardedBedrock(self.bedrock, principal), self.bedrock_configs)
+        index = GuardedOpenSearch(self.opensearch, principal, resources.collection_endpoint,
                                   self.model.collections)
-        return Runtime(env, session, opensearch_client=index)
+        return Runtime(resources, settings, session, opensearch_client=index)
 
     def pool(self, function: FunctionSpec) -> FunctionPool:
         """The containers of a function."""
@@ -340,7 +331,7 @@ class Cloud:
     @property
     def documents_bucket(self) -> str:
         """The uploads bucket."""
-        return self.runtime.env.documents_bucket
+        return self.runtime.resources.documents_bucket
 
     @property
     def bus_name(self) -> str:
@@ -416,14 +407,18 @@ class Cloud:
 
 
 class _FunctionSession:
-    """What the Runtime asks of a boto3 session, with Bedrock answered by the guarded fake."""
+    """What the Runtime asks of a boto3 session, with Bedrock answered by the guarded fake
+    (the client configuration the function asked for is recorded)."""
 
-    def __init__(self, session: boto3.session.Session, bedrock: Any) -> None:
+    def __init__(self, session: boto3.session.Session, bedrock: Any,
+                 configs: list[Any] | None = None) -> None:
         self.session = session
         self.bedrock = bedrock
+        self.configs = configs if configs is not None else []
 
     def client(self, service: str, **kwargs: Any) -> Any:
         if service == "bedrock-runtime":
+            self.configs.append(kwargs.get("config"))
             return self.bedrock
         return self.session.client(service, **kwargs)
 

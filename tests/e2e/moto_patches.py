@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 import uuid
@@ -80,6 +81,15 @@ def _deliver_to_default_bus(account: str, region: str, event: dict[str, Any]) ->
         rule.send_to_targets(event)
 
 
+_SEQUENCER = itertools.count(0x005F0000000000000)
+
+
+def _next_sequencer() -> str:
+    """S3's sequencer grows with the order of the operations on a key (one counter for all
+    keys is a valid such order)."""
+    return f"{next(_SEQUENCER):018X}"
+
+
 def patch_s3_notifications(monkeypatch: pytest.MonkeyPatch) -> None:
     """Send S3 events to EventBridge the way S3 does (see the module docstring)."""
     from moto.s3 import notifications
@@ -96,7 +106,7 @@ def patch_s3_notifications(monkeypatch: pytest.MonkeyPatch) -> None:
         reason = {"Put": "PutObject", "Post": "POST Object", "Copy": "CopyObject",
                   "CompleteMultipartUpload": "CompleteMultipartUpload"}[event_name.split(":")[2]]
         obj = {"key": s3_event_key(key.name), "size": key.size,
-               "etag": key.etag.replace('"', ""), "sequencer": uuid.uuid4().hex[:18].upper()}
+               "etag": key.etag.replace('"', ""), "sequencer": _next_sequencer()}
         if key.version_id and key.version_id != "null":
             obj["version-id"] = key.version_id
         _deliver_to_default_bus(account_id, bucket.region_name,
@@ -115,7 +125,7 @@ def patch_s3_notifications(monkeypatch: pytest.MonkeyPatch) -> None:
         if success and bucket.notification_configuration is not None and (
                 bucket.notification_configuration.event_bridge is not None):
             marker = version_id is None and meta.get("delete-marker") == "true"
-            obj = {"key": s3_event_key(key_name), "sequencer": uuid.uuid4().hex[:18].upper()}
+            obj = {"key": s3_event_key(key_name), "sequencer": _next_sequencer()}
             if meta.get("version-id"):
                 obj["version-id"] = meta["version-id"]
             deletion = "Delete Marker Created" if marker else "Permanently Deleted"

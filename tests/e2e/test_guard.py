@@ -10,7 +10,6 @@ from botocore.exceptions import ClientError
 from moto import mock_aws
 
 from tests.e2e.authorization import Permission
-from tests.e2e.fakes import FakeBedrockRuntime, FakeOpenSearch
 from tests.e2e.guard import (
     AccessLog,
     Authorizer,
@@ -21,6 +20,7 @@ from tests.e2e.guard import (
     guarded_session,
 )
 from tests.e2e.template import CollectionSpec, StackModel, StackTemplate
+from tests.fakes import FakeBedrockRuntime, FakeOpenSearch
 
 REGION = "us-east-1"
 
@@ -88,7 +88,7 @@ def test_a_missing_key_is_404_only_with_list_bucket(stack_template: StackTemplat
     assert raised.value.response["Error"]["Code"] == "404"
     assert log.denials == []
 
-    without = StackModel(stack_template.revoke(delete.role.logical_id, "s3:ListBucket"))
+    without = StackModel(stack_template.revoke(delete.role.logical_id, "s3:List*"))
     delete = principal_of(without, "delete", log)
     with pytest.raises(ClientError) as raised:
         guarded_session(delete, REGION).client("s3").head_object(Bucket=documents, Key="gone")
@@ -101,7 +101,7 @@ def test_bedrock_is_checked_on_the_model_arn(model: StackModel) -> None:
     log = AccessLog()
     fake = FakeBedrockRuntime(None, "google.gemma-3-27b-it", "amazon.titan-embed-text-v2:0")
     body = '{"inputText": "x", "dimensions": 1024, "normalize": true}'
-    commit = GuardedBedrock(fake, principal_of(model, "commit_plan", log))
+    commit = GuardedBedrock(fake, principal_of(model, "index_chunks", log))
     assert commit.invoke_model(modelId="amazon.titan-embed-text-v2:0", body=body)
     convert = GuardedBedrock(fake, principal_of(model, "convert", log))
     with pytest.raises(ClientError, match="AccessDeniedException"):

@@ -21,7 +21,7 @@ from drac.local.pipeline import IngestSettings, ingest_file
 from drac.models import DocumentStatus
 from drac.ports import ModelReply, VisionModel
 from tests.e2e.conftest import PDF
-from tests.e2e.fakes import FakeBedrockRuntime
+from tests.fakes import FakeBedrockRuntime
 
 KEY = "incoming/acme/store_locations.pdf"
 CONVERSION_MODEL = "google.gemma-3-27b-it"
@@ -61,8 +61,8 @@ def test_local_and_cloud_chunks_are_identical(cloud: Any, tmp_path: Path) -> Non
     source = tmp_path / "in" / "store_locations.pdf"
     source.write_bytes(PDF.read_bytes())
     settings = IngestSettings(
-        strategy=deployed.runtime.env.strategy(),  # the stack's default strategy
-        conversion=ConversionOptions(batch_pages=deployed.runtime.env.batch_size),
+        strategy=deployed.runtime.settings.strategy,  # the stack's default strategy
+        conversion=ConversionOptions(batch_pages=deployed.runtime.settings.batch_size),
         tenant="acme",
     )
     workspace = Workspace(tmp_path / "ws")

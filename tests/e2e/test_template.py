@@ -147,18 +147,18 @@ def test_functions_get_their_resolved_environment(stack_template: StackTemplate)
     assert env["DOCUMENTS_BUCKET"].startswith("drac-storagedocuments")
     (collection,) = model.collections.values()
     assert env["COLLECTION_ENDPOINT"] == collection.endpoint
-    assert {f.handler_dir for f in model.functions.values()} == {
-        "starter", "register", "normalise", "render", "convert", "batch_failed", "parse",
-        "section", "plan_section", "commit_plan", "finalise", "delete", "replan_manifest",
-        "index_setup"}
+    from handlers import FUNCTIONS
+
+    assert {f.handler_dir for f in model.functions.values()} == set(FUNCTIONS)
 
 
 def test_the_data_access_policy_names_the_indexing_roles(stack_template: StackTemplate) -> None:
     model = StackModel(stack_template)
     (collection,) = model.collections.values()
     principals = {p for principals, _ in collection.data_rules for p in principals}
-    roles = {model.function_for(d).role.arn for d in ("commit_plan", "finalise", "delete",
-                                                     "index_setup")}
+    roles = {model.function_for(d).role.arn for d in (
+        "index_chunks", "activate_plan", "abandon_plan", "finalise", "delete", "index_setup",
+        "retrieve")}
     assert principals == roles
 
 

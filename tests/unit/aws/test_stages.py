@@ -246,7 +246,7 @@ def test_convert_stores_a_batch_and_raises_retryable_errors_for_step_functions(
 ) -> None:
     rt, _ = cloud
     document_id, _ = rendered(rt, 3)
-    fake = FakeBedrockRuntime({n: f"Page {n} text" for n in range(1, 4)}, "google.gemma-3-27b-it")
+    fake = FakeBedrockRuntime(rt.artifacts.get_bytes("in.pdf"), "google.gemma-3-27b-it")
     _with_bedrock(rt, fake)
     item = ConvertInput(input=BatchItem(document_id=document_id, page_count=3, batch=1))
     fake.failures = [client_error("ThrottlingException", 400)]
@@ -327,7 +327,7 @@ def committed(rt: Runtime, fake: FakeBedrockRuntime, owner: str = "run-1") -> An
 
 def test_prepare_saves_the_plan_before_indexing_and_activation_retires(cloud: Any) -> None:
     rt, opensearch = cloud
-    fake = FakeBedrockRuntime({}, "google.gemma-3-27b-it")
+    fake = FakeBedrockRuntime(None, "google.gemma-3-27b-it")
     prepared = committed(rt, fake)
     assert prepared.version == 1 and prepared.chunks == 1
     assert rt.plans.get_plan("d1", 1).chunk_ids_arrays  # body in S3, pointer in DynamoDB
@@ -347,7 +347,7 @@ def test_prepare_saves_the_plan_before_indexing_and_activation_retires(cloud: An
 
 def test_throttled_embeddings_are_retried_by_step_functions(cloud: Any) -> None:
     rt, _ = cloud
-    fake = FakeBedrockRuntime({}, "google.gemma-3-27b-it")
+    fake = FakeBedrockRuntime(None, "google.gemma-3-27b-it")
     fake.failures = [client_error("ThrottlingException", 400, "InvokeModel")]
     with pytest.raises(ModelThrottled):
         committed(rt, fake)
@@ -358,7 +358,7 @@ def test_throttled_embeddings_are_retried_by_step_functions(cloud: Any) -> None:
 
 def test_a_failed_run_marks_failed_and_removes_what_it_indexed(cloud: Any) -> None:
     rt, opensearch = cloud
-    committed(rt, FakeBedrockRuntime({}, "google.gemma-3-27b-it"))
+    committed(rt, FakeBedrockRuntime(None, "google.gemma-3-27b-it"))
     assert opensearch.chunks("d1")
     status = finalise_document(rt, FinaliseInput(
         document_id="d1", execution="run-1", outcome="FAILED", error="States.TaskFailed",
@@ -371,7 +371,7 @@ def test_a_failed_run_marks_failed_and_removes_what_it_indexed(cloud: Any) -> No
 
 def test_finalise_retires_the_document_the_key_held_before(cloud: Any) -> None:
     rt, opensearch = cloud
-    committed(rt, FakeBedrockRuntime({}, "google.gemma-3-27b-it"))
+    committed(rt, FakeBedrockRuntime(None, "google.gemma-3-27b-it"))
     activate_version(rt, ActivateInput(document_id="d1", version=1, mode="ingest",
                                        owner="run-1"))
     rt.registry.claim_source("incoming/doc.md", "d1", "01")
@@ -386,7 +386,7 @@ def test_finalise_retires_the_document_the_key_held_before(cloud: Any) -> None:
 
 def test_delete_forgets_the_key_unless_a_version_remains(cloud: Any) -> None:
     rt, opensearch = cloud
-    committed(rt, FakeBedrockRuntime({}, "google.gemma-3-27b-it"))
+    committed(rt, FakeBedrockRuntime(None, "google.gemma-3-27b-it"))
     activate_version(rt, ActivateInput(document_id="d1", version=1, mode="ingest",
                                        owner="run-1"))
     key = "incoming/doc.md"
