@@ -5,6 +5,7 @@ Every stage is a pure function from the core; this module only wires them to a W
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -13,7 +14,9 @@ from typing import NamedTuple
 from pydantic import BaseModel, ConfigDict, Field
 
 from drac.assemble import assemble_chunks, check_hard_limit
-from drac.documents.convert import ConversionOptions, convert_to_markdown
+from drac.documents.convert import ConversionOptions, ConversionResult, convert_to_markdown
+from drac.documents.detect import DocumentFormat, detect_format
+from drac.documents.normalise import normalise_to_pdf
 from drac.errors import DocumentError, DracError
 from drac.ids import document_id_for, sha256_hex
 from drac.local.workspace import Workspace
@@ -194,15 +197,7 @@ def _ingest(
     progress: ProgressCallback | None,
     started: float,
 ) -> Outcome:
-    conversion = convert_to_markdown(
-        data,
-        record.source,
-        options=settings.conversion,
-        vision=vision,
-        ledger=workspace.ledger,
-        document_id=record.document_id,
-        progress=progress,
-    )
+    conversion, normalised_pdf = _convert(data, record, settings, vision, workspace, progress)
     record.format = conversion.format
     record.pages = conversion.pages
     record.warnings = [*conversion.warnings, *conversion.failures]
@@ -223,9 +218,52 @@ def _ingest(
         if old.document_id != record.document_id
     ]
     workspace.commit_ingest(
-        record, data, markdown, elements, planned.sections, planned.plan, planned.chunks, replaces
+        record,
+        data,
+        markdown,
+        elements,
+        planned.sections,
+        planned.plan,
+        planned.chunks,
+        replaces,
+        normalised_pdf=normalised_pdf,
     )
     return _outcome(record, len(elements), planned, started, record.warnings)
+
+
+def _convert(
+    data: bytes,
+    record: DocumentRecord,
+    settings: IngestSettings,
+    vision: VisionModel | None,
+    workspace: Workspace,
+    progress: ProgressCallback | None,
+) -> tuple[ConversionResult, bytes | None]:
+    """Convert to Markdown; a source that is neither PDF nor text is normalised to PDF here so
+    the workspace keeps the PDF its pages were rendered from (`drac inspect` shows them)."""
+    convert = functools.partial(
+        convert_to_markdown,
+        vision=vision,
+        ledger=workspace.ledger,
+        document_id=record.document_id,
+        progress=progress,
+    )
+    options = settings.conversion
+    detection = detect_format(data, record.source)
+    fmt = detection.format
+    if fmt.is_text or fmt is DocumentFormat.PDF or len(data) > options.max_file_bytes:
+        return convert(data, record.source, options=options), None
+    pdf = normalise_to_pdf(
+        data, fmt, timeout_s=options.libreoffice_timeout_s, max_pages=options.max_pages
+    )
+    # the source passed the size limit; the PDF made from it may be larger
+    limit = max(len(pdf), options.max_file_bytes)
+    conversion = convert(
+        pdf, "normalised.pdf", options=options.model_copy(update={"max_file_bytes": limit})
+    )
+    notes = [detection.warning] if detection.warning else []
+    update = {"format": fmt.value, "warnings": [*notes, *conversion.warnings]}
+    return conversion.model_copy(update=update), pdf
 
 
 def _failure(
