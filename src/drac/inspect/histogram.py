@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 from html import escape
 
-WIDTH, HEIGHT = 640, 200
+WIDTH, HEIGHT = 560, 170
 _LEFT, _RIGHT, _TOP, _BOTTOM = 36, 24, 30, 30
 BINS = 24
 

@@ -189,11 +189,13 @@ def _summary(view: DocumentView) -> str:
     strategy = view.strategy
     over = sum(1 for s in sizes if s > strategy.target_chars)
     return (
-        f"<p>{len(sizes)} chunks; median {median:,} chars, largest {max(sizes, default=0):,};"
-        f" {over} over the target. Strategy <strong>{esc(strategy.name)}</strong>"
-        f" ({esc(strategy.planner)} planner, target {strategy.target_chars:,}, hard limit"
-        f" {strategy.hard_limit_chars:,}, min {strategy.min_chars:,}).</p>"
+        '<div class="sizes">'
         + size_histogram(sizes, strategy.target_chars, strategy.hard_limit_chars)
+        + f"<div><p>{len(sizes)} chunks; median {median:,} characters, largest"
+        f" {max(sizes, default=0):,}; {over} over the target.</p><p>Strategy"
+        f" <strong>{esc(strategy.name)}</strong>: {esc(strategy.planner)} planner, target"
+        f" {strategy.target_chars:,}, hard limit {strategy.hard_limit_chars:,}, min"
+        f" {strategy.min_chars:,}.</p></div></div>"
     )
 
 
