@@ -103,7 +103,11 @@ def build_document(
         file_name=f"{name}.html",
         version=shown,
         strategy=plan.strategy,
-        versions=tuple(int(row["version"]) for row in ws.plans.versions(record.document_id)),
+        versions=tuple(
+            number
+            for number in (row["version"] for row in ws.plans.versions(record.document_id))
+            if isinstance(number, int)
+        ),
         chunks=tuple(chunks),
         elements=tuple(
             ElementView(
