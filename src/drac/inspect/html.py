@@ -129,17 +129,25 @@ def element_row(element: ElementView, start: bool) -> str:
 
 
 def elements_list(elements: Sequence[ElementView], pages: Sequence[PageView]) -> str:
-    """Elements in order; a new chunk starts with a gap, a new page with its notes."""
+    """Elements in order; a new chunk starts with a gap, a new page with its notes (a page
+    without elements, such as one whose conversion failed, still shows its notes)."""
     notes = {page.number: page.notes for page in pages}
+    last = max([len(pages), *(e.page for e in elements)], default=0)
     rows: list[str] = []
     page, chunk = 0, -1
     for element in elements:
-        if element.page != page:
-            page = element.page
-            rows.append(f'<li class="page-break">page {page}{notes_html(notes.get(page, ()))}</li>')
+        while page < element.page:
+            page += 1
+            rows.append(_page_break(page, notes.get(page, ()), page < element.page))
         rows.append(element_row(element, start=element.chunk != chunk))
         chunk = element.chunk if element.chunk is not None else -1
+    rows.extend(_page_break(n, notes.get(n, ()), True) for n in range(page + 1, last + 1))
     return f'<ol class="elements">{"".join(rows)}</ol>'
+
+
+def _page_break(number: int, notes: Sequence[PageNote], empty: bool) -> str:
+    label = f"page {number}" + (" (no elements)" if empty else "")
+    return f'<li class="page-break" data-page="{number}">{label}{notes_html(notes)}</li>'
 
 
 def _mini(chunk: ChunkView, colour: int) -> str:

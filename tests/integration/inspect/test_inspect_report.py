@@ -114,7 +114,9 @@ def test_model_conversion_errors_show_on_their_page(workspace: Path, tmp_path: P
     assert "status-PARTIAL" in html
     # the failed page also appears where it occurs in the element list
     elements = html[html.index('id="elements"') :]
-    assert "page 3" in elements
+    failed = elements[elements.index('data-page="2"') : elements.index('data-page="3"')]
+    assert "page 2 (no elements)" in failed and "model unavailable (test)" in failed
+    assert elements.count('class="note error"') == 1
 
 
 def test_versions_side_by_side(workspace: Path, tmp_path: Path) -> None:
