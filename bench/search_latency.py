@@ -61,6 +61,16 @@ def _forget(ws: Workspace, model: str, texts: Sequence[str]) -> None:
         )
 
 
+def _torch_threads(threads: int | None) -> int | None:
+    """Set torch's intra-op threads (when given and torch is loaded); return the setting."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    if threads:
+        torch.set_num_threads(threads)
+    return int(torch.get_num_threads())
+
+
 def _load() -> str:
     return Path("/proc/loadavg").read_text().split()[0]
 
@@ -92,6 +102,9 @@ def main() -> int:
     parser.add_argument("--format", default="pdf", choices=["pdf", "md", "docx", "pptx", "html"])
     parser.add_argument("--queries", type=int, default=200, help="queries timed per mode")
     parser.add_argument("--embedder", default=f"local:{MINILM}")
+    parser.add_argument(
+        "--threads", type=int, default=None, help="torch intra-op threads for the searches"
+    )
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
 
@@ -115,8 +128,15 @@ def main() -> int:
             f"First embedding (cold cache, {len(chunks)} chunks embedded and stored, then the"
             f" query): {first:.1f} s."
         )
-        per_query = [_timed(lambda q=q: embedder.embed([q])) for q in queries]
-        rows.append(f"| embedder alone (one query) | {_ms(per_query)} |")
+        default_threads = _torch_threads(None)
+        for threads in dict.fromkeys([default_threads, 1]):
+            _torch_threads(threads)
+            per_query = [_timed(lambda q=q: embedder.embed([q])) for q in queries]
+            label = f", torch {threads} thread(s)" if threads else ""
+            rows.append(f"| embedder alone (one query){label} | {_ms(per_query)} |")
+        chosen = _torch_threads(args.threads or default_threads)
+        if chosen:
+            notes.append(f"Searches ran with torch on {chosen} thread(s).")
     for mode in modes:
         if embedder is not None:
             _forget(ws, embedder.name, queries)

@@ -111,7 +111,8 @@ def search(
             f"{result.mode.value} {hit.score:.4g}  {chunk.chunk_id}",
             highlight=False,
         )
-        stdout.print(f"   [dim]{escape(chunk.breadcrumb)}[/]", highlight=False)
+        if chunk.breadcrumb:
+            stdout.print(f"   [dim]{escape(chunk.breadcrumb)}[/]", highlight=False)
         body = escape(one_line(_body(chunk.text, chunk.breadcrumb), 240))
         stdout.print(f"   {body}\n", highlight=False)
 
