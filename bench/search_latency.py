@@ -202,8 +202,10 @@ def main() -> int:
             *[f"- {note}" for note in notes],
             f"- Load average (1 min) {load_before} before, {_load()} after: other work shared"
             " the 2 cores.",
-            "- In process, a query costs the embedder's time plus a few milliseconds of ranking;"
-            " the command adds start-up (and, for a local model, importing torch and loading it).",
+            "- In process, a query costs the embedder's time plus the ranking (loading the active"
+            " chunks and their cached vectors, BM25, cosine, fusion: the row with the query vector"
+            " cached); the command adds start-up (and, for a local model, importing torch and"
+            " loading it).",
         ]
     )
     ws.close()
