@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything drac needs on a fresh Debian/Ubuntu machine: system packages
-# (LibreOffice for office formats, poppler-utils for the rendering benchmark) and a
-# virtualenv at .venv with drac and its dev dependencies. Safe to run repeatedly.
+# (LibreOffice for office formats, poppler-utils for the rendering benchmark, Chromium for the
+# `drac inspect` browser tests) and a virtualenv at .venv with drac and its dev dependencies.
+# Safe to run repeatedly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,13 +12,17 @@ need_apt=()
 command -v soffice >/dev/null 2>&1 || need_apt+=("${LIBREOFFICE_PACKAGES[@]}")
 command -v pdftoppm >/dev/null 2>&1 || need_apt+=(poppler-utils)
 fc-list 2>/dev/null | grep -qi dejavu || need_apt+=(fonts-dejavu-core)
+# the distribution's headless-capable browser; Playwright (a dev dependency) drives it and
+# never downloads one of its own
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "setup: installing ${need_apt[*]}"
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
   else
-    echo "setup: please install ${need_apt[*]} (needs root and apt-get); office formats need LibreOffice" >&2
+    echo "setup: please install ${need_apt[*]} (needs root and apt-get); office formats need" \
+      "LibreOffice, the inspect browser tests Chromium" >&2
   fi
 fi
 

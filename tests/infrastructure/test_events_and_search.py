@@ -107,9 +107,12 @@ def test_data_access_policy_names_exactly_the_index_roles(synth: Synth) -> None:
     props = policy["Properties"]
     assert props["Type"] == "data"
     document = json.loads(flatten(props["Policy"]))  # role ARNs become "<LogicalId.Arn>"
-    (entry,) = document  # no reader configured: writers only
+    entry, readers = document  # the writers, then the readers (the retrieval API)
     principals = {p.strip("<>").removesuffix(".Arn") for p in entry["Principal"]}
     assert principals == index_roles(synth)
+    retrieve = role_id(synth, synth.stack.pipeline.stages.retrieve)
+    assert [p.strip("<>").removesuffix(".Arn") for p in readers["Principal"]] == [retrieve]
+    assert "aoss:WriteDocument" not in json.dumps(readers)
     rules = {r["ResourceType"]: r for r in entry["Rules"]}
     assert rules["index"]["Resource"] == ["index/drac/drac-chunks"]
     assert "aoss:DeleteIndex" not in rules["index"]["Permission"]
@@ -124,7 +127,7 @@ def test_only_index_roles_may_call_the_collection(synth: Synth) -> None:
             assert as_list(statement["Action"]) == ["aoss:APIAccessAll"]
             assert as_list(statement["Resource"]) == [{"Fn::GetAtt": [collection_id, "Arn"]}]
             granted.update(role_of_policy(synth.resources[policy_id]))
-    assert granted == index_roles(synth)
+    assert granted == index_roles(synth) | {role_id(synth, synth.stack.pipeline.stages.retrieve)}
 
 
 def test_index_is_created_by_a_custom_resource(synth: Synth) -> None:

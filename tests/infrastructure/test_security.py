@@ -65,6 +65,7 @@ def test_bedrock_is_granted_on_exactly_the_configured_models(synth: Synth) -> No
         role_id(synth, stages.convert): {MODEL_ARN.format("google.gemma-3-27b-it")},
         role_id(synth, stages.plan_section): {MODEL_ARN.format("google.gemma-3-12b-it")},
         role_id(synth, stages.index_chunks): {MODEL_ARN.format("amazon.titan-embed-text-v2:0")},
+        role_id(synth, stages.retrieve): {MODEL_ARN.format("amazon.titan-embed-text-v2:0")},
     }
 
 
@@ -93,7 +94,7 @@ def test_project_functions_carry_both_layers_and_tracing(synth: Synth) -> None:
               {"Ref": synth.logical_id(factory.deps_layer)}]
     project = {k: v for k, v in synth.of_type("AWS::Lambda::Function").items()
                if v["Properties"].get("Handler") == "handler.handler"}
-    assert len(project) == 16  # 15 zip pipeline stages + the index custom resource
+    assert len(project) == 17  # 16 zip pipeline functions + the index custom resource
     for logical_id, resource in project.items():
         props = resource["Properties"]
         assert props["Layers"] == layers, logical_id

@@ -59,12 +59,17 @@ def assert_consistent(workspace: Workspace) -> None:
         plan = workspace.plans.get_plan(record.document_id, record.active_version or 0)
         limit = plan.strategy.hard_limit_chars
         assert all(len(c.text) <= limit for c in chunks)
-        fts = workspace.db.query(
-            "SELECT COUNT(*) AS n FROM chunks_fts JOIN chunks USING (chunk_id)"
+        indexed = workspace.db.query(
+            "SELECT COUNT(*) AS n FROM bm25_docs JOIN chunks USING (chunk_id)"
             " WHERE chunks.document_id = ?",
             (record.document_id,),
         )[0]["n"]
-        assert fts == len(chunks)
+        assert indexed == len(chunks)
+    orphans = workspace.db.query(
+        "SELECT COUNT(*) AS n FROM bm25_postings"
+        " WHERE chunk_id NOT IN (SELECT chunk_id FROM chunks)"
+    )[0]["n"]
+    assert orphans == 0
 
 
 def test_ingest_a_folder_of_markdown(workspace: Workspace, docs: Path) -> None:
@@ -265,7 +270,7 @@ def test_workspace_database_is_sqlite_with_integrity(workspace: Workspace, docs:
     assert count == len(workspace.active_chunks())
 
 
-def test_fts_search_finds_a_chunk_by_words(workspace: Workspace, docs: Path) -> None:
+def test_bm25_search_finds_a_chunk_by_words(workspace: Workspace, docs: Path) -> None:
     ingest_all([docs], workspace)
     hits = workspace.index.search("checked baggage total allowance kg", k=3)
     assert hits and hits[0].chunk.source == "baggage_allowance.md"
@@ -273,7 +278,7 @@ def test_fts_search_finds_a_chunk_by_words(workspace: Workspace, docs: Path) -> 
     assert hits[0].score >= hits[-1].score
     headphones = workspace.index.search("Planar Magnetic headphones", k=1)
     assert headphones[0].chunk.source == "audio_catalog.md"
-    # FTS5 syntax in a query is neutralised, not an error
+    # query syntax of any kind is just words
     odd = workspace.index.search('baggage* ^"(')
     assert odd and odd[0].chunk.source == "baggage_allowance.md"
     assert workspace.index.search("") == []

@@ -183,9 +183,10 @@ class OpenSearchChunkIndex(ChunkIndex):
         return deleted
 
     def search(self, query: str, k: int = 6) -> list[SearchHit]:
-        """The k best chunks: k-NN on the query vector when an embedder is set, else BM25
-        (active versions are not checked here: see drac.aws.stages.retrieve)."""
-        filters = tenant_filters(self.tenant)
+        """The k best chunks (of the index's tenant, or all): k-NN on the query vector when an
+        embedder is set, else BM25 (active versions are not checked here: the retrieval API
+        does, see drac.aws.stages.retrieve)."""
+        filters = tenant_filters(self.tenant, all_tenants=self.tenant is None)
         if self.embedder is not None:
             return self.nearest(self.embedder.embed([query])[0], filters, k)
         return self.lexical(query, filters, k)

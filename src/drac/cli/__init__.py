@@ -18,6 +18,7 @@ def _register_commands() -> None:
     from drac.cli import (  # noqa: F401
         eval_commands,
         ingest_commands,
+        inspect_command,
         query_commands,
         render_command,
     )

@@ -2,20 +2,33 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections import Counter
 from pathlib import Path
 
 import click
+from rich.markup import escape
 from rich.table import Table
 from rich.tree import Tree
 
 from drac.cli import cli
-from drac.cli.options import json_option, open_workspace, print_json, stdout, workspace_option
+from drac.cli.options import (
+    json_option,
+    open_workspace,
+    print_json,
+    stderr,
+    stdout,
+    workspace_option,
+)
+from drac.embedders.factory import CHOICES, embedder_from_spec
 from drac.errors import DracError
 from drac.local.workspace import Workspace
 from drac.models import DocumentRecord, Element
 from drac.planning.llm import one_line, preview
+from drac.ports import ModelCallError
+from drac.retrieval.rank import Mode
+from drac.retrieval.search import default_mode, search_workspace
 
 
 @cli.command()
@@ -35,29 +48,77 @@ def export(workspace: Path) -> None:
 @click.option(
     "-k", "k", type=click.IntRange(1, 1000), default=6, show_default=True, help="Results."
 )
+@click.option(
+    "--mode",
+    type=click.Choice([m.value for m in Mode]),
+    default=None,
+    help="bm25 (words), dense (meaning) or hybrid (both, fused); default hybrid with an "
+    "embedder, else bm25.",
+)
+@click.option(
+    "--embedder",
+    default=None,
+    help=f"{CHOICES} (default: $DRAC_EMBEDDER, else none).",
+)
 @workspace_option
 @json_option
-def search(query: str, k: int, workspace: Path, as_json: bool) -> None:
-    """Full-text (BM25) search over the active chunks."""
+def search(
+    query: str, k: int, mode: str | None, embedder: str | None, workspace: Path, as_json: bool
+) -> None:
+    """Search the active chunks by words (BM25), meaning (dense) or both (hybrid)."""
+    try:
+        chosen = embedder_from_spec(
+            embedder if embedder is not None else os.environ.get("DRAC_EMBEDDER")
+        )
+    except DracError as exc:
+        raise click.UsageError(str(exc)) from exc
+    wanted = Mode(mode) if mode else default_mode(chosen)
+    if wanted is not Mode.BM25 and chosen is None:
+        raise click.UsageError(
+            f"--mode {wanted.value} needs an embedder: --embedder or DRAC_EMBEDDER ({CHOICES})"
+        )
     ws = open_workspace(workspace)
     try:
-        hits = ws.index.search(query, k)
+        result = search_workspace(
+            ws, query, mode=wanted, k=k, embedder=chosen, announce=_announce_embedding
+        )
+    except (DracError, ModelCallError) as exc:
+        raise click.ClickException(f"search failed: {exc}") from exc
     finally:
         ws.close()
     if as_json:
-        print_json([{"score": hit.score, **hit.chunk.model_dump(mode="json")} for hit in hits])
+        print_json(
+            [
+                {"rank": rank, "score": hit.score, "mode": result.mode.value}
+                | hit.chunk.model_dump(mode="json")
+                for rank, hit in enumerate(result.hits, start=1)
+            ]
+        )
         return
-    if not hits:
+    if chosen is None and mode is None:
+        stderr.print(
+            "[dim]BM25 only: set DRAC_EMBEDDER or --embedder (e.g. local:PATH) for hybrid "
+            "search by meaning.[/]"
+        )
+    if not result.hits:
         stdout.print("no matching chunks")
         return
-    for rank, hit in enumerate(hits, start=1):
+    for rank, hit in enumerate(result.hits, start=1):
         chunk = hit.chunk
         pages = ",".join(map(str, chunk.pages))
         stdout.print(
-            f"[bold]{rank}. {chunk.source}[/] p.{pages}  score {hit.score:.2f}  {chunk.chunk_id}"
+            f"[bold]{rank}. {escape(chunk.source)}[/] p.{pages}  "
+            f"{result.mode.value} {hit.score:.4g}  {chunk.chunk_id}",
+            highlight=False,
         )
-        stdout.print(f"   [dim]{chunk.breadcrumb}[/]")
-        stdout.print(f"   {one_line(_body(chunk.text, chunk.breadcrumb), 240)}\n", highlight=False)
+        if chunk.breadcrumb:
+            stdout.print(f"   [dim]{escape(chunk.breadcrumb)}[/]", highlight=False)
+        body = escape(one_line(_body(chunk.text, chunk.breadcrumb), 240))
+        stdout.print(f"   {body}\n", highlight=False)
+
+
+def _announce_embedding(count: int) -> None:
+    stderr.print(f"[dim]embedding {count} text(s); vectors are cached in the workspace[/]")
 
 
 def _body(text: str, breadcrumb: str) -> str:

@@ -47,6 +47,9 @@ class ConversionResult(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     failures: list[str] = Field(default_factory=list)
     model: str
+    normalised_pdf: bytes | None = Field(
+        default=None, repr=False, description="the PDF a non-PDF source was rendered from"
+    )
 
 
 def convert_to_markdown(
@@ -88,10 +91,14 @@ def convert_to_markdown(
         max_pages=options.max_pages,
     )
     if vision is None:
-        return _convert_offline(pdf, detection.format, warnings, options, progress)
-    return _convert_with_model(
-        pdf, detection.format, warnings, options, vision, ledger, document_id, progress
-    )
+        result = _convert_offline(pdf, detection.format, warnings, options, progress)
+    else:
+        result = _convert_with_model(
+            pdf, detection.format, warnings, options, vision, ledger, document_id, progress
+        )
+    if detection.format is not DocumentFormat.PDF:
+        result.normalised_pdf = pdf
+    return result
 
 
 def decode_text(data: bytes) -> str:

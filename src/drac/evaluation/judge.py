@@ -10,8 +10,10 @@ of the query's supporting facts. Content words, precisely:
 2. The text is Unicode-normalised (NFKC) and case-folded.
 3. Tokens are maximal runs of letters and digits (the regex `[^\\W_]+`), so punctuation is
    never a token and `Velvera's` gives `velvera` + `s`.
-4. Tokens in `STOP_WORDS` (below: the classic English function-word list, plus single
-   letters) are dropped.
+4. Tokens in `STOP_WORDS` (the classic English function-word list, plus single letters)
+   are dropped.
+
+Steps 1-3 and the stop-words are `drac.retrieval.text`, the tokenisation BM25 uses too.
 
 Words are compared as sets: repetition neither helps nor hurts. A fact that has no content
 words at all (stop-words only) can never be judged present, so it never makes a chunk
@@ -21,46 +23,23 @@ counts for neither unless one of them alone holds 60% of its words.
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Iterable, Sequence
 
+from drac.retrieval.text import STOP_WORDS, strip_markdown, tokens
+
+__all__ = [
+    "STOP_WORDS",
+    "THRESHOLD",
+    "content_words",
+    "coverage",
+    "covers",
+    "facts_covered",
+    "is_relevant",
+    "strip_markdown",
+    "tokens",
+]
+
 THRESHOLD = 0.6
-
-# English function words (the widely used NLTK list, contractions split at the apostrophe as
-# the tokenizer does) plus every single letter. Numbers are content words: they carry facts.
-_STOP_WORDS_TEXT = """
-    a about above after again against ain all am an and any are aren as at be because been
-    before being below between both but by can couldn d did didn do does doesn doing don down
-    during each few for from further had hadn has hasn have haven having he her here hers
-    herself him himself his how i if in into is isn it its itself just ll m ma me mightn more
-    most mustn my myself needn no nor not now o of off on once only or other our ours
-    ourselves out over own re s same shan she should shouldn so some such t than that the
-    their theirs them themselves then there these they this those through to too under until
-    up ve very was wasn we were weren what when where which while who whom why will with won
-    wouldn y you your yours yourself yourselves
-    b c e f g h j k l n p q r u v w x z
-"""
-STOP_WORDS: frozenset[str] = frozenset(_STOP_WORDS_TEXT.split())
-
-# an unclosed "<!--" must not make the search quadratic: no comment may contain "<!--"
-_COMMENT = re.compile(r"<!--(?:(?!<!--).)*?-->", re.DOTALL)
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-_MARKUP = re.compile(r"[*_`#>|~]")
-_TOKEN = re.compile(r"[^\W_]+")
-
-
-def strip_markdown(text: str) -> str:
-    """Return text without Markdown/HTML markup that is not content (see module doc)."""
-    text = _COMMENT.sub(" ", text)
-    text = _LINK.sub(r"\1", text)
-    return _MARKUP.sub(" ", text)
-
-
-def tokens(text: str) -> list[str]:
-    """Return the normalised word tokens of a text, markup removed, stop-words kept."""
-    normalised = unicodedata.normalize("NFKC", strip_markdown(text)).casefold()
-    return _TOKEN.findall(normalised)
 
 
 def content_words(text: str) -> frozenset[str]:

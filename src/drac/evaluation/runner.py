@@ -10,10 +10,10 @@ from drac.evaluation.chunksets import ChunkSet
 from drac.evaluation.judge import THRESHOLD, content_words, facts_covered
 from drac.evaluation.metrics import QueryMetrics, RankedJudgement, query_metrics, summarise
 from drac.evaluation.queries import Query
-from drac.evaluation.retrievers import bm25_rankings, cosine_rankings, hybrid_rankings
 from drac.ports import Embedder
-
-Rankings = list[list[int]]
+from drac.retrieval.bm25 import MemoryTermIndex
+from drac.retrieval.rank import Ranking, dense_ranking, fuse, lexical_ranking, positions, unit
+from drac.retrieval.text import bm25_terms
 
 
 class QuerySelection(BaseModel):
@@ -32,8 +32,7 @@ class QuerySelection(BaseModel):
         """One sentence saying how the queries were restricted."""
         if not self.dropped_missing_documents:
             return (
-                f"All {self.total} queries used: every supporting document is in every "
-                "chunk set."
+                f"All {self.total} queries used: every supporting document is in every chunk set."
             )
         return (
             f"{len(self.queries)} of {self.total} queries used (companies: "
@@ -172,15 +171,10 @@ def evaluate(
     query_vectors = embedder.embed(texts) if embedder is not None and used else []
     results: list[SystemResult] = []
     for chunk_set in chunk_sets:
-        chunk_texts = [c.text for c in chunk_set.chunks]
-        lexical: Rankings = bm25_rankings(chunk_texts, texts) if used else []
-        by_name: dict[str, Rankings] = {"bm25": lexical}
-        if embedder is not None:
-            dense = cosine_rankings(embedder.embed(chunk_texts), query_vectors) if used else []
-            by_name["dense"] = dense
-            by_name["hybrid"] = hybrid_rankings(dense, lexical, len(chunk_texts))
+        by_name = rank_chunk_set([c.text for c in chunk_set.chunks], texts, embedder, query_vectors)
         for name in retrievers:
-            results.append(score_system(chunk_set, name, used, by_name[name], k, threshold))
+            rankings = [positions(ranking) for ranking in by_name[name]]
+            results.append(score_system(chunk_set, name, used, rankings, k, threshold))
     notes: list[str] = []
     if embedder is None:
         notes.append(
@@ -203,6 +197,26 @@ def evaluate(
         results=tuple(results),
         notes=tuple(notes),
     )
+
+
+def rank_chunk_set(
+    chunk_texts: Sequence[str],
+    query_texts: Sequence[str],
+    embedder: Embedder | None,
+    query_vectors: Sequence[Sequence[float]],
+) -> dict[str, list[Ranking]]:
+    """Every query's ranking of the chunks by BM25 and, given an embedder, dense and hybrid
+    (the rankings `drac search` makes: `drac.retrieval`)."""
+    if not query_texts:
+        return {"bm25": [], "dense": [], "hybrid": []}
+    index = MemoryTermIndex([bm25_terms(text) for text in chunk_texts])
+    lexical = [lexical_ranking(index, query) for query in query_texts]
+    if embedder is None:
+        return {"bm25": lexical}
+    units = [unit(vector) for vector in embedder.embed(list(chunk_texts))]
+    dense = [dense_ranking(units, vector) for vector in query_vectors]
+    hybrid = [fuse([d, b]) for d, b in zip(dense, lexical, strict=True)]
+    return {"bm25": lexical, "dense": dense, "hybrid": hybrid}
 
 
 def _counts(queries: Sequence[Query], key: Callable[[Query], str]) -> dict[str, int]:

@@ -201,7 +201,9 @@ def _ingest(
     )
     record.error = None
     planned = _plan(record, parsed, settings.strategy, workspace, text_model)
-    activation = workspace.commit_ingest(record, data, parsed, planned.plan, planned.chunks)
+    activation = workspace.commit_ingest(
+        record, data, parsed, planned.plan, planned.chunks, conversion.normalised_pdf
+    )
     if not activation.activated:
         raise DracError("the document was changed by another run while it was ingested")
     return _outcome(record, len(parsed.elements), planned, started, record.warnings)

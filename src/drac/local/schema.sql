@@ -58,9 +58,21 @@ CREATE TABLE IF NOT EXISTS chunks (
 );
 CREATE INDEX IF NOT EXISTS chunks_by_document ON chunks (document_id, seq);
 
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5 (
-    chunk_id UNINDEXED, breadcrumb, text, tokenize = 'unicode61 remove_diacritics 2'
+-- BM25 term index of the active chunks (drac.retrieval: the tokenisation `drac eval` uses).
+-- Workspaces made before it also hold an unused FTS5 table, chunks_fts.
+CREATE TABLE IF NOT EXISTS bm25_docs (
+    chunk_id   TEXT PRIMARY KEY,
+    length     INTEGER NOT NULL,
+    tokeniser  TEXT NOT NULL
 );
+
+CREATE TABLE IF NOT EXISTS bm25_postings (
+    term      TEXT NOT NULL,
+    chunk_id  TEXT NOT NULL,
+    tf        INTEGER NOT NULL,
+    PRIMARY KEY (term, chunk_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS bm25_postings_by_chunk ON bm25_postings (chunk_id);
 
 CREATE TABLE IF NOT EXISTS plan_cache (
     cache_key  TEXT PRIMARY KEY,

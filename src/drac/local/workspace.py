@@ -1,8 +1,9 @@
-"""The local workspace: a folder of readable files plus a SQLite database and FTS index.
+"""The local workspace: a folder of readable files plus a SQLite database with a BM25 index.
 
 Layout under the root (default ./.drac):
-    drac.sqlite                              documents, elements, plan versions, chunks, FTS, ledger
+    drac.sqlite                              documents, elements, plans, chunks, BM25 terms, ledger
     documents/<id>/source/<file name>        the ingested file, as given
+    documents/<id>/normalised.pdf            the PDF an office/HTML/image source was rendered from
     documents/<id>/document.md               the converted Markdown
     documents/<id>/elements.jsonl            the element table
     documents/<id>/sections.json             the planner sections
@@ -152,12 +153,16 @@ class Workspace:
         parsed: ParsedDocument,
         plan: PlanVersion,
         chunks: Sequence[Chunk],
+        normalised_pdf: bytes | None = None,
     ) -> Activation:
         """Store a newly converted document with its first plan, make its chunks active, make
         its path hold it, and retire the document the path held before if no path holds that
-        one any more: one transaction, after the files are written."""
+        one any more: one transaction, after the files are written. `normalised_pdf` is the
+        PDF a non-PDF source was rendered from."""
         key = self.document_key
         self.artifacts.put_bytes(key(record.document_id, f"source/{record.source}"), source)
+        if normalised_pdf is not None:
+            self.artifacts.put_bytes(key(record.document_id, "normalised.pdf"), normalised_pdf)
         self.artifacts.put_text(key(record.document_id, "document.md"), parsed.markdown)
         self.artifacts.put_text(
             key(record.document_id, "elements.jsonl"),

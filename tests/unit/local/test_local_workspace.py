@@ -11,7 +11,6 @@ from drac.errors import WorkspaceError
 from drac.local import FileArtifactStore, Workspace
 from drac.local.database import Database
 from drac.local.files import write_atomic
-from drac.local.fts_index import fts_query
 from drac.local.pipeline import IngestSettings, ingest_file, replan_document
 from drac.models import LedgerEntry, PlanVersion, SectionPlan, Strategy
 from drac.parsing import parse_markdown
@@ -132,11 +131,6 @@ def test_ledger_entries_round_trip(workspace: Workspace) -> None:
     entry = LedgerEntry(document_id="d1", stage="planning", model="m", input_tokens=3)
     workspace.record(entry)
     assert workspace.ledger_entries() == [entry]
-
-
-def test_fts_query_quotes_words() -> None:
-    assert fts_query('Age "limits" OR (NOT x*)') == '"age" OR "limits" OR "or" OR "not" OR "x"'
-    assert fts_query("?!") == ""
 
 
 def test_find_document_by_name_prefix_and_ambiguity(workspace: Workspace, tmp_path: Path) -> None:

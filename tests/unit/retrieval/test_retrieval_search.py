@@ -1,0 +1,130 @@
+"""`drac search` over a workspace ranks exactly as `drac eval` measures, and embeds each chunk
+text once."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from drac.evaluation.runner import rank_chunk_set
+from drac.local import Workspace
+from drac.local.pipeline import IngestSettings, collect_inputs, ingest_file, replan_document
+from drac.ports import Embedder
+from drac.retrieval.rank import Mode
+from drac.retrieval.search import search_workspace
+from drac.retrieval.text import bm25_terms
+from drac.strategies import resolve_strategy
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "markdown"
+QUERIES = [
+    "checked baggage total allowance kg",
+    "Planar Magnetic headphones",
+    "how much luggage can I bring on board",
+    'baggage* ^"(',
+]
+
+
+class HashedWordsEmbedder(Embedder):
+    """A deterministic bag-of-words embedder (hashed into 32 dimensions) that records calls."""
+
+    name = "hashed-words"
+    dimension = 32
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.calls.append(list(texts))
+        vectors = []
+        for text in texts:
+            vector = [0.0] * self.dimension
+            for term in bm25_terms(text):
+                vector[hashlib.sha256(term.encode()).digest()[0] % self.dimension] += 1.0
+            vectors.append(vector)
+        return vectors
+
+    @property
+    def embedded(self) -> int:
+        return sum(len(call) for call in self.calls)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path):
+    folder = tmp_path / "docs"
+    shutil.copytree(FIXTURES, folder)
+    ws = Workspace(tmp_path / "ws")
+    files, _ = collect_inputs([folder])
+    for path in files:
+        ingest_file(path, ws, IngestSettings())
+    yield ws
+    ws.close()
+
+
+@pytest.mark.parametrize("mode", list(Mode))
+def test_search_ranks_as_eval_does(workspace: Workspace, mode: Mode) -> None:
+    chunks = workspace.active_chunks()
+    texts = [c.text for c in chunks]
+    embedder = HashedWordsEmbedder()
+    expected = rank_chunk_set(texts, QUERIES, embedder, embedder.embed(QUERIES))[mode.value]
+    for query, ranking in zip(QUERIES, expected, strict=True):
+        result = search_workspace(workspace, query, mode=mode, k=5, embedder=embedder)
+        got = [(hit.chunk.chunk_id, hit.score) for hit in result.hits]
+        assert got == [(chunks[i].chunk_id, score) for i, score in ranking[:5]]
+        assert result.hits, query
+
+
+def test_bm25_search_of_the_index_port_is_the_same_ranking(workspace: Workspace) -> None:
+    for query in QUERIES:
+        port = workspace.index.search(query, k=4)
+        shared = search_workspace(workspace, query, mode=Mode.BM25, k=4)
+        assert [(h.chunk, h.score) for h in port] == [(h.chunk, h.score) for h in shared.hits]
+    assert search_workspace(workspace, "  ", mode=Mode.BM25).hits == ()
+
+
+def test_chunk_vectors_are_embedded_once_and_only_changed_chunks_after_a_replan(
+    workspace: Workspace,
+) -> None:
+    embedder = HashedWordsEmbedder()
+    told: list[int] = []
+    first = search_workspace(
+        workspace, "baggage", mode=Mode.HYBRID, embedder=embedder, announce=told.append
+    )
+    chunks = workspace.active_chunks()
+    assert first.embedded == len(chunks) + 1 and told == [len(chunks), 1]
+    again = search_workspace(workspace, "baggage", mode=Mode.DENSE, embedder=embedder)
+    assert again.embedded == 0
+    other = search_workspace(workspace, "headphones", mode=Mode.DENSE, embedder=embedder)
+    assert other.embedded == 1  # the new query only
+
+    record = workspace.find_document("baggage_allowance.md")
+    replan_document(record, workspace, resolve_strategy("fine"))
+    after = {c.text for c in workspace.active_chunks()}
+    new_texts = after - {c.text for c in chunks}
+    assert new_texts and len(new_texts) < len(after)
+    embedder.calls.clear()
+    search_workspace(workspace, "headphones", mode=Mode.HYBRID, embedder=embedder)
+    assert sorted(embedder.calls[0]) == sorted(new_texts)
+    assert len(embedder.calls) == 1  # the query's vector was cached
+
+
+def test_dense_and_hybrid_need_an_embedder(workspace: Workspace) -> None:
+    with pytest.raises(ValueError, match="needs an embedder"):
+        search_workspace(workspace, "baggage", mode=Mode.DENSE)
+
+
+def test_a_workspace_without_term_index_is_indexed_on_first_search(workspace: Workspace) -> None:
+    expected = search_workspace(workspace, QUERIES[0], mode=Mode.BM25, k=3).hits
+    with workspace.db.transaction() as conn:  # as made before the term index existed
+        conn.execute("DELETE FROM bm25_postings")
+        conn.execute("DELETE FROM bm25_docs")
+    assert search_workspace(workspace, QUERIES[0], mode=Mode.BM25, k=3).hits == expected
+    with workspace.db.transaction() as conn:  # indexed by another tokeniser
+        conn.execute("UPDATE bm25_docs SET tokeniser = 'old'")
+        conn.execute("DELETE FROM bm25_postings WHERE term = 'baggage'")
+    assert search_workspace(workspace, QUERIES[0], mode=Mode.BM25, k=3).hits == expected
+    stale = workspace.db.query("SELECT COUNT(*) AS n FROM bm25_docs WHERE tokeniser = 'old'")
+    assert stale[0]["n"] == 0
