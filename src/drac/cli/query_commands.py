@@ -24,9 +24,9 @@ from drac.cli.options import (
 from drac.embedders.factory import CHOICES, embedder_from_spec
 from drac.errors import DracError
 from drac.local.workspace import Workspace
-from drac.models import DocumentRecord, Element
+from drac.models import Chunk, DocumentRecord, Element
 from drac.planning.llm import one_line, preview
-from drac.ports import ModelCallError
+from drac.ports import ModelCallError, SearchHit
 from drac.retrieval.rank import Mode
 from drac.retrieval.search import default_mode, search_workspace
 
@@ -60,12 +60,34 @@ def export(workspace: Path) -> None:
     default=None,
     help=f"{CHOICES} (default: $DRAC_EMBEDDER, else none).",
 )
+@click.option(
+    "--stack",
+    default=None,
+    help="Search a deployed stack's retrieval API (by its CloudFormation stack name) instead "
+    "of the workspace; uses your AWS credentials.",
+)
+@click.option("--tenant", default=None, help="With --stack: the tenant to search.")
+@click.option(
+    "--all-tenants", is_flag=True, help="With --stack: search every tenant's documents."
+)
 @workspace_option
 @json_option
 def search(
-    query: str, k: int, mode: str | None, embedder: str | None, workspace: Path, as_json: bool
+    query: str,
+    k: int,
+    mode: str | None,
+    embedder: str | None,
+    stack: str | None,
+    tenant: str | None,
+    all_tenants: bool,
+    workspace: Path,
+    as_json: bool,
 ) -> None:
     """Search the active chunks by words (BM25), meaning (dense) or both (hybrid)."""
+    if stack is not None:
+        hits, used = _search_stack(stack, query, k, mode, tenant, all_tenants)
+        _print_hits(hits, used, as_json)
+        return
     try:
         chosen = embedder_from_spec(
             embedder if embedder is not None else os.environ.get("DRAC_EMBEDDER")
@@ -86,29 +108,66 @@ def search(
         raise click.ClickException(f"search failed: {exc}") from exc
     finally:
         ws.close()
-    if as_json:
-        print_json(
-            [
-                {"rank": rank, "score": hit.score, "mode": result.mode.value}
-                | hit.chunk.model_dump(mode="json")
-                for rank, hit in enumerate(result.hits, start=1)
-            ]
-        )
-        return
-    if chosen is None and mode is None:
+    if chosen is None and mode is None and not as_json:
         stderr.print(
             "[dim]BM25 only: set DRAC_EMBEDDER or --embedder (e.g. local:PATH) for hybrid "
             "search by meaning.[/]"
         )
-    if not result.hits:
+    _print_hits(result.hits, result.mode, as_json)
+
+
+def _search_stack(
+    stack: str, query: str, k: int, mode: str | None, tenant: str | None, all_tenants: bool
+) -> tuple[list[SearchHit], Mode]:
+    """Ask a deployed stack's retrieval API (hybrid unless a mode is given)."""
+    import boto3
+
+    from drac.aws.retrieval_client import retrieve_remote, stack_retrieve_url
+    from drac.aws.stages.retrieve import RetrieveRequest
+
+    session = boto3.session.Session()
+    if session.region_name is None:
+        raise click.UsageError("set AWS_REGION (or a profile's region) for --stack")
+    try:
+        request = RetrieveRequest(query=query, k=min(k, 100), tenant=tenant,
+                                  all_tenants=all_tenants, mode=Mode(mode or "hybrid"))
+        url = stack_retrieve_url(session, stack)
+        response = retrieve_remote(session, url, request, region=session.region_name)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
+    except DracError as exc:
+        raise click.ClickException(str(exc)) from exc
+    hits = [
+        SearchHit(
+            chunk=Chunk(document_id=c.document_id, source=c.source, chunk_id=c.chunk_id,
+                        plan_version=c.plan_version, text=c.text, breadcrumb=c.breadcrumb,
+                        element_ids=(), pages=tuple(c.pages), tenant=c.tenant),
+            score=c.score,
+        )
+        for c in response.chunks
+    ]
+    return hits, Mode(response.mode)
+
+
+def _print_hits(hits: list[SearchHit], mode: Mode, as_json: bool) -> None:
+    if as_json:
+        print_json(
+            [
+                {"rank": rank, "score": hit.score, "mode": mode.value}
+                | hit.chunk.model_dump(mode="json")
+                for rank, hit in enumerate(hits, start=1)
+            ]
+        )
+        return
+    if not hits:
         stdout.print("no matching chunks")
         return
-    for rank, hit in enumerate(result.hits, start=1):
+    for rank, hit in enumerate(hits, start=1):
         chunk = hit.chunk
         pages = ",".join(map(str, chunk.pages))
         stdout.print(
             f"[bold]{rank}. {escape(chunk.source)}[/] p.{pages}  "
-            f"{result.mode.value} {hit.score:.4g}  {chunk.chunk_id}",
+            f"{mode.value} {hit.score:.4g}  {chunk.chunk_id}",
             highlight=False,
         )
         if chunk.breadcrumb:
