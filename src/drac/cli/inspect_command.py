@@ -13,7 +13,9 @@ from drac.inspect.report import write_report
 from drac.models import DocumentStatus
 
 
-@cli.command("inspect")
+@cli.command(
+    "inspect", short_help="Write a self-contained HTML report of documents and their chunks."
+)
 @click.argument("documents", nargs=-1)
 @click.option(
     "--out",
