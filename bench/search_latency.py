@@ -8,7 +8,7 @@ Both companies' documents of one format are ingested offline with `drac ingest` 
 bench/out/search/<format>/ (reused when unchanged). Then, in one process with the embedder
 loaded (what a long-running service or a notebook sees):
 - the first embedding: every chunk vector computed and cached in the workspace (cold cache);
-- per query, for bm25, dense and hybrid: the time of `drac.retrieval.search.search_workspace`
+- per query, for bm25, dense and hybrid: the time of `drac.local.search.search_workspace`
   (the code `drac search` runs), each query embedded anew (its cached vector removed first);
 - the embedder's own time per query, and a re-plan's refresh (only changed chunks embedded).
 Finally the whole `drac search` command, process start to exit, which adds Python start-up and,
@@ -35,7 +35,7 @@ from drac.local.pipeline import live_documents, replan_document
 from drac.local.workspace import Workspace
 from drac.ports import Embedder
 from drac.retrieval.rank import Mode
-from drac.retrieval.search import search_workspace
+from drac.local.search import search_workspace
 from drac.strategies import resolve_strategy
 
 DRAC = Path(sys.executable).with_name("drac")

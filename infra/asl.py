@@ -29,9 +29,9 @@ def render_definition(
     Raises KeyError if a numeric placeholder is left without a value.
     """
     text = (STATEMACHINE_DIR / f"{name}.asl.json").read_text()
-    for key, value in numbers.items():
-        text = text.replace(f'"${{{key}}}"', str(int(value)))
-    for key, value in (strings or {}).items():
-        text = text.replace(f"${{{key}}}", value)
+    for key, number in numbers.items():
+        text = text.replace(f'"${{{key}}}"', str(int(number)))
+    for key, string in (strings or {}).items():
+        text = text.replace(f"${{{key}}}", string)
     json.loads(text)  # the file stays valid JSON after substitution
     return text

@@ -61,10 +61,10 @@ class Intake(Construct):
         self.bus = events.EventBus(self, "Bus", event_bus_name=f"{stack.stack_name}-bus")
         docs = storage.documents
         # A full pipeline hides waiting messages for growing waits (the starter's backoff).
-        self.ingest_queue = self._queue(
+        self.ingest_queue, self.ingest_dlq = self._queue(
             "IngestQueue", Duration.minutes(6), max_receive_count=WAITING_RECEIVES
         )
-        self.delete_queue = self._queue("DeleteQueue", Duration.minutes(6))
+        self.delete_queue, self.delete_dlq = self._queue("DeleteQueue", Duration.minutes(6))
         self.created_rule = events.Rule(
             self, "ObjectCreated",
             description="Uploads under incoming/ start the ingest pipeline",
@@ -102,21 +102,22 @@ class Intake(Construct):
             )],
         )
         self.dead_letter_queues = [
-            self.ingest_queue.dead_letter_queue.queue,
-            self.delete_queue.dead_letter_queue.queue,
+            self.ingest_dlq,
+            self.delete_dlq,
             self.replan_dlq,
         ]
 
     def _queue(
         self, construct_id: str, visibility: Duration, max_receive_count: int = 5
-    ) -> sqs.Queue:
-        """A TLS-only, encrypted queue keeping messages 14 days, with a dead-letter queue."""
+    ) -> tuple[sqs.Queue, sqs.Queue]:
+        """A TLS-only, encrypted queue keeping messages 14 days, and its dead-letter queue."""
         dlq = sqs.Queue(
             self, f"{construct_id}Dlq", enforce_ssl=True,
             encryption=sqs.QueueEncryption.SQS_MANAGED, retention_period=Duration.days(14),
         )
-        return sqs.Queue(
+        queue = sqs.Queue(
             self, construct_id, enforce_ssl=True, encryption=sqs.QueueEncryption.SQS_MANAGED,
             visibility_timeout=visibility, retention_period=Duration.days(14),
             dead_letter_queue=sqs.DeadLetterQueue(queue=dlq, max_receive_count=max_receive_count),
         )
+        return queue, dlq

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Sets up (scripts/setup.sh) and runs the whole test suite: ruff, then pytest.
+# Sets up (scripts/setup.sh) and runs the whole test suite: ruff, the import layering
+# contracts (import-linter), mypy, then pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 .venv/bin/ruff check .
+.venv/bin/lint-imports --no-cache  # the layering contracts in pyproject.toml
+.venv/bin/mypy
 set +e
 .venv/bin/python -m pytest "$@"
 status=$?

@@ -171,7 +171,7 @@ class Settings(BaseModel):
     @classmethod
     def from_context(cls, context: Mapping[str, Any]) -> Settings:
         """Settings from CDK context (camelCase keys, values possibly strings from `-c`)."""
-        fields = {field.alias: name for name, field in cls.model_fields.items()}
+        fields = {field.alias or name: name for name, field in cls.model_fields.items()}
         values: dict[str, Any] = {}
         for key, raw in context.items():
             if _CDK_KEYS.match(key):
@@ -260,5 +260,5 @@ def _read_toml(path: Path) -> dict[str, Any]:
         part = data.get(table, {})
         if not isinstance(part, dict):
             raise SettingsError(f"{path}: [{table}] must be a table")
-        values.update({_TOML_ALIASES.get(key, key): value for key, value in part.items()})
+        values.update({_TOML_ALIASES.get(str(key), str(key)): value for key, value in part.items()})
     return values

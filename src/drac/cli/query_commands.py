@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -28,7 +29,7 @@ from drac.models import Chunk, DocumentRecord, Element
 from drac.planning.llm import one_line, preview
 from drac.ports import ModelCallError, SearchHit
 from drac.retrieval.rank import Mode
-from drac.retrieval.search import default_mode, search_workspace
+from drac.local.search import default_mode, search_workspace
 
 
 @cli.command()
@@ -149,7 +150,7 @@ def _search_stack(
     return hits, Mode(response.mode)
 
 
-def _print_hits(hits: list[SearchHit], mode: Mode, as_json: bool) -> None:
+def _print_hits(hits: Sequence[SearchHit], mode: Mode, as_json: bool) -> None:
     if as_json:
         print_json(
             [

@@ -152,7 +152,7 @@ class FtsChunkIndex(ChunkIndex):
     def chunks(self, document_id: str | None = None) -> list[Chunk]:
         """Chunks of the active plan versions of live documents (of one document, or all),
         in document and chunk order."""
-        where, params = "", ()
+        where, params = "", tuple[str, ...]()
         if document_id is not None:
             where, params = "WHERE c.document_id = ?", (document_id,)
         rows = self.db.query(

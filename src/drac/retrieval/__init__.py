@@ -1,3 +1,3 @@
-"""Retrieval shared by `drac search` and `drac eval`: one tokenisation (`text`), one BM25
-(`bm25`), dense cosine and reciprocal-rank fusion (`rank`), and search over a workspace
-(`search`)."""
+"""Retrieval shared by `drac search`, `drac eval` and the cloud's retrieval API: one
+tokenisation (`text`), one BM25 (`bm25`), dense cosine and reciprocal-rank fusion (`rank`).
+Searching a workspace with them is the local runtime's `drac.local.search`."""
