@@ -32,10 +32,10 @@ from drac.embedders.cache import text_key
 from drac.embedders.factory import embedder_from_spec
 from drac.evaluation.queries import load_queries
 from drac.local.pipeline import live_documents, replan_document
+from drac.local.search import search_workspace
 from drac.local.workspace import Workspace
 from drac.ports import Embedder
 from drac.retrieval.rank import Mode
-from drac.local.search import search_workspace
 from drac.strategies import resolve_strategy
 
 DRAC = Path(sys.executable).with_name("drac")

@@ -24,12 +24,12 @@ from drac.cli.options import (
 )
 from drac.embedders.factory import CHOICES, embedder_from_spec
 from drac.errors import DracError
+from drac.local.search import default_mode, search_workspace
 from drac.local.workspace import Workspace
 from drac.models import Chunk, DocumentRecord, Element
 from drac.planning.llm import one_line, preview
 from drac.ports import ModelCallError, SearchHit
 from drac.retrieval.rank import Mode
-from drac.local.search import default_mode, search_workspace
 
 
 @cli.command()

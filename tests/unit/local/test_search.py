@@ -13,9 +13,9 @@ import pytest
 from drac.evaluation.runner import rank_chunk_set
 from drac.local import Workspace
 from drac.local.pipeline import IngestSettings, collect_inputs, ingest_file, replan_document
+from drac.local.search import search_workspace
 from drac.ports import Embedder
 from drac.retrieval.rank import Mode
-from drac.local.search import search_workspace
 from drac.retrieval.text import bm25_terms
 from drac.strategies import resolve_strategy
 
