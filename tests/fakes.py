@@ -13,6 +13,7 @@ import json
 import math
 import re
 import threading
+import time
 from collections import Counter
 from typing import Any
 
@@ -165,7 +166,8 @@ class FakeBedrockRuntime:
     converter's Markdown); any other page image with a short text naming its page. Records
     every request. Failures are injected three ways: `failures`, exceptions raised one per
     call before calls succeed again; `throttle_next`, that many ThrottlingExceptions; and
-    `fail_pages`, a validation error for good on every call covering one of those pages.
+    `fail_pages`, a validation error for good on every call covering one of those pages;
+    `throttle_pages`, a ThrottlingException for good on every such call.
     """
 
     def __init__(self, pdf: bytes | None, conversion_model: str,
@@ -181,6 +183,9 @@ class FakeBedrockRuntime:
         self.throttle_next = 0
         self.throttled = 0
         self.fail_pages: set[int] = set()
+        self.throttle_pages: set[int] = set()
+        self.slow_s = 0.0
+        """Seconds every Converse call takes (to let a later upload overtake an earlier)."""
         self.lock = threading.Lock()
 
     def add_pdf(self, pdf: bytes) -> None:
@@ -220,8 +225,13 @@ class FakeBedrockRuntime:
         with self.lock:
             self.converse_requests.append(request)
             self._injected("Converse")
+            if self.throttle_pages & set(pages):
+                self.throttled += 1
+                raise client_error("ThrottlingException", 429)
             if self.fail_pages & set(pages):
                 raise client_error("ValidationException", 400)
+        if self.slow_s:
+            time.sleep(self.slow_s)
         text = "\n\n".join(
             f"<!-- Page {n} -->\n\n{self._page_text(n, img['source']['bytes'])}"
             for n, img in zip(pages, images, strict=True))

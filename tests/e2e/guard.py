@@ -90,7 +90,19 @@ class AccessLog:
 
     calls: list[Call] = field(default_factory=list)
     denials: list[Denial] = field(default_factory=list)
+    deliveries: list[tuple[str, str]] = field(default_factory=list)
+    """(target ARN, message body) of every event EventBridge delivered to a queue."""
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def deliver(self, target: str, body: str) -> None:
+        """Remember an event delivered to a queue."""
+        with self.lock:
+            self.deliveries.append((target, body))
+
+    def delivered(self, target: str) -> list[str]:
+        """The bodies delivered to one queue, oldest first."""
+        with self.lock:
+            return [body for arn, body in self.deliveries if arn == target]
 
     def record(self, call: Call) -> None:
         """Remember an allowed call."""

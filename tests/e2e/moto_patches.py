@@ -178,8 +178,10 @@ def patch_eventbridge_targets(monkeypatch: pytest.MonkeyPatch, model: StackModel
                     log.deny(Denial(principal, permission.action, arn,
                                     "the queue policy does not let this rule send"))
                     continue
+                body = json.dumps(payload)
+                log.deliver(arn, body)
                 sqs_backends[self.account_id][self.region_name].send_message(
-                    queue_name=arn.rsplit(":", 1)[1], message_body=json.dumps(payload))
+                    queue_name=arn.rsplit(":", 1)[1], message_body=body)
             elif ":states:" in arn:
                 role = model.role_by_arn(target["RoleArn"])
                 permission = Permission("states:StartExecution", arn)

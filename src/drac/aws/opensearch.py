@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from drac.aws.errors import TransientError
 from drac.models import Chunk
 from drac.ports import ChunkIndex, Embedder, SearchHit
 
@@ -107,6 +108,23 @@ class OpenSearchChunkIndex(ChunkIndex):
         self.batch_size = batch_size
         self.tenant = tenant
 
+    @staticmethod
+    def _request(call: Callable[..., Any], **kwargs: Any) -> Any:
+        """One request; a busy or unreachable collection (429, 5xx, connection errors) is a
+        TransientError, which the state machines retry with backoff."""
+        from opensearchpy.exceptions import ConnectionError as Unreachable
+        from opensearchpy.exceptions import TransportError
+
+        try:
+            return call(**kwargs)
+        except Unreachable as exc:
+            raise TransientError(f"OpenSearch unreachable: {exc}") from exc
+        except TransportError as exc:
+            status = exc.status_code if isinstance(exc.status_code, int) else 0
+            if status == 429 or status >= 500:
+                raise TransientError(f"OpenSearch answered {status}: {exc}") from exc
+            raise
+
     def upsert(
         self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]] | None = None
     ) -> None:
@@ -124,12 +142,15 @@ class OpenSearchChunkIndex(ChunkIndex):
                 vector = vectors[start + offset] if vectors is not None else None
                 body.append({"index": {"_index": self.index}})
                 body.append(chunk_document(chunk, vector))
-            response = self.client.bulk(body=body)
+            response = self._request(self.client.bulk, body=body)
             if response.get("errors"):
-                failed = [item for item in response.get("items", [])
+                failed = [item["index"] for item in response.get("items", [])
                           if item.get("index", {}).get("error")]
-                reason = failed[0]["index"]["error"] if failed else "unknown"
-                raise RuntimeError(f"bulk indexing failed for {len(failed)} chunks: {reason}")
+                reason = failed[0]["error"] if failed else "unknown"
+                message = f"bulk indexing failed for {len(failed)} chunks: {reason}"
+                if failed and all(i.get("status", 0) in (429, 503) for i in failed):
+                    raise TransientError(message)  # the collection is busy: retried later
+                raise RuntimeError(message)
 
     def delete(self, document_id: str, plan_version: int | None = None) -> int:
         """Delete a document's chunks (one plan version or all); return how many."""
@@ -159,7 +180,7 @@ class OpenSearchChunkIndex(ChunkIndex):
             "sort": [{"chunk_id": "asc"}, {"plan_version": "asc"}],
         }
         while True:
-            response = self.client.search(index=self.index, body=body)
+            response = self._request(self.client.search, index=self.index, body=body)
             hits = response.get("hits", {}).get("hits", [])
             ids.extend(hit["_id"] for hit in hits)
             if len(hits) < SEARCH_PAGE:
@@ -173,7 +194,7 @@ class OpenSearchChunkIndex(ChunkIndex):
         for start in range(0, len(ids), DELETE_BATCH):
             body = [{"delete": {"_index": self.index, "_id": doc_id}}
                     for doc_id in ids[start:start + DELETE_BATCH]]
-            response = self.client.bulk(body=body)
+            response = self._request(self.client.bulk, body=body)
             for item in response.get("items", []):
                 result = item.get("delete", {})
                 if result.get("status") in (200, 201) or result.get("result") == "deleted":
@@ -218,7 +239,7 @@ class OpenSearchChunkIndex(ChunkIndex):
         return self._hits(body)
 
     def _hits(self, body: dict[str, Any]) -> list[SearchHit]:
-        response = self.client.search(index=self.index, body=body)
+        response = self._request(self.client.search, index=self.index, body=body)
         return [
             SearchHit(chunk=chunk_from_source(hit["_source"]), score=float(hit["_score"]))
             for hit in response.get("hits", {}).get("hits", [])

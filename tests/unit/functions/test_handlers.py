@@ -93,7 +93,7 @@ def test_register_handler_returns_the_route(cloud: Any) -> None:
          "version_id": version, "sha256": "0" * 64, "size": len(BODY), "strategy": {},
          "previous_document": None, "execution": "run-1"}, LambdaContext())
     assert out == {"outcome": "owned", "route": "text", "format": "markdown",
-                   "pdf_bucket": "", "pdf_key": ""}
+                   "pdf_bucket": "", "pdf_key": "", "pdf_version_id": None}
 
 
 def test_replan_manifest_handler_validates_the_request(cloud: Any) -> None:

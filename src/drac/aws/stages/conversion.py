@@ -29,10 +29,12 @@ class NormaliseInput(BaseModel):
 
 
 class PdfLocation(BaseModel):
-    """Where a document's PDF is."""
+    """Where a document's PDF is (the upload's own version, when the upload is the PDF: the
+    key may hold a later upload by the time it is rendered)."""
 
     pdf_bucket: str
     pdf_key: str
+    pdf_version_id: str | None = None
 
 
 class RenderInput(PdfLocation):
@@ -90,7 +92,7 @@ def normalise_document(rt: Runtime, event: NormaliseInput) -> PdfLocation:
 def render_document(rt: Runtime, event: RenderInput) -> Rendered:
     """Render every page to `pages/<doc>/<n>.png`, record each page's text-layer size and the
     page count. Raises DocumentError past the page limit or the batch fan-out limit."""
-    pdf = rt.bucket(event.pdf_bucket).get_bytes(event.pdf_key)
+    pdf = rt.bucket(event.pdf_bucket).get_bytes(event.pdf_key, version_id=event.pdf_version_id)
     options = RenderOptions(max_pages=rt.settings.max_pages)
     text_chars: dict[str, int] = {}
     for page in render_pages(pdf, options):

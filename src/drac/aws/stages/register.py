@@ -30,6 +30,7 @@ class Registered(BaseModel):
     format: str = ""
     pdf_bucket: str = ""
     pdf_key: str = ""
+    pdf_version_id: str | None = None
 
 
 def register_document(rt: Runtime, event: RegisterInput) -> Registered:
@@ -75,7 +76,8 @@ def register_document(rt: Runtime, event: RegisterInput) -> Registered:
         return Registered(outcome="owned", route="text", format=fmt.value)
     if fmt is DocumentFormat.PDF:
         return Registered(outcome="owned", route="pdf", format=fmt.value,
-                          pdf_bucket=event.bucket, pdf_key=event.key)
+                          pdf_bucket=event.bucket, pdf_key=event.key,
+                          pdf_version_id=event.version_id)
     return Registered(outcome="owned", route="normalise", format=fmt.value)
 
 
