@@ -482,3 +482,13 @@ def test_indented_code_keeps_its_first_line_indent() -> None:
     ]
     # re-parsed on its own, the element is still a code block
     assert parse_markdown(elements[1].text)[0].kind is ElementKind.CODE
+
+
+def test_smallest_document_parses_with_any_allowed_parser_version() -> None:
+    # Copying a parser library's private loop made this raise AttributeError with older
+    # releases the dependency range allows; scripts/test_lowest.sh runs it at the lowest ones.
+    elements = parse_markdown("# A\n\ntext")
+    assert [(e.id, e.kind, e.text, e.ancestors) for e in elements] == [
+        ("h1", ElementKind.HEADING, "# A", ()),
+        ("p1", ElementKind.PARAGRAPH, "text", ("h1",)),
+    ]
