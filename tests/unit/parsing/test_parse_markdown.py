@@ -492,3 +492,25 @@ def test_smallest_document_parses_with_any_allowed_parser_version() -> None:
         ("h1", ElementKind.HEADING, "# A", ()),
         ("p1", ElementKind.PARAGRAPH, "text", ("h1",)),
     ]
+
+
+def test_link_reference_definitions_are_kept_as_text() -> None:
+    elements = parse_markdown("See [the site][s].\n\n[s]: https://example.com 'Site'\n")
+    assert [e.text for e in elements] == [
+        "See [the site][s].",
+        "[s]: https://example.com 'Site'",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("markdown", "expected"),
+    [
+        # mistune failed (KeyError) on a quote after text, ended by a list that cannot
+        # interrupt text, and put a list before the quote it ended when a block ended the list
+        ("Text.\n> quoted\n2. two\n", ["Text.", "> quoted", "2. two"]),
+        ("> quoted\n* item\n> again\n", ["> quoted", "* item", "> again"]),
+        ("> quoted\n- item\n# Head\n", ["> quoted", "- item", "# Head"]),
+    ],
+)
+def test_blocks_come_in_document_order(markdown: str, expected: list[str]) -> None:
+    assert [e.text for e in parse_markdown(markdown)] == expected

@@ -1,0 +1,48 @@
+"""Markdown source as lines, with the offsets needed to slice blocks out verbatim."""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from itertools import accumulate
+
+# Characters a blank line may consist of (Unicode spaces such as NBSP make a line non-blank).
+BLANK_CHARS = " \t\v\f"
+
+
+class Lines:
+    """The lines of a source (without their newlines) and where each starts in it."""
+
+    __slots__ = ("count", "ends_with_newline", "lines", "source", "starts")
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        lines = source.split("\n") if source else []
+        self.ends_with_newline = source.endswith("\n")
+        if self.ends_with_newline:
+            lines.pop()  # the empty string after the final newline is not a line
+        self.lines = lines
+        self.count = len(lines)
+        self.starts = [0, *accumulate(len(line) + 1 for line in lines)]
+
+    def has_newline(self, index: int) -> bool:
+        """True when line `index` is terminated by a newline (all but possibly the last)."""
+        return index < self.count - 1 or self.ends_with_newline
+
+    def is_blank(self, index: int) -> bool:
+        """A blank line: only spaces, tabs, vertical tabs and form feeds, then a newline."""
+        return not self.lines[index].strip(BLANK_CHARS) and self.has_newline(index)
+
+    def next_blank(self, index: int) -> int:
+        """Index of the first blank line at or after `index` (the line count when none)."""
+        for candidate in range(index, self.count):
+            if self.is_blank(candidate):
+                return candidate
+        return self.count
+
+    def line_at(self, offset: int) -> int:
+        """Index of the line holding source offset `offset`."""
+        return bisect_right(self.starts, offset, 0, self.count) - 1
+
+    def text(self, first: int, end: int) -> str:
+        """The verbatim source of lines [first, end), newlines included."""
+        return self.source[self.starts[first] : min(self.starts[end], len(self.source))]
