@@ -77,6 +77,23 @@ def layout(content: Sequence[Element], by_id: Mapping[str, Element]) -> tuple[st
     return breadcrumb_for(chain, by_id), "\n\n".join(parts), used
 
 
+def layout_ids(content: Sequence[Element]) -> tuple[str, ...]:
+    """The element ids `layout` reports as used for these content elements (same order)."""
+    chain = common_chain(content)
+    used: list[str] = list(chain)
+    emitted: set[str] = set(chain)
+    previous: tuple[str, ...] | None = None
+    for element in content:
+        if element.ancestors != previous:  # else its headings are written already
+            for heading in element.ancestors:
+                if heading not in emitted:
+                    emitted.add(heading)
+                    used.append(heading)
+            previous = element.ancestors
+        used.append(element.id)
+    return tuple(used)
+
+
 def chunk_text(content: Sequence[Element], by_id: Mapping[str, Element]) -> str:
     """The exact text a chunk of these content elements would be embedded as."""
     breadcrumb, body, _ = layout(content, by_id)

@@ -12,11 +12,11 @@ failed).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from re import Match
+from typing import NamedTuple
 
 from drac.parsing.containers import list_end, quote_end
-from drac.parsing.grammar import HR_OR_LIST, RULES, is_indented_code, leading_spaces
+from drac.parsing.grammar import HR_OR_LIST, RULES, leading_spaces
 from drac.parsing.leaves import (
     bare_table_end,
     fenced_code_end,
@@ -28,8 +28,7 @@ from drac.parsing.leaves import (
 from drac.parsing.source import Lines
 
 
-@dataclass(frozen=True, slots=True)
-class Block:
+class Block(NamedTuple):
     """One top-level block: its kind and the verbatim source it came from."""
 
     type: str
@@ -76,14 +75,17 @@ class _Scanner:
     def step(self, index: int) -> int:
         """Read the construct starting on line index; return the line after it."""
         line = self.lines.lines[index]
-        if is_indented_code(line):
+        text = line.lstrip(" ")
+        indent = len(line) - len(text)
+        if (indent >= 4 and len(line) > 4) or (text[:1] == "\t" and len(text) > 1):
             if self._after_paragraph():
                 return self._text(index, index + 1)  # indented code cannot interrupt text
             return self._add("block_code", index, indented_code_end(self.lines, index))
-        end = grid_table_end(self.lines, index)
-        if end is not None:
-            return self._add("grid_table", index, end)
-        match = RULES.match(line, min(leading_spaces(line), 3))
+        if text[:1] == "+":
+            end = grid_table_end(self.lines, index)
+            if end is not None:
+                return self._add("grid_table", index, end)
+        match = RULES.match(line, min(indent, 3))
         end = self._rule(index, match) if match else None
         return self._text(index, index + 1) if end is None else end
 
@@ -144,6 +146,6 @@ class _Scanner:
         if not self.lines.has_newline(index):
             return None
         end = index + 1
-        while end < self.lines.count and self.lines.is_blank(end):
+        while end < self.lines.count and self.lines.blank[end]:
             end += 1
         return self._add("blank_line", index, end)

@@ -10,6 +10,7 @@ import re
 
 from drac.parsing.grammar import (
     BLOCK_TAGS,
+    HR,
     INDENTED_CODE,
     LIST_BREAKS,
     QUOTE_BREAKS,
@@ -20,6 +21,12 @@ from drac.parsing.grammar import (
 from drac.parsing.source import BLANK_CHARS, Lines
 
 _ITEM_BULLETS = {".": r"\d{1,9}\.", ")": r"\d{1,9}\)", "*": r"\*", "+": r"\+", "-": "-"}
+# The next item of a list: same bullet, indented at most `depth` spaces (1 to 3).
+_SIBLINGS = {
+    (bullet, depth): re.compile(rf"( {{0,{depth}}})({pattern})((?:[ \t].*)?)$")
+    for bullet, pattern in _ITEM_BULLETS.items()
+    for depth in (1, 2, 3)
+}
 _QUOTE_FENCE = re.compile(r" {0,3}(?:`{3,}|~{3,})")
 
 
@@ -50,49 +57,48 @@ def _item_end(
 ) -> tuple[int, tuple[int, str, str] | None]:
     """Line after one item, and (spaces, marker, text) of the next item of the same list."""
     depth = min(width, 3)
-    same_list = re.compile(rf"( {{0,{depth}}})({_ITEM_BULLETS[bullet]})((?:[ \t].*)?)$")
+    same_list = _SIBLINGS[bullet, depth]
+    texts, blank = lines.lines, lines.blank
     blank_before = False
     seen_text = False
     index = start
     while index < lines.count:
-        raw = lines.lines[index]
-        if lines.is_blank(index):
+        if blank[index]:
             blank_before = True
             index += 1
             continue
-        if _indented_at_least(raw, continuation):
+        raw = texts[index]
+        spaces = len(raw) - len(raw.lstrip(" "))
+        tabbed = raw[spaces : spaces + 1] == "\t"
+        if spaces >= continuation or (tabbed and _indented_at_least(raw, continuation)):
             if blank_before and not has_text and not seen_text:
                 return index, None  # an item may begin with at most one blank line
-            seen_text = seen_text or bool(raw.strip())
+            seen_text = seen_text or not raw.isspace()
             blank_before = False
             index += 1
             continue
-        breaker = _list_break(raw, depth)
-        if breaker != "hr":
-            sibling = same_list.match(_expand_tabs(raw, 0))
-            if sibling:
-                return index + 1, (len(sibling.group(1)), sibling.group(2), sibling.group(3))
-        if breaker is not None or blank_before:
+        sibling = same_list.match(_expand_tabs(raw, 0) if tabbed else raw)
+        # a thematic break wins over a list item ("* * *", "- - -")
+        if sibling and not (spaces <= depth and HR.match(raw, spaces)):
+            return index + 1, (len(sibling.group(1)), sibling.group(2), sibling.group(3))
+        if (spaces <= depth and _list_break(raw, spaces)) or blank_before:
             return index, None
-        seen_text = seen_text or bool(raw.strip())  # a lazy continuation line
+        seen_text = seen_text or not raw.isspace()  # a lazy continuation line
         index += 1
     return index, None
 
 
-def _list_break(line: str, depth: int) -> str | None:
-    """The construct that ends a list item on this line, if any."""
-    indent = leading_spaces(line)
-    if indent > depth:
-        return None
+def _list_break(line: str, indent: int) -> bool:
+    """True when the line (indented by `indent` spaces, few enough) ends a list item."""
     match = LIST_BREAKS.match(line, indent)
     if match is None:
-        return None
+        return False
     kind = match.lastgroup
-    if kind == "fenced" and match.group("fence")[0] == "`" and "`" in match.group("info"):
-        return None
-    if kind == "html" and not _html_breaks(match.group("name")):
-        return None
-    return kind
+    if kind == "fenced":
+        return not (match.group("fence")[0] == "`" and "`" in match.group("info"))
+    if kind == "html":
+        return _html_breaks(match.group("name"))
+    return True
 
 
 def _html_breaks(name: str | None) -> bool:
@@ -133,7 +139,7 @@ def _quote_text(line: str) -> str:
 
 def _quote_break(lines: Lines, index: int) -> bool:
     """True when line index ends a block quote's lazy continuation."""
-    if lines.is_blank(index):
+    if lines.blank[index]:
         return True
     line = lines.lines[index]
     indent = leading_spaces(line)
@@ -151,6 +157,9 @@ def _quote_break(lines: Lines, index: int) -> bool:
 
 
 def _indented_at_least(line: str, columns: int) -> bool:
+    spaces = len(line) - len(line.lstrip(" "))
+    if spaces >= columns or line[spaces : spaces + 1] != "\t":
+        return spaces >= columns
     width = 0
     for char in line:
         if char == " ":
@@ -166,7 +175,7 @@ def _indented_at_least(line: str, columns: int) -> bool:
 
 def _expand_tabs(text: str, column: int) -> str:
     """Text with its leading tabs turned into spaces, counting columns from `column`."""
-    if "\t" not in text[: len(text) - len(text.lstrip(" \t"))]:
+    if "\t" not in text or "\t" not in text[: len(text) - len(text.lstrip(" \t"))]:
         return text
     expanded: list[str] = []
     index = 0

@@ -30,6 +30,8 @@ RULES = re.compile(
     r"|(?P<nptable>\S.*\|)"
 )
 
+HR = re.compile(_HR)
+
 # What a setext underline that follows no paragraph can still be.
 HR_OR_LIST = re.compile(rf"(?P<hr>{_HR})|(?P<list>{_LIST_ITEM})")
 

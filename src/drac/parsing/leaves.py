@@ -158,6 +158,8 @@ def _header_columns(header: str, separator: str) -> int | None:
 
 
 def _cells(row: str) -> list[str]:
+    if "\\" not in row:
+        return [cell.strip() for cell in row.split("|")]
     cells: list[str] = []
     start = 0
     for position, char in enumerate(row):

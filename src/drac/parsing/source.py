@@ -12,7 +12,7 @@ BLANK_CHARS = " \t\v\f"
 class Lines:
     """The lines of a source (without their newlines) and where each starts in it."""
 
-    __slots__ = ("count", "ends_with_newline", "lines", "source", "starts")
+    __slots__ = ("blank", "count", "ends_with_newline", "lines", "source", "starts")
 
     def __init__(self, source: str) -> None:
         self.source = source
@@ -23,21 +23,21 @@ class Lines:
         self.lines = lines
         self.count = len(lines)
         self.starts = [0, *accumulate(len(line) + 1 for line in lines)]
+        # blank[i]: line i is blank (only spaces, tabs, vertical tabs, form feeds; a newline)
+        self.blank = [not line.strip(BLANK_CHARS) for line in lines]
+        if lines and not self.ends_with_newline:
+            self.blank[-1] = False  # a blank line needs its newline
 
     def has_newline(self, index: int) -> bool:
         """True when line `index` is terminated by a newline (all but possibly the last)."""
         return index < self.count - 1 or self.ends_with_newline
 
-    def is_blank(self, index: int) -> bool:
-        """A blank line: only spaces, tabs, vertical tabs and form feeds, then a newline."""
-        return not self.lines[index].strip(BLANK_CHARS) and self.has_newline(index)
-
     def next_blank(self, index: int) -> int:
         """Index of the first blank line at or after `index` (the line count when none)."""
-        for candidate in range(index, self.count):
-            if self.is_blank(candidate):
-                return candidate
-        return self.count
+        try:
+            return self.blank.index(True, index)
+        except ValueError:
+            return self.count
 
     def line_at(self, offset: int) -> int:
         """Index of the line holding source offset `offset`."""

@@ -41,12 +41,14 @@ def validate(
 
     missing = [element for element in view.content if element.id not in seen]
     for _, run in groupby(missing, key=lambda e: e.ancestors):
-        kept_groups.extend(pack(list(run), view.by_id, strategy))
+        kept_groups.extend(pack(list(run), view.by_id, strategy, view.breadcrumbs))
 
     chunks: list[list[str]] = []
     splits = 0
     for group in sorted(kept_groups, key=lambda g: view.order[g[0].id]):
-        pieces = split_over_limit(group, view.by_id, strategy.hard_limit_chars)
+        pieces = split_over_limit(
+            group, view.by_id, strategy.hard_limit_chars, view.breadcrumbs
+        )
         splits += len(pieces) - 1
         chunks.extend([element.id for element in piece] for piece in pieces)
 
