@@ -34,7 +34,12 @@ def common_chain(elements: Sequence[Element]) -> tuple[str, ...]:
 
 def breadcrumb_for(chain: Sequence[str], by_id: Mapping[str, Element]) -> str:
     """Join the chain's heading titles with ' >> ', eliding middle levels past 300 chars."""
-    titles = [by_id[heading].title for heading in chain if by_id[heading].title]
+    return join_titles([by_id[heading].title for heading in chain])
+
+
+def join_titles(titles: Sequence[str]) -> str:
+    """The breadcrumb of these heading titles (empty ones left out), as breadcrumb_for."""
+    titles = [title for title in titles if title]
     crumb = BREADCRUMB_SEPARATOR.join(titles)
     if len(crumb) <= BREADCRUMB_MAX_CHARS:
         return crumb

@@ -44,33 +44,53 @@ def split_blocks(source: str) -> list[Block]:
     index = 0
     while index < lines.count:
         index = scanner.step(index)
+    text, starts = lines.text, lines.starts
     return [
-        Block(kind, lines.text(first, end), lines.starts[first], level)
+        Block(kind, text(first, end), starts[first], level)
         for kind, first, end, level in scanner.tokens
-        if kind != "blank_line"
     ]
 
 
+Token = list  # [kind, first line, end line, heading level]: a block being read
+
+
 class _Scanner:
-    """Reads one construct per step; paragraphs grow by lines no construct claims."""
+    """Reads one construct per step; paragraphs grow by lines no construct claims.
+
+    Blank lines and thematic breaks are read but not kept: they only end a paragraph.
+    """
 
     def __init__(self, lines: Lines) -> None:
         self.lines = lines
-        self.tokens: list[list[str | int | None]] = []  # [kind, first line, end line, level]
-
-    def _after_paragraph(self) -> bool:
-        return bool(self.tokens) and self.tokens[-1][0] == "paragraph"
+        self.tokens: list[Token] = []
+        self.paragraph: Token | None = None  # the paragraph text lines would extend
+        self._rules = {
+            "fenced": self._fenced,
+            "atx": self._atx,
+            "setext": self._setext,
+            "hr": self._hr,
+            "quote": self._quote,
+            "list": self._list,
+            "html": self._html,
+            "blank": self._blank,
+            "table": self._pipe_table,
+            "nptable": self._bare_table,
+            "ref": self._reference,
+        }
 
     def _add(self, kind: str, first: int, end: int, level: int | None = None) -> int:
         self.tokens.append([kind, first, end, level])
+        self.paragraph = None
         return end
 
     def _text(self, first: int, end: int) -> int:
         """Lines [first, end) are paragraph text: they extend a paragraph just before them."""
-        if self._after_paragraph():
-            self.tokens[-1][2] = end
-            return end
-        return self._add("paragraph", first, end)
+        if self.paragraph is not None:
+            self.paragraph[2] = end
+        else:
+            self.paragraph = ["paragraph", first, end, None]
+            self.tokens.append(self.paragraph)
+        return end
 
     def step(self, index: int) -> int:
         """Read the construct starting on line index; return the line after it."""
@@ -78,74 +98,78 @@ class _Scanner:
         text = line.lstrip(" ")
         indent = len(line) - len(text)
         if (indent >= 4 and len(line) > 4) or (text[:1] == "\t" and len(text) > 1):
-            if self._after_paragraph():
+            if self.paragraph is not None:
                 return self._text(index, index + 1)  # indented code cannot interrupt text
             return self._add("block_code", index, indented_code_end(self.lines, index))
         if text[:1] == "+":
             end = grid_table_end(self.lines, index)
             if end is not None:
                 return self._add("grid_table", index, end)
-        match = RULES.match(line, min(indent, 3))
-        end = self._rule(index, match) if match else None
+        match = RULES.match(line, indent if indent < 3 else 3)
+        end = self._rules[match.lastgroup](index, match) if match else None  # type: ignore[index]
         return self._text(index, index + 1) if end is None else end
 
-    def _rule(self, index: int, match: Match[str]) -> int | None:
-        """Apply the construct the line's first matching pattern names; None if it fails."""
-        kind = match.lastgroup
-        lines = self.lines
-        if kind == "fenced":
-            end = fenced_code_end(lines, index, match.group("fence"), match.group("info"))
-            return None if end is None else self._add("block_code", index, end)
-        if kind == "atx":
-            return self._add("heading", index, index + 1, len(match.group("hashes")))
-        if kind == "setext":
-            return self._setext(index, match.group("underline"))
-        if kind == "hr":
-            return self._add("thematic_break", index, index + 1)
-        if kind == "quote":
-            return self._add("block_quote", index, quote_end(lines, index))
-        if kind == "list":
-            return self._list(index, match.group("marker"), match.group("item"))
-        if kind == "html":
-            end = html_end(lines, index, match.group("tag"), self._after_paragraph())
-            return None if end is None else self._add("block_html", index, end)
-        if kind == "blank":
-            return self._blank(index)
-        if kind == "table":
-            found = pipe_table_end(lines, index)
-            if found is None:
-                return None
-            end, valid = found
-            return self._add("table", index, end) if valid else self._text(index, end)
-        if kind == "nptable":
-            end = bare_table_end(lines, index)
-            return None if end is None else self._add("table", index, end)
-        return None  # a link reference definition reads as text
+    # Each rule reads the construct its pattern named on line index, or returns None when it
+    # does not hold there (the line is then paragraph text).
 
-    def _setext(self, index: int, underline: str) -> int | None:
-        if self._after_paragraph():
-            heading = self.tokens[-1]
+    def _fenced(self, index: int, match: Match[str]) -> int | None:
+        end = fenced_code_end(self.lines, index, match.group("fence"), match.group("info"))
+        return None if end is None else self._add("block_code", index, end)
+
+    def _atx(self, index: int, match: Match[str]) -> int:
+        return self._add("heading", index, index + 1, len(match.group("hashes")))
+
+    def _setext(self, index: int, match: Match[str]) -> int | None:
+        if self.paragraph is not None:
+            heading = self.paragraph
             heading[0], heading[2] = "heading", index + 1
-            heading[3] = 1 if underline[-1] == "=" else 2
+            heading[3] = 1 if match.group("underline")[-1] == "=" else 2
+            self.paragraph = None
             return index + 1
         line = self.lines.lines[index]
-        match = HR_OR_LIST.match(line, leading_spaces(line))
-        if match is None:
+        other = HR_OR_LIST.match(line, leading_spaces(line))
+        if other is None:
             return None
-        if match.lastgroup == "hr":
-            return self._add("thematic_break", index, index + 1)
-        return self._list(index, match.group("marker"), match.group("item"))
+        return self._hr(index, other) if other.lastgroup == "hr" else self._list(index, other)
 
-    def _list(self, index: int, marker: str, item: str) -> int | None:
+    def _hr(self, index: int, match: Match[str]) -> int:
+        self.paragraph = None
+        return index + 1
+
+    def _quote(self, index: int, match: Match[str]) -> int:
+        return self._add("block_quote", index, quote_end(self.lines, index))
+
+    def _list(self, index: int, match: Match[str]) -> int | None:
+        marker, item = match.group("marker"), match.group("item")
         starts_other_than_one = len(marker) > 1 and int(marker[:-1]) != 1
-        if (not item.strip() or starts_other_than_one) and self._after_paragraph():
+        if (not item.strip() or starts_other_than_one) and self.paragraph is not None:
             return None  # an empty item, or one numbered from 2 on, cannot interrupt text
         return self._add("list", index, list_end(self.lines, index, marker, item))
 
-    def _blank(self, index: int) -> int | None:
-        if not self.lines.has_newline(index):
+    def _html(self, index: int, match: Match[str]) -> int | None:
+        end = html_end(self.lines, index, match.group("tag"), self.paragraph is not None)
+        return None if end is None else self._add("block_html", index, end)
+
+    def _blank(self, index: int, match: Match[str]) -> int | None:
+        lines = self.lines
+        if not lines.has_newline(index):
             return None
         end = index + 1
-        while end < self.lines.count and self.lines.blank[end]:
+        while end < lines.count and lines.blank[end]:
             end += 1
-        return self._add("blank_line", index, end)
+        self.paragraph = None
+        return end
+
+    def _pipe_table(self, index: int, match: Match[str]) -> int | None:
+        found = pipe_table_end(self.lines, index)
+        if found is None:
+            return None
+        end, valid = found
+        return self._add("table", index, end) if valid else self._text(index, end)
+
+    def _bare_table(self, index: int, match: Match[str]) -> int | None:
+        end = bare_table_end(self.lines, index)
+        return None if end is None else self._add("table", index, end)
+
+    def _reference(self, index: int, match: Match[str]) -> None:
+        return None  # a link reference definition reads as text

@@ -21,9 +21,10 @@ from drac.parsing.grammar import (
 from drac.parsing.source import BLANK_CHARS, Lines
 
 _ITEM_BULLETS = {".": r"\d{1,9}\.", ")": r"\d{1,9}\)", "*": r"\*", "+": r"\+", "-": "-"}
-# The next item of a list: same bullet, indented at most `depth` spaces (1 to 3).
+# The next item of a list: same bullet, indented at most `depth` spaces (1 to 3), and not a
+# thematic break ("* * *", "- - -"), which ends the list instead.
 _SIBLINGS = {
-    (bullet, depth): re.compile(rf"( {{0,{depth}}})({pattern})((?:[ \t].*)?)$")
+    (bullet, depth): re.compile(rf"(?! *{HR.pattern})( {{0,{depth}}})({pattern})((?:[ \t].*)?)$")
     for bullet, pattern in _ITEM_BULLETS.items()
     for depth in (1, 2, 3)
 }
@@ -78,8 +79,7 @@ def _item_end(
             index += 1
             continue
         sibling = same_list.match(_expand_tabs(raw, 0) if tabbed else raw)
-        # a thematic break wins over a list item ("* * *", "- - -")
-        if sibling and not (spaces <= depth and HR.match(raw, spaces)):
+        if sibling:
             return index + 1, (len(sibling.group(1)), sibling.group(2), sibling.group(3))
         if (spaces <= depth and _list_break(raw, spaces)) or blank_before:
             return index, None

@@ -36,6 +36,11 @@ class SectionView:
         return [element for element in self.elements if not element.is_heading]
 
     @cached_property
+    def content_ids(self) -> list[str]:
+        """The IDs of the section's content elements in document order."""
+        return [element.id for element in self.content]
+
+    @cached_property
     def breadcrumbs(self) -> Breadcrumbs:
         """Breadcrumb lengths of heading chains, each computed once per document."""
         return self.shared_breadcrumbs or Breadcrumbs(self.by_id)

@@ -10,23 +10,44 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from drac.assemble import breadcrumb_for
+from drac.assemble import join_titles
 from drac.models import Element
 
 
 class Breadcrumbs:
-    """Breadcrumb lengths of heading chains of one document, computed once per chain."""
+    """Lengths of the heading context of a document's chunks, each computed once."""
 
     def __init__(self, by_id: Mapping[str, Element]) -> None:
         self.by_id = by_id
-        self._lengths: dict[tuple[str, ...], int] = {}
+        self._contexts: dict[tuple[str, ...], list[int | None]] = {}
+        self._crumbs: dict[tuple[str, ...], int] = {}  # breadcrumb length by chain
+        self._titles: dict[str, str] = {}
 
-    def length(self, chain: tuple[str, ...]) -> int:
-        """Length of the breadcrumb line of `chain` (0 when it has no titles)."""
-        found = self._lengths.get(chain)
+    def context(self, ancestors: tuple[str, ...], chain: int) -> int:
+        """For a chunk whose first element has these ancestors and whose elements share the
+        chain ancestors[:chain]: the length of that chain's breadcrumb line (with its blank
+        line) plus that of the headings ancestors[chain:] written before the first element."""
+        contexts = self._contexts.get(ancestors)
+        if contexts is None:
+            contexts = self._contexts[ancestors] = [None] * (len(ancestors) + 1)
+        found = contexts[chain]
         if found is None:
-            found = self._lengths[chain] = len(breadcrumb_for(chain, self.by_id))
+            found = contexts[chain] = self._compute(ancestors, chain)
         return found
+
+    def _compute(self, ancestors: tuple[str, ...], chain: int) -> int:
+        prefix = ancestors[:chain]
+        crumb = self._crumbs.get(prefix)
+        if crumb is None:
+            crumb = self._crumbs[prefix] = len(join_titles([self._title(h) for h in prefix]))
+        below = sum(len(self.by_id[heading].text) + 2 for heading in ancestors[chain:])
+        return (crumb + 2 if crumb else 0) + below
+
+    def _title(self, heading: str) -> str:
+        title = self._titles.get(heading)
+        if title is None:
+            title = self._titles[heading] = self.by_id[heading].title
+        return title
 
 
 class ChunkMeasure:
@@ -41,12 +62,10 @@ class ChunkMeasure:
         "_ancestors",
         "_blocks",
         "_chain",
-        "_chain_length",
+        "_context",
         "_crumbs",
         "_emitted",
-        "_heading_sums",
-        "_last_ancestors",
-        "_last_table",
+        "_last",
         "_pending",
         "_previous_table",
         "_rest",
@@ -55,26 +74,21 @@ class ChunkMeasure:
 
     def __init__(self, first: Element, by_id: Mapping[str, Element], crumbs: Breadcrumbs) -> None:
         self.by_id = by_id
-        self._crumbs = crumbs
         self._ancestors = first.ancestors
-        sums = [0]
-        for heading in first.ancestors:
-            sums.append(sums[-1] + len(by_id[heading].text) + 2)
-        self._heading_sums = sums
+        self._crumbs = crumbs
         self._chain = len(first.ancestors)
-        self._chain_length = self._context_length(self._chain)
+        self._context = crumbs.context(first.ancestors, self._chain)
         self._emitted = set(first.ancestors)
         self._rest = part_length(first)  # the first element's part has no separator before it
-        self._previous_table = first.table_id
-        self._last_table = first.table_id
-        self._last_ancestors = first.ancestors
+        self._previous_table = first.table_id  # None after a heading written into the body
+        self._last = first
         self._blocks = 1
         self._pending: tuple[Element, int, int, list[str]] | None = None
 
     @property
     def size(self) -> int:
         """Length of the chunk's text as it stands."""
-        return self._chain_length + self._rest
+        return self._context + self._rest
 
     @property
     def blocks(self) -> int:
@@ -83,34 +97,28 @@ class ChunkMeasure:
 
     def blocks_with(self, element: Element) -> int:
         """Blocks the chunk would hold with `element` appended."""
-        same = element.table_id is not None and element.table_id == self._last_table
+        same = element.table_id is not None and element.table_id == self._last.table_id
         return self._blocks if same else self._blocks + 1
 
     def size_with(self, element: Element) -> int:
         """Length of the chunk's text if `element` were appended."""
         chain, added, _ = self._growth(element)
-        context = self._chain_length if chain == self._chain else self._context_length(chain)
-        return context + self._rest + added
+        if chain == self._chain:
+            return self._context + self._rest + added
+        return self._crumbs.context(self._ancestors, chain) + self._rest + added
 
     def add(self, element: Element) -> None:
         """Append `element` to the chunk."""
         self._blocks = self.blocks_with(element)
         chain, added, headings = self._growth(element)
         if chain != self._chain:
-            self._chain, self._chain_length = chain, self._context_length(chain)
+            self._chain, self._context = chain, self._crumbs.context(self._ancestors, chain)
         self._rest += added
         if headings:
             self._emitted.update(headings)
         self._previous_table = element.table_id
-        self._last_table = element.table_id
-        self._last_ancestors = element.ancestors
+        self._last = element
         self._pending = None
-
-    def _context_length(self, chain: int) -> int:
-        """Length of the breadcrumb line and of the first element's headings below it."""
-        crumb = self._crumbs.length(self._ancestors[:chain])
-        headings = self._heading_sums[-1] - self._heading_sums[chain]
-        return (crumb + 2 if crumb else 0) + headings
 
     def _growth(self, element: Element) -> tuple[int, int, list[str]]:
         """Shared chain length, added length and newly written headings with `element`."""
@@ -119,7 +127,7 @@ class ChunkMeasure:
             return pending[1], pending[2], pending[3]
         ancestors = element.ancestors
         chain, added, headings = self._chain, 0, []
-        if ancestors != self._last_ancestors:  # else: same headings as the element before
+        if ancestors != self._last.ancestors:  # else: same headings as the element before
             chain = min(chain, len(ancestors))
             for position in range(chain):
                 if ancestors[position] != self._ancestors[position]:

@@ -87,9 +87,14 @@ def pack(
         else:
             measure.add(element)
         current.append(element)
-    if current:
-        groups.append(current)
-    return _merge_tiny_tail(groups, by_id, strategy, crumbs)
+    if not current:
+        return groups
+    groups.append(current)
+    if len(groups) > 1 and measure is not None and measure.size < strategy.min_chars:
+        merged = [*groups[-2], *current]  # a tiny tail merges backwards when it fits
+        if measure_of(merged, by_id, crumbs).size <= strategy.hard_limit_chars:
+            groups[-2:] = [merged]
+    return groups
 
 
 def _should_close(
@@ -117,20 +122,3 @@ def _leaves_topic(last: Element, element: Element) -> bool:
     return not set(last.ancestors) <= set(element.ancestors) or len(element.ancestors) <= len(
         last.ancestors
     )
-
-
-def _merge_tiny_tail(
-    groups: list[list[Element]],
-    by_id: Mapping[str, Element],
-    strategy: Strategy,
-    crumbs: Breadcrumbs,
-) -> list[list[Element]]:
-    if len(groups) < 2:
-        return groups
-    tail = groups[-1]
-    if measure_of(tail, by_id, crumbs).size >= strategy.min_chars:
-        return groups
-    merged = [*groups[-2], *tail]
-    if measure_of(merged, by_id, crumbs).size <= strategy.hard_limit_chars:
-        return [*groups[:-2], merged]
-    return groups

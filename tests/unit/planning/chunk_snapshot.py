@@ -1,7 +1,8 @@
-"""Golden digests of the chunks planned and assembled from the corpus Markdown.
+"""Golden digests of the sections, chunks and repaired plans made from the corpus Markdown.
 
-One digest per document and strategy preset covers every chunk's text, element ids and pages,
-so a planning or assembly change that alters any chunk shows up naming the document. Taken
+One digest per document and strategy preset covers every chunk's text, element ids and pages
+(another every section's ids, heading chain and content hash), so a sectioning, planning or
+assembly change that alters any of them shows up naming the document. Taken from the code
 before planning was made incremental; regenerate (only for an intended change) with:
 
     .venv/bin/python tests/unit/planning/chunk_snapshot.py
@@ -58,9 +59,17 @@ def repair_digest(markdown: str, repair: str) -> str:
     return hashlib.sha256(json.dumps(arrays).encode()).hexdigest()[:16]
 
 
+def section_digest(markdown: str, budget: int) -> str:
+    """Digest of a document's sections for one section budget."""
+    sections = make_sections(parse_markdown(markdown), budget)
+    payload = [[s.id, list(s.element_ids), list(s.heading_chain), s.content_hash] for s in sections]
+    return hashlib.sha256(json.dumps(payload).encode()).hexdigest()[:16]
+
+
 def digests(markdown: str) -> dict[str, str]:
     """Every digest of one document."""
-    found = {preset: chunk_digest(markdown, preset) for preset in PRESETS}
+    found = {f"sections-{budget}": section_digest(markdown, budget) for budget in (5, 60)}
+    found.update({preset: chunk_digest(markdown, preset) for preset in PRESETS})
     found.update({repair: repair_digest(markdown, repair) for repair in REPAIRS})
     return found
 
