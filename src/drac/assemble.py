@@ -59,18 +59,29 @@ def layout(content: Sequence[Element], by_id: Mapping[str, Element]) -> tuple[st
     them; a table's header and separator lines precede its first row in the chunk, and rows of
     one table are joined by single newlines so each piece is still a valid table.
     """
+    chain, body, used = _body(content, by_id)
+    return breadcrumb_for(chain, by_id), body, used
+
+
+def _body(
+    content: Sequence[Element], by_id: Mapping[str, Element]
+) -> tuple[tuple[str, ...], str, list[str]]:
+    """The shared heading chain, the body and the element ids used (see `layout`)."""
     chain = common_chain(content)
     used: list[str] = list(chain)
     emitted: set[str] = set(chain)
     parts: list[str] = []
     previous_table: str | None = None
+    previous_ancestors: tuple[str, ...] | None = None
     for element in content:
-        for heading in element.ancestors:
-            if heading not in emitted:
-                emitted.add(heading)
-                used.append(heading)
-                parts.append(by_id[heading].text)
-                previous_table = None
+        if element.ancestors != previous_ancestors:  # else its headings are written already
+            for heading in element.ancestors:
+                if heading not in emitted:
+                    emitted.add(heading)
+                    used.append(heading)
+                    parts.append(by_id[heading].text)
+                    previous_table = None
+            previous_ancestors = element.ancestors
         if element.table_id is not None and element.table_id == previous_table:
             parts[-1] = parts[-1] + "\n" + element.text
         elif element.table_header is not None:
@@ -79,7 +90,7 @@ def layout(content: Sequence[Element], by_id: Mapping[str, Element]) -> tuple[st
             parts.append(element.text)
         previous_table = element.table_id
         used.append(element.id)
-    return breadcrumb_for(chain, by_id), "\n\n".join(parts), used
+    return chain, "\n\n".join(parts), used
 
 
 def layout_ids(content: Sequence[Element]) -> tuple[str, ...]:
@@ -119,12 +130,16 @@ def assemble_chunks(
     """Build the chunks of one plan version from the document's stored elements."""
     by_id = {element.id: element for element in elements}
     order = {element.id: index for index, element in enumerate(elements)}
+    breadcrumbs: dict[tuple[str, ...], str] = {}
     chunks: list[Chunk] = []
     for ids in plan.chunk_ids_arrays:
         content = content_of(ids, by_id, order)
         if not content:
             continue
-        breadcrumb, body, used = layout(content, by_id)
+        chain, body, used = _body(content, by_id)
+        breadcrumb = breadcrumbs.get(chain)
+        if breadcrumb is None:
+            breadcrumb = breadcrumbs[chain] = breadcrumb_for(chain, by_id)
         pages = sorted({element.page for element in content})
         chunks.append(
             Chunk(

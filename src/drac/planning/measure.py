@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from drac.assemble import join_titles
+from drac.assemble import BREADCRUMB_MAX_CHARS, BREADCRUMB_SEPARATOR, join_titles
 from drac.models import Element
 
 
@@ -20,7 +20,8 @@ class Breadcrumbs:
     def __init__(self, by_id: Mapping[str, Element]) -> None:
         self.by_id = by_id
         self._contexts: dict[tuple[str, ...], list[int | None]] = {}
-        self._crumbs: dict[tuple[str, ...], int] = {}  # breadcrumb length by chain
+        self._crumbs: dict[tuple[str, ...], int] = {}  # elided breadcrumb length by chain
+        self._joined: dict[tuple[str, ...], int] = {}  # joined titles' length by chain
         self._titles: dict[str, str] = {}
 
     def context(self, ancestors: tuple[str, ...], chain: int) -> int:
@@ -36,12 +37,33 @@ class Breadcrumbs:
         return found
 
     def _compute(self, ancestors: tuple[str, ...], chain: int) -> int:
-        prefix = ancestors[:chain]
-        crumb = self._crumbs.get(prefix)
-        if crumb is None:
-            crumb = self._crumbs[prefix] = len(join_titles([self._title(h) for h in prefix]))
+        crumb = self._crumb_length(ancestors[:chain])
         below = sum(len(self.by_id[heading].text) + 2 for heading in ancestors[chain:])
         return (crumb + 2 if crumb else 0) + below
+
+    def _crumb_length(self, chain: tuple[str, ...]) -> int:
+        """Length of breadcrumb_for(chain): the titles joined, unless that is too long and
+        the breadcrumb elides some of them."""
+        raw = self._joined_length(chain)
+        if raw <= BREADCRUMB_MAX_CHARS:
+            return raw
+        found = self._crumbs.get(chain)
+        if found is None:
+            titles = [self._title(heading) for heading in chain]
+            found = self._crumbs[chain] = len(join_titles(titles))
+        return found
+
+    def _joined_length(self, chain: tuple[str, ...]) -> int:
+        """Length of the chain's non-empty titles joined by the separator, from its parent's."""
+        if not chain:
+            return 0
+        found = self._joined.get(chain)
+        if found is None:
+            parent = self._joined_length(chain[:-1])
+            title = len(self._title(chain[-1]))
+            found = parent + (len(BREADCRUMB_SEPARATOR) if parent and title else 0) + title
+            self._joined[chain] = found
+        return found
 
     def _title(self, heading: str) -> str:
         title = self._titles.get(heading)
@@ -56,20 +78,22 @@ class ChunkMeasure:
     With A the first element's ancestors and c the length of the chain all elements share,
     the text is: breadcrumb of A[:c], the headings A[c:], the first element, and the rest;
     only the first two depend on c, so appending an element only adds its own parts.
+    `probe` sizes the chunk with one more element; `commit` then appends that element.
     """
 
     __slots__ = (
         "_ancestors",
-        "_blocks",
         "_chain",
         "_context",
         "_crumbs",
         "_emitted",
         "_last",
-        "_pending",
-        "_previous_table",
+        "_probe",
         "_rest",
+        "blocks",
         "by_id",
+        "probed_blocks",
+        "size",
     )
 
     def __init__(self, first: Element, by_id: Mapping[str, Element], crumbs: Breadcrumbs) -> None:
@@ -80,69 +104,55 @@ class ChunkMeasure:
         self._context = crumbs.context(first.ancestors, self._chain)
         self._emitted = set(first.ancestors)
         self._rest = part_length(first)  # the first element's part has no separator before it
-        self._previous_table = first.table_id  # None after a heading written into the body
         self._last = first
-        self._blocks = 1
-        self._pending: tuple[Element, int, int, list[str]] | None = None
+        self._probe: tuple[Element, int, int, int, list[str]] | None = None
+        self.size = self._context + self._rest  # length of the chunk's text as it stands
+        self.blocks = 1  # blocks in the chunk, the consecutive rows of one table counting once
+        self.probed_blocks = 1  # blocks with the element last probed
 
-    @property
-    def size(self) -> int:
-        """Length of the chunk's text as it stands."""
-        return self._context + self._rest
-
-    @property
-    def blocks(self) -> int:
-        """Blocks in the chunk, the consecutive rows of one table counting once."""
-        return self._blocks
-
-    def blocks_with(self, element: Element) -> int:
-        """Blocks the chunk would hold with `element` appended."""
-        same = element.table_id is not None and element.table_id == self._last.table_id
-        return self._blocks if same else self._blocks + 1
-
-    def size_with(self, element: Element) -> int:
-        """Length of the chunk's text if `element` were appended."""
-        chain, added, _ = self._growth(element)
-        if chain == self._chain:
-            return self._context + self._rest + added
-        return self._crumbs.context(self._ancestors, chain) + self._rest + added
-
-    def add(self, element: Element) -> None:
-        """Append `element` to the chunk."""
-        self._blocks = self.blocks_with(element)
-        chain, added, headings = self._growth(element)
-        if chain != self._chain:
-            self._chain, self._context = chain, self._crumbs.context(self._ancestors, chain)
-        self._rest += added
-        if headings:
-            self._emitted.update(headings)
-        self._previous_table = element.table_id
-        self._last = element
-        self._pending = None
-
-    def _growth(self, element: Element) -> tuple[int, int, list[str]]:
-        """Shared chain length, added length and newly written headings with `element`."""
-        pending = self._pending
-        if pending is not None and pending[0] is element:
-            return pending[1], pending[2], pending[3]
+    def probe(self, element: Element) -> int:
+        """Length of the chunk's text if `element` were appended (also sets probed_blocks)."""
+        last = self._last
+        table_id = element.table_id
+        same_table = table_id is not None and table_id == last.table_id
+        self.probed_blocks = self.blocks if same_table else self.blocks + 1
         ancestors = element.ancestors
-        chain, added, headings = self._chain, 0, []
-        if ancestors != self._last.ancestors:  # else: same headings as the element before
+        chain, context, added, headings = self._chain, self._context, 0, []
+        if ancestors != last.ancestors:  # else: same headings as the element before
             chain = min(chain, len(ancestors))
             for position in range(chain):
                 if ancestors[position] != self._ancestors[position]:
                     chain = position
                     break
+            if chain != self._chain:
+                context = self._crumbs.context(self._ancestors, chain)
             headings = [heading for heading in ancestors if heading not in self._emitted]
             for heading in headings:
                 added += len(self.by_id[heading].text) + 2
-        previous_table = None if headings else self._previous_table
-        if element.table_id is not None and element.table_id == previous_table:
+        if same_table and not headings:
             added += 1 + len(element.text)  # a row of the same table, on the next line
         else:
             added += 2 + part_length(element)
-        self._pending = (element, chain, added, headings)
-        return chain, added, headings
+        self._probe = (element, chain, context, added, headings)
+        return context + self._rest + added
+
+    def commit(self) -> None:
+        """Append the element last probed."""
+        if self._probe is None:
+            raise RuntimeError("commit() needs a probe() first")
+        element, self._chain, self._context, added, headings = self._probe
+        self._rest += added
+        if headings:
+            self._emitted.update(headings)
+        self._last = element
+        self.blocks = self.probed_blocks
+        self.size = self._context + self._rest
+        self._probe = None
+
+    def add(self, element: Element) -> None:
+        """Append `element` to the chunk."""
+        self.probe(element)
+        self.commit()
 
 
 def part_length(element: Element) -> int:

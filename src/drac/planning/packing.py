@@ -35,13 +35,13 @@ def split_over_limit(
     current: list[Element] = []
     measure: ChunkMeasure | None = None
     for element in content:
-        if measure is not None and measure.size_with(element) > hard_limit:
-            pieces.append(current)
-            current, measure = [], None
         if measure is None:
             measure = ChunkMeasure(element, by_id, crumbs)
+        elif measure.probe(element) > hard_limit:
+            pieces.append(current)
+            current, measure = [], ChunkMeasure(element, by_id, crumbs)
         else:
-            measure.add(element)
+            measure.commit()
         current.append(element)
     if current:
         pieces.append(current)
@@ -79,13 +79,13 @@ def pack(
     current: list[Element] = []
     measure: ChunkMeasure | None = None
     for element in content:
-        if measure is not None and _should_close(current[-1], measure, element, strategy):
-            groups.append(current)
-            current, measure = [], None
         if measure is None:
             measure = ChunkMeasure(element, by_id, crumbs)
+        elif _should_close(current[-1], measure, element, measure.probe(element), strategy):
+            groups.append(current)
+            current, measure = [], ChunkMeasure(element, by_id, crumbs)
         else:
-            measure.add(element)
+            measure.commit()
         current.append(element)
     if not current:
         return groups
@@ -98,15 +98,14 @@ def pack(
 
 
 def _should_close(
-    last: Element, measure: ChunkMeasure, element: Element, strategy: Strategy
+    last: Element, measure: ChunkMeasure, element: Element, candidate_size: int, strategy: Strategy
 ) -> bool:
-    candidate_size = measure.size_with(element)
     if candidate_size > strategy.hard_limit_chars:
         return True
     same_table = element.table_id is not None and element.table_id == last.table_id
     if same_table:
         return False  # keep a table's rows together while they fit
-    if measure.blocks_with(element) > strategy.max_blocks:
+    if measure.probed_blocks > strategy.max_blocks:
         return True
     current_size = measure.size
     big_enough = current_size >= strategy.min_chars

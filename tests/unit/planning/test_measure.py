@@ -51,8 +51,16 @@ Last words.
 """
 
 
+# Long titles: the breadcrumb elides middle levels, or is cut, past its length limit.
+LONG_TITLES = "".join(
+    f"{'#' * level} Level {level} {'title words ' * (level * 3)}\n\nText under {level}.\n\n"
+    for level in (1, 2, 3, 4, 5, 6, 3, 6, 2, 6)
+) + "#\n\n## " + "x" * 400 + "\n\nUnder a very long title.\n"
+
+
 def documents(markdown_fixtures: dict[str, str]) -> list[list[Element]]:
-    return [parse_markdown(text) for text in [NESTED, *markdown_fixtures.values()]]
+    texts = [NESTED, LONG_TITLES, *markdown_fixtures.values()]
+    return [parse_markdown(text) for text in texts]
 
 
 def test_measure_matches_chunk_text_for_every_run(markdown_fixtures: dict[str, str]) -> None:
@@ -64,7 +72,7 @@ def test_measure_matches_chunk_text_for_every_run(markdown_fixtures: dict[str, s
             measure = ChunkMeasure(content[start], by_id, crumbs)
             for end in range(start + 1, min(start + 15, len(content))):
                 candidate = content[start : end + 1]
-                assert measure.size_with(content[end]) == len(chunk_text(candidate, by_id))
+                assert measure.probe(content[end]) == len(chunk_text(candidate, by_id))
                 measure.add(content[end])
                 assert measure.size == len(chunk_text(candidate, by_id))
 
