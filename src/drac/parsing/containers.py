@@ -28,15 +28,6 @@ _SIBLINGS = {
     for bullet, pattern in _ITEM_BULLETS.items()
     for depth in (1, 2, 3)
 }
-# A run of items of one list, each on one line right after the other, all indented alike:
-# each is simply the next item, so the run is passed over at once.
-_SIBLING_RUNS = {
-    (bullet, spaces): re.compile(
-        rf"(?:(?! *{HR.pattern}) {{{spaces}}}{pattern}(?:[ \t][^\n]*)?\n)+", re.MULTILINE
-    )
-    for bullet, pattern in _ITEM_BULLETS.items()
-    for spaces in range(4)
-}
 _QUOTE_FENCE = re.compile(r" {0,3}(?:`{3,}|~{3,})")
 
 
@@ -45,14 +36,6 @@ def list_end(lines: Lines, index: int, marker: str, item: str) -> int:
     spaces = leading_spaces(lines.lines[index])
     end = index + 1
     while True:
-        if end < lines.count:
-            run = _SIBLING_RUNS[marker[-1], spaces].match(lines.source, lines.starts[end])
-            if run:
-                last = lines.line_at(run.end() - 1)
-                item_line = _SIBLINGS[marker[-1], 3].match(lines.lines[last])
-                if item_line is None:  # pragma: no cover - the run matched this very line
-                    raise AssertionError(lines.lines[last])
-                marker, item, end = item_line.group(2), item_line.group(3), last + 1
         width = spaces + len(marker)
         has_text, continuation = _continuation_width(item, width)
         end, next_item = _item_end(lines, end, marker[-1], width, continuation, has_text)
