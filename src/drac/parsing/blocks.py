@@ -94,15 +94,18 @@ class _Scanner:
 
     def step(self, index: int) -> int:
         """Read the construct starting on line index; return the line after it."""
-        line = self.lines.lines[index]
+        lines = self.lines
+        line = lines.lines[index]
         text = line.lstrip(" ")
         indent = len(line) - len(text)
         if (indent >= 4 and len(line) > 4) or (text[:1] == "\t" and len(text) > 1):
             if self.paragraph is not None:
                 return self._text(index, index + 1)  # indented code cannot interrupt text
-            return self._add("block_code", index, indented_code_end(self.lines, index))
+            return self._add("block_code", index, indented_code_end(lines, index))
+        if lines.blank[index]:  # only the blank-line rule can match: skip the others
+            return self._blank(index, None)
         if text[:1] == "+":
-            end = grid_table_end(self.lines, index)
+            end = grid_table_end(lines, index)
             if end is not None:
                 return self._add("grid_table", index, end)
         match = RULES.match(line, indent if indent < 3 else 3)
@@ -150,10 +153,10 @@ class _Scanner:
         end = html_end(self.lines, index, match.group("tag"), self.paragraph is not None)
         return None if end is None else self._add("block_html", index, end)
 
-    def _blank(self, index: int, match: Match[str]) -> int | None:
+    def _blank(self, index: int, match: Match[str] | None) -> int | None:
         lines = self.lines
-        if not lines.has_newline(index):
-            return None
+        if not lines.blank[index]:
+            return None  # whitespace without a newline, at the very end: text
         end = index + 1
         while end < lines.count and lines.blank[end]:
             end += 1
