@@ -23,8 +23,11 @@ def common_chain(elements: Sequence[Element]) -> tuple[str, ...]:
         return ()
     chain = elements[0].ancestors
     for element in elements[1:]:
+        ancestors = element.ancestors
+        if ancestors[: len(chain)] == chain:
+            continue  # shares the whole chain so far
         length = 0
-        for mine, theirs in zip(chain, element.ancestors, strict=False):
+        for mine, theirs in zip(chain, ancestors, strict=False):
             if mine != theirs:
                 break
             length += 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from itertools import accumulate, pairwise
+from itertools import pairwise
 
 from drac.ids import digest_of
 from drac.models import Element, Section
@@ -34,8 +34,16 @@ class _Document:
     def __init__(self, elements: Sequence[Element], budget: int) -> None:
         self.elements = elements
         self.budget = budget
-        self.position = {element.id: index for index, element in enumerate(elements)}
-        self.content_before = [0, *accumulate(0 if e.is_heading else 1 for e in elements)]
+        # where each heading is (ancestors are headings), and how much content precedes each
+        self.position: dict[str, int] = {}
+        self.content_before = [0] * (len(elements) + 1)
+        count = 0
+        for index, element in enumerate(elements):
+            if element.is_heading:
+                self.position[element.id] = index
+            else:
+                count += 1
+            self.content_before[index + 1] = count
 
     def content_count(self, run: Run) -> int:
         return self.content_before[run[1]] - self.content_before[run[0]]

@@ -41,12 +41,10 @@ def split_blocks(source: str) -> list[Block]:
     """Split normalised Markdown into top-level blocks, each with its verbatim source slice."""
     lines = Lines(source)
     scanner = _Scanner(lines)
-    index = 0
-    while index < lines.count:
-        index = scanner.step(index)
-    text, starts = lines.text, lines.starts
+    scanner.scan()
+    starts = lines.starts
     return [
-        Block(kind, text(first, end), starts[first], level)
+        Block(kind, source[starts[first] : starts[end]], starts[first], level)
         for kind, first, end, level in scanner.tokens
     ]
 
@@ -92,25 +90,33 @@ class _Scanner:
             self.tokens.append(self.paragraph)
         return end
 
-    def step(self, index: int) -> int:
-        """Read the construct starting on line index; return the line after it."""
+    def scan(self) -> None:
+        """Read every construct of the source, in order."""
         lines = self.lines
-        line = lines.lines[index]
-        text = line.lstrip(" ")
-        indent = len(line) - len(text)
-        if (indent >= 4 and len(line) > 4) or (text[:1] == "\t" and len(text) > 1):
-            if self.paragraph is not None:
-                return self._text(index, index + 1)  # indented code cannot interrupt text
-            return self._add("block_code", index, indented_code_end(lines, index))
-        if lines.blank[index]:  # only the blank-line rule can match: skip the others
-            return self._blank(index, None)
-        if text[:1] == "+":
-            end = grid_table_end(lines, index)
-            if end is not None:
-                return self._add("grid_table", index, end)
-        match = RULES.match(line, indent if indent < 3 else 3)
-        end = self._rules[match.lastgroup](index, match) if match else None  # type: ignore[index]
-        return self._text(index, index + 1) if end is None else end
+        texts, blank, count = lines.lines, lines.blank, lines.count
+        rules, match_rule = self._rules, RULES.match
+        index = 0
+        while index < count:
+            line = texts[index]
+            text = line.lstrip(" ")
+            indent = len(line) - len(text)
+            if (indent >= 4 and len(line) > 4) or (text[:1] == "\t" and len(text) > 1):
+                if self.paragraph is not None:
+                    index = self._text(index, index + 1)  # indented code cannot interrupt text
+                else:
+                    index = self._add("block_code", index, indented_code_end(lines, index))
+                continue
+            if blank[index]:  # only the blank-line rule can match: skip the others
+                index = self._blank(index, None)  # type: ignore[assignment]
+                continue
+            if text[:1] == "+":
+                end = grid_table_end(lines, index)
+                if end is not None:
+                    index = self._add("grid_table", index, end)
+                    continue
+            match = match_rule(line, indent if indent < 3 else 3)
+            end = rules[match.lastgroup](index, match) if match else None  # type: ignore[index]
+            index = self._text(index, index + 1) if end is None else end
 
     # Each rule reads the construct its pattern named on line index, or returns None when it
     # does not hold there (the line is then paragraph text).

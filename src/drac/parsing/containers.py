@@ -33,15 +33,41 @@ _QUOTE_FENCE = re.compile(r" {0,3}(?:`{3,}|~{3,})")
 
 def list_end(lines: Lines, index: int, marker: str, item: str) -> int:
     """End of the list whose first item (`marker`, then `item` text) starts on line index."""
-    spaces = leading_spaces(lines.lines[index])
+    texts, blank, count = lines.lines, lines.blank, lines.count
+    spaces = leading_spaces(texts[index])
     end = index + 1
-    while True:
+    while True:  # one item (starting on the line before `end`) per pass
         width = spaces + len(marker)
         has_text, continuation = _continuation_width(item, width)
-        end, next_item = _item_end(lines, end, marker[-1], width, continuation, has_text)
-        if next_item is None:
-            return end
-        spaces, marker, item = next_item
+        depth = min(width, 3)
+        same_list = _SIBLINGS[marker[-1], depth]
+        blank_before = seen_text = False
+        while True:
+            if end >= count:
+                return end
+            if blank[end]:
+                blank_before = True
+                end += 1
+                continue
+            raw = texts[end]
+            indent = len(raw) - len(raw.lstrip(" "))
+            tabbed = raw[indent : indent + 1] == "\t"
+            if indent >= continuation or (tabbed and _indented_at_least(raw, continuation)):
+                if blank_before and not has_text and not seen_text:
+                    return end  # an item may begin with at most one blank line
+                seen_text = seen_text or not raw.isspace()
+                blank_before = False
+                end += 1
+                continue
+            sibling = same_list.match(_expand_tabs(raw, 0) if tabbed else raw)
+            if sibling:  # the next item of this list
+                spaces, marker, item = len(sibling.group(1)), sibling.group(2), sibling.group(3)
+                end += 1
+                break
+            if (indent <= depth and _list_break(raw, indent)) or blank_before:
+                return end
+            seen_text = seen_text or not raw.isspace()  # a lazy continuation line
+            end += 1
 
 
 def _continuation_width(item: str, width: int) -> tuple[bool, int]:
@@ -51,41 +77,6 @@ def _continuation_width(item: str, width: int) -> tuple[bool, int]:
         return False, width + 1
     indent = len(text) - len(text.lstrip(" "))
     return True, width + (1 if indent >= 5 else indent)
-
-
-def _item_end(
-    lines: Lines, start: int, bullet: str, width: int, continuation: int, has_text: bool
-) -> tuple[int, tuple[int, str, str] | None]:
-    """Line after one item, and (spaces, marker, text) of the next item of the same list."""
-    depth = min(width, 3)
-    same_list = _SIBLINGS[bullet, depth]
-    texts, blank = lines.lines, lines.blank
-    blank_before = False
-    seen_text = False
-    index = start
-    while index < lines.count:
-        if blank[index]:
-            blank_before = True
-            index += 1
-            continue
-        raw = texts[index]
-        spaces = len(raw) - len(raw.lstrip(" "))
-        tabbed = raw[spaces : spaces + 1] == "\t"
-        if spaces >= continuation or (tabbed and _indented_at_least(raw, continuation)):
-            if blank_before and not has_text and not seen_text:
-                return index, None  # an item may begin with at most one blank line
-            seen_text = seen_text or not raw.isspace()
-            blank_before = False
-            index += 1
-            continue
-        sibling = same_list.match(_expand_tabs(raw, 0) if tabbed else raw)
-        if sibling:
-            return index + 1, (len(sibling.group(1)), sibling.group(2), sibling.group(3))
-        if (spaces <= depth and _list_break(raw, spaces)) or blank_before:
-            return index, None
-        seen_text = seen_text or not raw.isspace()  # a lazy continuation line
-        index += 1
-    return index, None
 
 
 def _list_break(line: str, indent: int) -> bool:

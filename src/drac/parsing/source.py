@@ -42,7 +42,3 @@ class Lines:
     def line_at(self, offset: int) -> int:
         """Index of the line holding source offset `offset`."""
         return bisect_right(self.starts, offset, 0, self.count) - 1
-
-    def text(self, first: int, end: int) -> str:
-        """The verbatim source of lines [first, end), newlines included."""
-        return self.source[self.starts[first] : min(self.starts[end], len(self.source))]
