@@ -100,6 +100,7 @@ class _Scanner:
             line = texts[index]
             text = line.lstrip(" ")
             indent = len(line) - len(text)
+            # grammar.is_indented_code, written out: this runs on every line
             if (indent >= 4 and len(line) > 4) or (text[:1] == "\t" and len(text) > 1):
                 if self.paragraph is not None:
                     index = self._text(index, index + 1)  # indented code cannot interrupt text

@@ -10,17 +10,6 @@ from drac.models import Element, Strategy
 from drac.planning.measure import Breadcrumbs, ChunkMeasure, measure_of, part_length
 
 
-def block_count(content: Sequence[Element]) -> int:
-    """Number of blocks, counting the consecutive rows of one table as a single block."""
-    count = 0
-    previous_table: str | None = None
-    for element in content:
-        if element.table_id is None or element.table_id != previous_table:
-            count += 1
-        previous_table = element.table_id
-    return count
-
-
 def split_over_limit(
     content: Sequence[Element],
     by_id: Mapping[str, Element],
