@@ -8,10 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from pydantic import TypeAdapter
+
 from drac.errors import DocumentError
 from drac.ids import chunk_id_for
 from drac.models import Chunk, DocumentRecord, Element, PlanVersion, Strategy
 
+# Validating a plan's chunks in one call costs less than one by one.
+_CHUNKS = TypeAdapter(list[Chunk])
 BREADCRUMB_SEPARATOR = " >> "
 BREADCRUMB_MAX_CHARS = 300
 _ELISION = "…"
@@ -24,7 +28,7 @@ def common_chain(elements: Sequence[Element]) -> tuple[str, ...]:
     chain = elements[0].ancestors
     for element in elements[1:]:
         ancestors = element.ancestors
-        if ancestors[: len(chain)] == chain:
+        if ancestors == chain or ancestors[: len(chain)] == chain:
             continue  # shares the whole chain so far
         length = 0
         for mine, theirs in zip(chain, ancestors, strict=False):
@@ -134,7 +138,8 @@ def assemble_chunks(
     by_id = {element.id: element for element in elements}
     order = {element.id: index for index, element in enumerate(elements)}
     breadcrumbs: dict[tuple[str, ...], str] = {}
-    chunks: list[Chunk] = []
+    titles: dict[str, str] = {}
+    chunks: list[dict[str, object]] = []
     for ids in plan.chunk_ids_arrays:
         content = content_of(ids, by_id, order)
         if not content:
@@ -142,22 +147,24 @@ def assemble_chunks(
         chain, body, used = _body(content, by_id)
         breadcrumb = breadcrumbs.get(chain)
         if breadcrumb is None:
-            breadcrumb = breadcrumbs[chain] = breadcrumb_for(chain, by_id)
-        pages = sorted({element.page for element in content})
+            for heading in chain:
+                if heading not in titles:
+                    titles[heading] = by_id[heading].title
+            breadcrumb = breadcrumbs[chain] = join_titles([titles[h] for h in chain])
         chunks.append(
-            Chunk(
-                document_id=record.document_id,
-                source=record.source,
-                chunk_id=chunk_id_for(record.document_id, plan.version, used),
-                plan_version=plan.version,
-                text=f"{breadcrumb}\n\n{body}" if breadcrumb else body,
-                breadcrumb=breadcrumb,
-                element_ids=tuple(used),
-                pages=tuple(pages),
-                tenant=record.tenant,
-            )
+            {
+                "document_id": record.document_id,
+                "source": record.source,
+                "chunk_id": chunk_id_for(record.document_id, plan.version, used),
+                "plan_version": plan.version,
+                "text": f"{breadcrumb}\n\n{body}" if breadcrumb else body,
+                "breadcrumb": breadcrumb,
+                "element_ids": tuple(used),
+                "pages": tuple(sorted({element.page for element in content})),
+                "tenant": record.tenant,
+            }
         )
-    return chunks
+    return _CHUNKS.validate_python(chunks)
 
 
 def check_hard_limit(record: DocumentRecord, chunks: Sequence[Chunk], strategy: Strategy) -> None:
