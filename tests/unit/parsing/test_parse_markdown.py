@@ -531,3 +531,30 @@ def test_deeply_indented_list_parses_in_memory_linear_in_its_size() -> None:
     assert elements[0].kind is ElementKind.LIST
     assert all(e.kind is ElementKind.LIST and e.text in markdown for e in elements)
     assert "- level 1999" in elements[-1].text
+
+
+_REPEATS = 20_000
+HOSTILE = {
+    "tag with many attributes": "<x" + " a=b\tc" * _REPEATS + "\n",
+    "long reference labels": ("[" + "a" * 990 + "]:\n") * 50,
+    "wide table": "|" + "x|" * _REPEATS + "\n|" + "-|" * _REPEATS + "\n|" + "y|" * _REPEATS,
+    "escaped pipes": "| " + "\\|" * _REPEATS + " |\n|---|\n",
+    "almost a thematic break": "- " * _REPEATS + "x\n",
+    "almost a grid border": "+" + "-+" * _REPEATS + "x\n| a |\n",
+    "hashes": "#" * _REPEATS + "\n",
+    "backtick fence info": "```" + "`a" * _REPEATS + "\n",
+    "quote markers": ">" * _REPEATS + "\n",
+    "list markers": "1. " * _REPEATS + "\n",
+    "quotes around lists": "".join("> " * (i % 50) + "- x\n" for i in range(5_000)),
+    "unbroken text": "a " * _REPEATS * 2,
+}
+
+
+@pytest.mark.parametrize("markdown", HOSTILE.values(), ids=HOSTILE.keys())
+def test_hostile_lines_parse_in_linear_time(markdown: str) -> None:
+    # Each takes milliseconds; a pattern that backtracks over the line takes minutes or more:
+    # mistune's HTML attribute pattern took 38 s on "<x" + " a=b\tc" * 26 (4x per 2 more).
+    start = time.process_time()
+    elements = parse_markdown(markdown)
+    assert time.process_time() - start < 2.0
+    assert all(element.text in markdown for element in elements)
