@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -76,6 +76,32 @@ def section_view(section: Section, elements: Sequence[Element]) -> SectionView:
 def section_views(sections: Sequence[Section], elements: Sequence[Element]) -> list[SectionView]:
     """SectionViews of a document's sections, sharing one index of its elements."""
     by_id = {element.id: element for element in elements}
-    order = {element.id: index for index, element in enumerate(elements)}
+    order = _Positions(elements)
     crumbs = Breadcrumbs(by_id)
     return [SectionView(section, by_id, order, crumbs) for section in sections]
+
+
+class _Positions(Mapping[str, int]):
+    """Each element's position in the document, indexed on first use: only the repair of
+    a planner's answer needs it, and a rules plan needs none."""
+
+    def __init__(self, elements: Sequence[Element]) -> None:
+        self._elements = elements
+        self._index: dict[str, int] | None = None
+
+    def _positions(self) -> dict[str, int]:
+        if self._index is None:
+            self._index = {element.id: index for index, element in enumerate(self._elements)}
+        return self._index
+
+    def __getitem__(self, element_id: str) -> int:
+        return self._positions()[element_id]
+
+    def __contains__(self, element_id: object) -> bool:
+        return element_id in self._positions()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._positions())
+
+    def __len__(self) -> int:
+        return len(self._positions())

@@ -20,6 +20,7 @@ class Breadcrumbs:
     def __init__(self, by_id: Mapping[str, Element]) -> None:
         self.by_id = by_id
         self._contexts: dict[tuple[str, ...], list[int | None]] = {}
+        self._full: dict[tuple[str, ...], int] = {}  # contexts of whole chains
         self._crumbs: dict[tuple[str, ...], int] = {}  # elided breadcrumb length by chain
         self._joined: dict[tuple[str, ...], int] = {}  # joined titles' length by chain
         self._titles: dict[str, str] = {}
@@ -28,6 +29,12 @@ class Breadcrumbs:
         """For a chunk whose first element has these ancestors and whose elements share the
         chain ancestors[:chain]: the length of that chain's breadcrumb line (with its blank
         line) plus that of the headings ancestors[chain:] written before the first element."""
+        if chain == len(ancestors):  # the chunk's elements share all the first one's headings
+            found = self._full.get(ancestors)
+            if found is None:
+                crumb = self._crumb_length(ancestors)
+                found = self._full[ancestors] = crumb + 2 if crumb else 0
+            return found
         contexts = self._contexts.get(ancestors)
         if contexts is None:
             contexts = self._contexts[ancestors] = [None] * (len(ancestors) + 1)
@@ -131,8 +138,10 @@ class ChunkMeasure:
                 added += len(self.by_id[heading].text) + 2
         if same_table and not headings:
             added += 1 + len(element.text)  # a row of the same table, on the next line
+        elif element.table_header is None:
+            added += 2 + len(element.text)
         else:
-            added += 2 + part_length(element)
+            added += 3 + len(element.table_header) + len(element.text)
         self._probe = (element, chain, context, added, headings)
         return context + self._rest + added
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 
 from drac.assemble import BREADCRUMB_MAX_CHARS
 from drac.models import Element, Strategy
-from drac.planning.measure import Breadcrumbs, ChunkMeasure, measure_of, part_length
+from drac.planning.measure import Breadcrumbs, ChunkMeasure, measure_of
 
 
 def split_over_limit(
@@ -47,7 +47,9 @@ def _size_bound(content: Sequence[Element], by_id: Mapping[str, Element]) -> int
         if element.ancestors != previous:
             headings.update(element.ancestors)
             previous = element.ancestors
-        size += part_length(element) + 2
+        size += len(element.text) + 2
+        if element.table_header is not None:
+            size += len(element.table_header) + 1
     return size + sum(len(by_id[heading].text) + 2 for heading in headings)
 
 
