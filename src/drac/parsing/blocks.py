@@ -13,7 +13,6 @@ failed).
 from __future__ import annotations
 
 from re import Match
-from typing import NamedTuple
 
 from drac.parsing.containers import list_end, quote_end
 from drac.parsing.grammar import HR_OR_LIST, RULES, leading_spaces
@@ -27,14 +26,9 @@ from drac.parsing.leaves import (
 )
 from drac.parsing.source import Lines
 
-
-class Block(NamedTuple):
-    """One top-level block: its kind and the verbatim source it came from."""
-
-    type: str
-    text: str
-    start: int
-    level: int | None = None
+# One top-level block: its kind, the verbatim source it came from, and a heading's level.
+# A plain tuple: a document has thousands of blocks and named tuples cost more to make.
+Block = tuple[str, str, int | None]
 
 
 def split_blocks(source: str) -> list[Block]:
@@ -44,7 +38,7 @@ def split_blocks(source: str) -> list[Block]:
     scanner.scan()
     starts = lines.starts
     return [
-        Block(kind, source[starts[first] : starts[end]], starts[first], level)
+        (kind, source[starts[first] : starts[end]], level)
         for kind, first, end, level in scanner.tokens
     ]
 

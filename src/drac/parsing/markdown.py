@@ -7,7 +7,7 @@ import re
 from pydantic import TypeAdapter
 
 from drac.models import Element, ElementKind, ParseConfig
-from drac.parsing.blocks import Block, split_blocks
+from drac.parsing.blocks import split_blocks
 from drac.parsing.split import split_text
 
 # The body of a marker may not run into another comment opener: without that bound, text with
@@ -40,8 +40,8 @@ def parse_markdown(markdown: str, config: ParseConfig | None = None) -> list[Ele
     endings); the same input always yields the same IDs.
     """
     parser = _Parser(config or ParseConfig())
-    for block in split_blocks(markdown):
-        parser.block(block)
+    for kind, text, level in split_blocks(markdown):
+        parser.block(kind, text, level)
     return _ELEMENTS.validate_python(parser.elements)
 
 
@@ -56,12 +56,11 @@ class _Parser:
         self.content_count = 0
         self.table_count = 0
 
-    def block(self, block: Block) -> None:
-        kind = block.type
-        text = block.text.strip()
+    def block(self, kind: str, source: str, level: int | None) -> None:
+        text = source.strip()
         if kind == "block_code" and text:
             # keep an indented code block's first indent: without it the text reads as prose
-            raw = block.text.rstrip()
+            raw = source.rstrip()
             text = raw[raw.rfind("\n", 0, len(raw) - len(raw.lstrip())) + 1 :]
         if not text or kind == "thematic_break":
             return
@@ -69,7 +68,7 @@ class _Parser:
             self._follow_page_markers(text)
             return
         if kind == "heading":
-            self._heading(text, block.level or 1)
+            self._heading(text, level or 1)
         elif kind == "table":
             self._pipe_table(text)
         elif kind == "grid_table":
