@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up (scripts/setup.sh) and runs the whole test suite: ruff, the import layering
-# contracts (import-linter), mypy, then pytest.
+# contracts (import-linter), mypy, pytest, then the unit tests again with every core
+# dependency at its lowest allowed version (scripts/test_lowest.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -16,4 +17,7 @@ if [ "$status" -eq 5 ]; then
   echo "test: pytest collected no tests" >&2
   exit 1
 fi
-exit "$status"
+if [ "$status" -ne 0 ]; then
+  exit "$status"
+fi
+bash scripts/test_lowest.sh

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from pydantic import TypeAdapter
+
 from drac.errors import DocumentError
 from drac.ids import chunk_id_for
 from drac.models import Chunk, DocumentRecord, Element, PlanVersion, Strategy
 
+# Validating a plan's chunks in one call costs less than one by one.
+_CHUNKS = TypeAdapter(list[Chunk])
 BREADCRUMB_SEPARATOR = " >> "
 BREADCRUMB_MAX_CHARS = 300
 _ELISION = "…"
@@ -23,8 +27,11 @@ def common_chain(elements: Sequence[Element]) -> tuple[str, ...]:
         return ()
     chain = elements[0].ancestors
     for element in elements[1:]:
+        ancestors = element.ancestors
+        if ancestors == chain or ancestors[: len(chain)] == chain:
+            continue  # shares the whole chain so far
         length = 0
-        for mine, theirs in zip(chain, element.ancestors, strict=False):
+        for mine, theirs in zip(chain, ancestors, strict=False):
             if mine != theirs:
                 break
             length += 1
@@ -34,7 +41,12 @@ def common_chain(elements: Sequence[Element]) -> tuple[str, ...]:
 
 def breadcrumb_for(chain: Sequence[str], by_id: Mapping[str, Element]) -> str:
     """Join the chain's heading titles with ' >> ', eliding middle levels past 300 chars."""
-    titles = [by_id[heading].title for heading in chain if by_id[heading].title]
+    return join_titles([by_id[heading].title for heading in chain])
+
+
+def join_titles(titles: Sequence[str]) -> str:
+    """The breadcrumb of these heading titles (empty ones left out), as breadcrumb_for."""
+    titles = [title for title in titles if title]
     crumb = BREADCRUMB_SEPARATOR.join(titles)
     if len(crumb) <= BREADCRUMB_MAX_CHARS:
         return crumb
@@ -54,18 +66,29 @@ def layout(content: Sequence[Element], by_id: Mapping[str, Element]) -> tuple[st
     them; a table's header and separator lines precede its first row in the chunk, and rows of
     one table are joined by single newlines so each piece is still a valid table.
     """
+    chain, body, used = _body(content, by_id)
+    return breadcrumb_for(chain, by_id), body, used
+
+
+def _body(
+    content: Sequence[Element], by_id: Mapping[str, Element]
+) -> tuple[tuple[str, ...], str, list[str]]:
+    """The shared heading chain, the body and the element ids used (see `layout`)."""
     chain = common_chain(content)
     used: list[str] = list(chain)
     emitted: set[str] = set(chain)
     parts: list[str] = []
     previous_table: str | None = None
+    previous_ancestors: tuple[str, ...] | None = None
     for element in content:
-        for heading in element.ancestors:
-            if heading not in emitted:
-                emitted.add(heading)
-                used.append(heading)
-                parts.append(by_id[heading].text)
-                previous_table = None
+        if element.ancestors != previous_ancestors:  # else its headings are written already
+            for heading in element.ancestors:
+                if heading not in emitted:
+                    emitted.add(heading)
+                    used.append(heading)
+                    parts.append(by_id[heading].text)
+                    previous_table = None
+            previous_ancestors = element.ancestors
         if element.table_id is not None and element.table_id == previous_table:
             parts[-1] = parts[-1] + "\n" + element.text
         elif element.table_header is not None:
@@ -74,7 +97,24 @@ def layout(content: Sequence[Element], by_id: Mapping[str, Element]) -> tuple[st
             parts.append(element.text)
         previous_table = element.table_id
         used.append(element.id)
-    return breadcrumb_for(chain, by_id), "\n\n".join(parts), used
+    return chain, "\n\n".join(parts), used
+
+
+def layout_ids(content: Sequence[Element]) -> tuple[str, ...]:
+    """The element ids `layout` reports as used for these content elements (same order)."""
+    chain = common_chain(content)
+    used: list[str] = list(chain)
+    emitted: set[str] = set(chain)
+    previous: tuple[str, ...] | None = None
+    for element in content:
+        if element.ancestors != previous:  # else its headings are written already
+            for heading in element.ancestors:
+                if heading not in emitted:
+                    emitted.add(heading)
+                    used.append(heading)
+            previous = element.ancestors
+        used.append(element.id)
+    return tuple(used)
 
 
 def chunk_text(content: Sequence[Element], by_id: Mapping[str, Element]) -> str:
@@ -97,27 +137,34 @@ def assemble_chunks(
     """Build the chunks of one plan version from the document's stored elements."""
     by_id = {element.id: element for element in elements}
     order = {element.id: index for index, element in enumerate(elements)}
-    chunks: list[Chunk] = []
+    breadcrumbs: dict[tuple[str, ...], str] = {}
+    titles: dict[str, str] = {}
+    chunks: list[dict[str, object]] = []
     for ids in plan.chunk_ids_arrays:
         content = content_of(ids, by_id, order)
         if not content:
             continue
-        breadcrumb, body, used = layout(content, by_id)
-        pages = sorted({element.page for element in content})
+        chain, body, used = _body(content, by_id)
+        breadcrumb = breadcrumbs.get(chain)
+        if breadcrumb is None:
+            for heading in chain:
+                if heading not in titles:
+                    titles[heading] = by_id[heading].title
+            breadcrumb = breadcrumbs[chain] = join_titles([titles[h] for h in chain])
         chunks.append(
-            Chunk(
-                document_id=record.document_id,
-                source=record.source,
-                chunk_id=chunk_id_for(record.document_id, plan.version, used),
-                plan_version=plan.version,
-                text=f"{breadcrumb}\n\n{body}" if breadcrumb else body,
-                breadcrumb=breadcrumb,
-                element_ids=tuple(used),
-                pages=tuple(pages),
-                tenant=record.tenant,
-            )
+            {
+                "document_id": record.document_id,
+                "source": record.source,
+                "chunk_id": chunk_id_for(record.document_id, plan.version, used),
+                "plan_version": plan.version,
+                "text": f"{breadcrumb}\n\n{body}" if breadcrumb else body,
+                "breadcrumb": breadcrumb,
+                "element_ids": tuple(used),
+                "pages": tuple(sorted({element.page for element in content})),
+                "tenant": record.tenant,
+            }
         )
-    return chunks
+    return _CHUNKS.validate_python(chunks)
 
 
 def check_hard_limit(record: DocumentRecord, chunks: Sequence[Chunk], strategy: Strategy) -> None:

@@ -51,7 +51,8 @@ class Element(Frozen):
         """Heading text without Markdown markers (the element text for non-headings)."""
         if not self.is_heading:
             return self.text
-        first = self.text.strip().splitlines()[0] if self.text.strip() else ""
+        text = self.text.strip()
+        first = text.splitlines()[0] if text else ""
         if first.startswith("#"):
             first = first.lstrip("#").strip()
             stripped = first.rstrip("#")

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from itertools import pairwise
 
 from drac.ids import digest_of
 from drac.models import Element, Section
+
+Run = tuple[int, int]  # elements[start:end]
 
 
 def make_sections(elements: Sequence[Element], budget: int = 60) -> list[Section]:
@@ -20,93 +23,105 @@ def make_sections(elements: Sequence[Element], budget: int = 60) -> list[Section
         raise ValueError("budget must be positive")
     if not elements:
         return []
-    runs = _split(list(elements), budget)
-    by_id = {element.id: element for element in elements}
-    sections: list[Section] = []
-    for index, run in enumerate(_merge_small(runs, budget), start=1):
-        ids = tuple(element.id for element in run)
-        chain = _outer_chain(run, set(ids))
-        texts = [by_id[heading].text for heading in chain] + [e.id + "\x00" + e.text for e in run]
-        sections.append(
-            Section(
-                id=f"s{index}",
-                element_ids=ids,
-                heading_chain=chain,
-                content_hash=digest_of(texts, 24),
-            )
+    document = _Document(elements, budget)
+    runs = document.merge_small(document.split((0, len(elements))))
+    return [document.section(index, run) for index, run in enumerate(runs, start=1)]
+
+
+class _Document:
+    """The elements with what sectioning asks of them often: content counts, positions."""
+
+    def __init__(self, elements: Sequence[Element], budget: int) -> None:
+        self.elements = elements
+        self.budget = budget
+        # where each heading is (ancestors are headings), and how much content precedes each
+        self.position: dict[str, int] = {}
+        self.content_before = [0] * (len(elements) + 1)
+        count = 0
+        for index, element in enumerate(elements):
+            if element.is_heading:
+                self.position[element.id] = index
+            else:
+                count += 1
+            self.content_before[index + 1] = count
+
+    def content_count(self, run: Run) -> int:
+        return self.content_before[run[1]] - self.content_before[run[0]]
+
+    def split(self, run: Run) -> list[Run]:
+        """Cut an over-budget run before its shallowest headings (after its first element),
+        recursively; a run without such headings is cut in order."""
+        if self.content_count(run) <= self.budget:
+            return [run]
+        start, end = run
+        levels = [
+            e.level for e in self.elements[start + 1 : end] if e.is_heading and e.level is not None
+        ]
+        if not levels:
+            return self.cut_in_order(run)
+        level = min(levels)
+        cuts = [start]
+        cuts += [
+            index
+            for index in range(start + 1, end)
+            if self.elements[index].is_heading and (self.elements[index].level or 0) == level
+        ]
+        cuts.append(end)
+        return [part for piece in pairwise(cuts) for part in self.split(piece)]
+
+    def cut_in_order(self, run: Run) -> list[Run]:
+        """Cut a run with no usable headings into budget-sized pieces, preferring table edges."""
+        start, end = run
+        table_sizes = Counter(
+            e.table_id for e in self.elements[start:end] if e.table_id is not None
         )
-    return sections
+        pieces: list[Run] = []
+        first, count = start, 0
+        previous_table: str | None = None
+        for index in range(start, end):
+            element = self.elements[index]
+            if count >= self.budget:
+                pieces.append((first, index))
+                first, count = index, 0
+            elif (
+                index > first
+                and element.table_id is not None
+                and element.table_id != previous_table
+            ):
+                size = table_sizes[element.table_id]
+                if size <= self.budget and count + size > self.budget:
+                    # close early rather than split a table that fits a section of its own
+                    pieces.append((first, index))
+                    first, count = index, 0
+            count += 0 if element.is_heading else 1
+            previous_table = element.table_id
+        pieces.append((first, end))
+        return pieces
 
+    def merge_small(self, runs: list[Run]) -> list[Run]:
+        """Merge neighbouring runs while they stay within the budget, to save planner calls."""
+        merged: list[Run] = []
+        for run in runs:
+            if merged and self.content_count(merged[-1]) + self.content_count(run) <= self.budget:
+                merged[-1] = (merged[-1][0], run[1])
+            else:
+                merged.append(run)
+        return merged
 
-def _content_count(run: Sequence[Element]) -> int:
-    return sum(1 for element in run if not element.is_heading)
-
-
-def _split(run: list[Element], budget: int) -> list[list[Element]]:
-    if _content_count(run) <= budget:
-        return [run]
-    levels = sorted({e.level for e in run[1:] if e.is_heading and e.level is not None})
-    for level in levels:
-        pieces = _cut_before_headings(run, level)
-        if len(pieces) > 1:
-            return [part for piece in pieces for part in _split(piece, budget)]
-    return _cut_in_order(run, budget)
-
-
-def _cut_before_headings(run: list[Element], level: int) -> list[list[Element]]:
-    pieces: list[list[Element]] = []
-    current: list[Element] = []
-    for element in run:
-        if element.is_heading and element.level is not None and element.level <= level and current:
-            pieces.append(current)
-            current = []
-        current.append(element)
-    if current:
-        pieces.append(current)
-    return pieces
-
-
-def _cut_in_order(run: list[Element], budget: int) -> list[list[Element]]:
-    """Cut a run with no usable headings into budget-sized pieces, preferring table edges."""
-    table_sizes = Counter(e.table_id for e in run if e.table_id is not None)
-    pieces: list[list[Element]] = []
-    current: list[Element] = []
-    count = 0
-    for element in run:
-        if count >= budget:
-            pieces.append(current)
-            current, count = [], 0
-        elif _starts_new_block(current, element):
-            size = table_sizes[element.table_id]
-            if size <= budget and count + size > budget:
-                # close early rather than split a table that fits a section of its own
-                pieces.append(current)
-                current, count = [], 0
-        current.append(element)
-        count += 0 if element.is_heading else 1
-    if current:
-        pieces.append(current)
-    return pieces
-
-
-def _starts_new_block(current: list[Element], element: Element) -> bool:
-    if not current or element.table_id is None:
-        return False
-    return current[-1].table_id != element.table_id
-
-
-def _merge_small(runs: list[list[Element]], budget: int) -> list[list[Element]]:
-    """Merge neighbouring runs while they stay within the budget, to save planner calls."""
-    merged: list[list[Element]] = []
-    for run in runs:
-        if merged and _content_count(merged[-1]) + _content_count(run) <= budget:
-            merged[-1] = merged[-1] + run
-        else:
-            merged.append(list(run))
-    return merged
-
-
-def _outer_chain(run: Sequence[Element], inside: set[str]) -> tuple[str, ...]:
-    """Ancestor headings of the run's first element that are not themselves in the run."""
-    first = run[0]
-    return tuple(heading for heading in first.ancestors if heading not in inside)
+    def section(self, number: int, run: Run) -> Section:
+        start, end = run
+        elements = self.elements[start:end]
+        # the ancestor headings of the run's first element that lie outside the run
+        chain = tuple(
+            heading
+            for heading in elements[0].ancestors
+            if not start <= self.position[heading] < end
+        )
+        texts = [self.elements[self.position[heading]].text for heading in chain]
+        texts += [element.id + "\x00" + element.text for element in elements]
+        return Section(
+            id=f"s{number}",
+            element_ids=tuple(element.id for element in elements),
+            heading_chain=chain,
+            content_hash=digest_of(texts, 24),
+        )

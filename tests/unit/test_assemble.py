@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import pytest
 from shared_paths import CORPUS, require
 
-from drac.assemble import assemble_chunks, breadcrumb_for, chunk_text, layout
+from drac.assemble import assemble_chunks, breadcrumb_for, chunk_text, layout, layout_ids
 from drac.ids import chunk_id_for
 from drac.ingest import element_config
 from drac.models import Chunk, DocumentRecord, Element, PlanVersion, SectionPlan, Strategy
@@ -251,3 +251,16 @@ def test_done_when_invariants_on_the_shared_corpus(preset: str) -> None:
                 element = by_id[element_id]
                 if element.table_header:
                     assert element.table_header + "\n" in body, (path.name, element_id)
+
+
+def test_plan_arrays_name_the_ids_layout_uses(markdown_fixtures: dict[str, str]) -> None:
+    """Planning records each chunk's ids with layout_ids; they match what layout writes."""
+    for markdown in [DOC, *markdown_fixtures.values()]:
+        elements = parse_markdown(markdown)
+        by_id = {e.id: e for e in elements}
+        for strategy in (Strategy(), resolve_strategy("fine")):
+            sections = make_sections(elements, 5)
+            version = plan_document("d0001", elements, sections, strategy, version=1)
+            for array in version.chunk_ids_arrays:
+                content = [by_id[i] for i in array if not by_id[i].is_heading]
+                assert array == layout_ids(content) == tuple(layout(content, by_id)[2])

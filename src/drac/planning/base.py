@@ -3,27 +3,47 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from drac.models import Element, Section, Strategy, TokenUsage
+from drac.planning.measure import Breadcrumbs
 
 
 @dataclass(frozen=True)
 class SectionView:
-    """A section with fast access to its elements, as planners and the validator need it."""
+    """A section with fast access to its elements, as planners and the validator need it.
+
+    `by_id` and `order` cover the whole document (the section's heading chain lies outside
+    it); the views of one document share them. The lists below are computed once: read them,
+    do not change them.
+    """
 
     section: Section
     by_id: Mapping[str, Element]
     order: Mapping[str, int]
+    shared_breadcrumbs: Breadcrumbs | None = field(default=None, compare=False, repr=False)
 
-    @property
+    @cached_property
     def elements(self) -> list[Element]:
+        """The section's elements in document order."""
         return [self.by_id[element_id] for element_id in self.section.element_ids]
 
-    @property
+    @cached_property
     def content(self) -> list[Element]:
+        """The section's content (non-heading) elements in document order."""
         return [element for element in self.elements if not element.is_heading]
+
+    @cached_property
+    def content_ids(self) -> list[str]:
+        """The IDs of the section's content elements in document order."""
+        return [element.id for element in self.content]
+
+    @cached_property
+    def breadcrumbs(self) -> Breadcrumbs:
+        """Breadcrumb lengths of heading chains, each computed once per document."""
+        return self.shared_breadcrumbs or Breadcrumbs(self.by_id)
 
 
 @dataclass(frozen=True)
@@ -50,6 +70,38 @@ class Planner(ABC):
 
 def section_view(section: Section, elements: Sequence[Element]) -> SectionView:
     """Build a SectionView over a document's elements."""
+    return section_views([section], elements)[0]
+
+
+def section_views(sections: Sequence[Section], elements: Sequence[Element]) -> list[SectionView]:
+    """SectionViews of a document's sections, sharing one index of its elements."""
     by_id = {element.id: element for element in elements}
-    order = {element.id: index for index, element in enumerate(elements)}
-    return SectionView(section=section, by_id=by_id, order=order)
+    order = _Positions(elements)
+    crumbs = Breadcrumbs(by_id)
+    return [SectionView(section, by_id, order, crumbs) for section in sections]
+
+
+class _Positions(Mapping[str, int]):
+    """Each element's position in the document, indexed on first use: only the repair of
+    a planner's answer needs it, and a rules plan needs none."""
+
+    def __init__(self, elements: Sequence[Element]) -> None:
+        self._elements = elements
+        self._index: dict[str, int] | None = None
+
+    def _positions(self) -> dict[str, int]:
+        if self._index is None:
+            self._index = {element.id: index for index, element in enumerate(self._elements)}
+        return self._index
+
+    def __getitem__(self, element_id: str) -> int:
+        return self._positions()[element_id]
+
+    def __contains__(self, element_id: object) -> bool:
+        return element_id in self._positions()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._positions())
+
+    def __len__(self) -> int:
+        return len(self._positions())

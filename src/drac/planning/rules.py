@@ -14,7 +14,7 @@ class RulesPlanner(Planner):
 
     def propose(self, view: SectionView, strategy: Strategy, document_id: str) -> Proposal:
         """Return the packed groups of the section's content, in document order."""
-        groups = pack(view.content, view.by_id, strategy)
+        groups = pack(view.content, view.by_id, strategy, view.breadcrumbs)
         return Proposal(
             groups=[[element.id for element in group] for group in groups], planner=self.name
         )

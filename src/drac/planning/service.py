@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from drac.assemble import layout
+from drac.assemble import layout_ids
 from drac.clock import utc_now
 from drac.ids import digest_of
 from drac.models import Element, PlanVersion, Section, SectionPlan, Strategy
-from drac.planning.base import Planner, Proposal, SectionView, section_view
+from drac.planning.base import Planner, Proposal, SectionView, section_view, section_views
 from drac.planning.llm import LlmPlanner, PlanningFailed
 from drac.planning.rules import RulesPlanner
 from drac.planning.validate import validate
@@ -65,10 +65,10 @@ def plan_document(
     """Plan every section of a document into a new numbered plan version."""
     ledger = ledger or NullLedger()
     planner = planner_for(strategy, text_model, ledger)
-    plans = []
-    for section in sections:
-        view = section_view(section, elements)
-        plans.append(_plan(view, strategy, planner, cache, document_id))
+    plans = [
+        _plan(view, strategy, planner, cache, document_id)
+        for view in section_views(sections, elements)
+    ]
     return PlanVersion(
         document_id=document_id,
         version=version,
@@ -93,7 +93,7 @@ def _plan(
             return hit.model_copy(update={"section_id": view.section.id, "cached": True})
     proposal = _propose(view, strategy, planner, document_id)
     chunks, issues = validate(proposal, view, strategy)
-    arrays = tuple(tuple(layout([view.by_id[i] for i in chunk], view.by_id)[2]) for chunk in chunks)
+    arrays = tuple(layout_ids([view.by_id[i] for i in chunk]) for chunk in chunks)
     plan = SectionPlan(
         section_id=view.section.id,
         chunks=arrays,
