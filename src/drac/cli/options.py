@@ -7,7 +7,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import click
 from pydantic import BaseModel
@@ -118,7 +118,7 @@ def strategy_options(function: F) -> F:
     decorated: Any = resolved
     for option in reversed(options):
         decorated = option(decorated)
-    return decorated  # type: ignore[no-any-return]
+    return cast(F, decorated)
 
 
 def model_option(function: F) -> F:
