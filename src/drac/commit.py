@@ -94,10 +94,11 @@ def activate_plan(
 ) -> Activation:
     """Make `version` the document's active plan with `status`, then delete every other
     version's chunks. When the document no longer allows it (deleted, taken over by another
-    run, or a newer version active), delete this version's chunks instead."""
+    run, or a newer version active), delete this version's chunks instead. Safe to repeat: a
+    version already active only has the others' chunks deleted (again)."""
     record = registry.activate(document_id, version, status, owner=owner)
-    if record is None:
-        removed = abandon_plan(index, document_id, version)
+    if record is None and not _is_active(registry, document_id, version):
+        removed = abandon_plan(registry, index, document_id, version)
         return Activation(
             document_id=document_id, version=version, activated=False, retired_chunks=removed
         )
@@ -107,9 +108,20 @@ def activate_plan(
     )
 
 
-def abandon_plan(index: ChunkIndex, document_id: str, version: int) -> int:
-    """Delete every chunk of a plan version that will not become active; return how many."""
+def abandon_plan(
+    registry: DocumentRegistry, index: ChunkIndex, document_id: str, version: int
+) -> int:
+    """Delete every chunk of a plan version whose commit failed; return how many. A version
+    that became active before the failure is kept, and the other versions' chunks are
+    deleted instead (the retirement the failure interrupted)."""
+    if _is_active(registry, document_id, version):
+        return index.delete_other_versions(document_id, version)
     return index.delete(document_id, version)
+
+
+def _is_active(registry: DocumentRegistry, document_id: str, version: int) -> bool:
+    record = registry.get(document_id)
+    return record is not None and record.live and record.active_version == version
 
 
 def commit_plan(

@@ -13,6 +13,7 @@ import pytest
 from drac.clock import utc_now
 from drac.commit import (
     abandon_plan,
+    activate_plan,
     clean_up_failure,
     commit_plan,
     index_chunks,
@@ -116,7 +117,16 @@ def test_commit_scenario(adapters: Adapters) -> None:
     # an older version can never be activated after a newer one
     index_chunks(index, chunks2)
     assert registry.activate("d1", 2, DocumentStatus.INDEXED) is None
-    assert abandon_plan(index, "d1", 2) == len(chunks2)
+    assert abandon_plan(registry, index, "d1", 2) == len(chunks2)
+
+    # repeating the activation of the active version (a retried step) keeps it, and an
+    # abandon after the version became active finishes the retirement instead of deleting it
+    index_chunks(index, chunks2)
+    again = activate_plan(registry, index, "d1", 3, DocumentStatus.INDEXED)
+    assert again.activated and adapters.versions() == {("d1", 3)}
+    index_chunks(index, chunks2)
+    assert abandon_plan(registry, index, "d1", 3) == len(chunks2)
+    assert adapters.versions() == {("d1", 3)}
 
     # after a failure, clean-up keeps the active version only
     index_chunks(index, chunks4)

@@ -166,8 +166,9 @@ def activate_version(rt: Runtime, event: ActivateInput) -> Activation:
 
 
 def abandon_version(rt: Runtime, event: AbandonInput) -> Abandoned:
-    """Delete every chunk of a version whose commit failed."""
-    deleted = abandon_plan(rt.index(), event.document_id, event.version)
+    """Delete every chunk of a version whose commit failed (or, if it became active before
+    the failure, finish retiring the other versions)."""
+    deleted = abandon_plan(rt.registry, rt.index(), event.document_id, event.version)
     logger.warning("plan version abandoned", extra={"version": event.version,
                                                     "deleted": deleted})
     return Abandoned(document_id=event.document_id, version=event.version, deleted=deleted)
