@@ -175,7 +175,6 @@ def _seed_cloud(rt: Any) -> list[Chunk]:
     from drac.aws.stages.planning import store_sections
     from drac.commit import index_chunks
     from drac.planning import plan_section
-
     from tests.fakes import FakeBedrockRuntime
 
     rt._clients["bedrock-runtime"] = FakeBedrockRuntime(None, "google.gemma-3-27b-it")
