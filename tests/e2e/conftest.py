@@ -98,6 +98,7 @@ def deployed(monkeypatch: pytest.MonkeyPatch, sleeps: list[float],
             cloud.close()
         problems += [f"denied: {denial}" for denial in cloud.log.take_denials()]
         problems += [f"over a limit: {violation}" for violation in cloud.violations]
+        problems += [f"over a limit: {limit}" for limit in cloud.log.limits]
         problems += [f"dead letters: {queue}: {count}"
                      for queue, count in cloud.dead_letters().items()]
     os.environ.pop("MOTO_DUMMY", None)

@@ -114,6 +114,14 @@ class AccessLog:
         with self.lock:
             self.denials.append(denial)
 
+    limits: list[str] = field(default_factory=list)
+    """Service limits a call exceeded (AWS would have refused the call)."""
+
+    def over_limit(self, message: str) -> None:
+        """Remember a call over a service limit."""
+        with self.lock:
+            self.limits.append(message)
+
     def take_denials(self) -> list[Denial]:
         """Return the denials so far and forget them (for tests that expect some)."""
         with self.lock:
@@ -218,6 +226,49 @@ NOT_FOUND = {"404", "NoSuchKey", "NotFound", "NoSuchVersion"}
 _LOADER = create_loader()
 
 
+DYNAMODB_ITEM_LIMIT = 400 * 1024
+
+
+def dynamodb_item_size(item: Mapping[str, Any]) -> int:
+    """An item's size as DynamoDB counts it, in the resource layer's Python form or in the
+    wire form: attribute names plus values (strings in UTF-8, numbers about 21 bytes at
+    most, binary as is, sets and containers as their members plus a few bytes each)."""
+
+    def size(value: Any) -> int:
+        if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in _WIRE_TYPES:
+            ((_type, inner),) = value.items()
+            return size(inner)
+        if isinstance(value, str):
+            return len(value.encode("utf-8"))
+        if isinstance(value, bytes | bytearray):
+            return len(value)
+        if isinstance(value, bool) or value is None:
+            return 1
+        if isinstance(value, int | float) or type(value).__name__ == "Decimal":
+            return 21
+        if isinstance(value, dict):
+            return 3 + sum(len(str(k).encode()) + size(v) for k, v in value.items())
+        if isinstance(value, list | tuple | set | frozenset):
+            return 3 + sum(1 + size(v) for v in value)
+        return len(str(value).encode())
+
+    return sum(len(str(name).encode()) + size(value) for name, value in item.items())
+
+
+_WIRE_TYPES = {"S", "N", "B", "BOOL", "NULL", "M", "L", "SS", "NS", "BS"}
+
+
+def _written_items(operation: str, params: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    if operation == "PutItem":
+        return [params["Item"]]
+    if operation == "BatchWriteItem":
+        return [request["PutRequest"]["Item"] for requests in params["RequestItems"].values()
+                for request in requests if "PutRequest" in request]
+    if operation == "UpdateItem":  # the values it sets, a lower bound of the item's size
+        return [dict(params.get("ExpressionAttributeValues", {}))]
+    return []
+
+
 def guarded_session(principal: FunctionPrincipal, region: str) -> boto3.session.Session:
     """A boto3 session whose every call is authorised against the principal's role."""
     core = botocore.session.get_session()
@@ -236,6 +287,13 @@ def guarded_session(principal: FunctionPrincipal, region: str) -> boto3.session.
             principal.unmapped(service, model.name, exc)
             raise
         principal.check(service, model.name, needed, params)
+        if service == "dynamodb":
+            for item in _written_items(model.name, params):
+                size = dynamodb_item_size(item)
+                if size > DYNAMODB_ITEM_LIMIT:
+                    principal.log.over_limit(
+                        f"{principal.label}: {model.name} of a {size:,}-byte item (DynamoDB's"
+                        f" limit is {DYNAMODB_ITEM_LIMIT:,})")
 
     def after(parsed: Mapping[str, Any], model: Any, context: dict[str, Any],
               **_: Any) -> None:

@@ -168,3 +168,15 @@ def test_eventbridge_may_fill_each_queue_only_from_its_own_rule(model: StackMode
 
     assert may_send(ingest.arn, created) and may_send(deletes.arn, deleted)
     assert not may_send(ingest.arn, deleted) and not may_send(deletes.arn, created)
+
+
+def test_dynamodb_item_sizes_are_counted_as_dynamodb_does() -> None:
+    from decimal import Decimal
+
+    from tests.e2e.guard import dynamodb_item_size
+
+    item = {"pk": "abc", "n": Decimal(5), "flag": True}
+    assert dynamodb_item_size(item) == 2 + 3 + 1 + 21 + 4 + 1
+    wire = {"pk": {"S": "abc"}, "m": {"M": {"k": {"S": "v"}}}}
+    assert dynamodb_item_size(wire) == 2 + 3 + 1 + (3 + 1 + 1)  # a map: 3 bytes + members
+    assert dynamodb_item_size({"data": "é" * 100}) == 4 + 200
