@@ -20,8 +20,3 @@ def write_atomic(path: Path, data: bytes) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write UTF-8 text to path atomically."""
-    write_atomic(path, text.encode("utf-8"))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from array import array
 from collections.abc import Mapping, Sequence
 
@@ -169,8 +168,3 @@ class SqliteVectorStore:
                 " VALUES (?, ?, ?)",
                 [(model, key, array("f", vector).tobytes()) for key, vector in vectors.items()],
             )
-
-
-def dumps(value: object) -> str:
-    """Compact JSON for database columns."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
