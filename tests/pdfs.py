@@ -31,6 +31,27 @@ def make_pdf(
 
     Pages whose 0-based index is in `scanned` also get a full-page image (as a scan has).
     """
+    # PDFium slows down with every page added to one document (5,000 pages took minutes),
+    # so pages are made in small documents and imported into the result.
+    document = pdfium.PdfDocument.new()
+    for start in range(0, len(pages), _PAGES_PER_PART):
+        part = _make_part(pages[start:start + _PAGES_PER_PART],
+                          {n - start for n in scanned})
+        document.import_pages(part)
+        part.close()
+    out = io.BytesIO()
+    document.save(out)
+    document.close()
+    return out.getvalue()
+
+
+_PAGES_PER_PART = 100
+
+
+def _make_part(
+    pages: Sequence[tuple[float, float] | tuple[float, float, Sequence[Text]]],
+    scanned: set[int],
+) -> pdfium.PdfDocument:
     document = pdfium.PdfDocument.new()
     fonts: dict[str, object] = {}
     for number, spec in enumerate(pages):
@@ -52,10 +73,7 @@ def make_pdf(
             pdfium_c.FPDFPage_InsertObject(page.raw, obj)
         pdfium_c.FPDFPage_GenerateContent(page.raw)
         page.close()
-    out = io.BytesIO()
-    document.save(out)
-    document.close()
-    return out.getvalue()
+    return document
 
 
 def _insert_scan_image(
