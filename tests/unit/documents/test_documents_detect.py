@@ -96,3 +96,60 @@ def test_unknown_extension_gives_no_warning():
 def test_junk_and_unsupported_content_is_a_document_error(data: bytes, reason: str):
     with pytest.raises(DocumentError, match=reason):
         detect_format(data, "upload.docx")
+
+
+def _odf(mimetype: str) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("mimetype", mimetype)
+        archive.writestr("content.xml", "<office:document-content/>")
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("data", "name", "expected"),
+    [
+        (b"Region,Units\nNorth,5\nSouth,7\n", "sales.csv", DocumentFormat.CSV),
+        (b'Name;Note\nAna;"two\nlines"\nBen;ok\n', "people.csv", DocumentFormat.CSV),
+        (b"Name\nAna\nBen\n", "names.csv", DocumentFormat.CSV),
+        (b"Part\tPrice\nP-1\t1,20\nP-2\t0,40\n", "parts.tsv", DocumentFormat.TSV),
+        (b"Part\tPrice\nP-1\t1,20\nP-2\t0,40\n", "export.txt", DocumentFormat.TSV),
+        (b"Part\tPrice\nP-1\t1,20\nP-2\t0,40\n", "export", DocumentFormat.TSV),
+        (b"Region,Units\nNorth,5\nSouth,7\n", "notes.txt", DocumentFormat.TEXT),
+        (b"\tindented\tprose\n\tmore\tprose\n\tand\tmore\n", "notes.txt", DocumentFormat.TEXT),
+        (_odf("application/vnd.oasis.opendocument.spreadsheet"), "a.ods", DocumentFormat.ODS),
+    ],
+)
+def test_spreadsheets_are_detected_by_content_and_name(
+    data: bytes, name: str, expected: DocumentFormat
+) -> None:
+    detection = detect_format(data, name)
+    assert detection.format is expected
+    assert detection.warning is None
+    assert expected.is_spreadsheet is (expected not in (DocumentFormat.TEXT,))
+
+
+def test_a_csv_name_on_prose_is_text_with_a_warning() -> None:
+    prose = b"Dear team,\nthanks for the notes, the slides, and the plan.\nSee you Monday.\n"
+    detection = detect_format(prose, "letter.csv")
+    assert detection.format is DocumentFormat.TEXT
+    assert detection.warning and "csv" in detection.warning
+
+
+@pytest.mark.parametrize(
+    ("mimetype", "reason"),
+    [
+        ("application/vnd.oasis.opendocument.text", "OpenDocument text \\(ODT\\)"),
+        ("application/vnd.oasis.opendocument.presentation", "OpenDocument presentation"),
+        ("application/vnd.oasis.opendocument.graphics", "OpenDocument file"),
+    ],
+)
+def test_opendocument_other_than_spreadsheets_is_refused_by_kind(mimetype: str, reason: str):
+    with pytest.raises(DocumentError, match=reason):
+        detect_format(_odf(mimetype), "upload.odt")
+
+
+def test_every_spreadsheet_format_is_flagged_and_the_rest_are_not() -> None:
+    sheets = {f for f in DocumentFormat if f.is_spreadsheet}
+    assert {f.value for f in sheets} == {"xlsx", "xls", "ods", "csv", "tsv"}
+    assert not any(f.is_text for f in sheets)
