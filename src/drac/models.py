@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -72,6 +73,10 @@ class Section(Frozen):
     )
 
 
+TableRows = Literal["pipe", "sentences"]
+"""How a spreadsheet row is written: a pipe-table row under its header, or a sentence."""
+
+
 class Strategy(Frozen):
     """How to plan chunks: planner choice and size policy."""
 
@@ -94,6 +99,11 @@ class Strategy(Frozen):
         description="planner preview length (half right after a heading)",
     )
     planner_model: str | None = None
+    table_rows: TableRows = Field(
+        default="pipe",
+        description="spreadsheet rows as pipe-table rows or 'Column: value; ...' sentences "
+        "(read at ingest; a re-plan keeps the stored elements)",
+    )
 
     @model_validator(mode="after")
     def _sizes_are_ordered(self) -> Strategy:
