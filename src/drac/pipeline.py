@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from drac.assemble import assemble_chunks, check_hard_limit
 from drac.documents.convert import ConversionOptions, convert_to_markdown
+from drac.documents.spreadsheets import SpreadsheetOptions
 from drac.errors import DocumentError, DracError
 from drac.ids import document_id_for, sha256_hex
 from drac.local.workspace import Workspace
@@ -34,6 +35,7 @@ from drac.sectioning import make_sections
 
 DOCUMENT_SUFFIXES = frozenset(
     {".pdf", ".docx", ".pptx", ".xlsx", ".html", ".htm", ".md", ".markdown", ".txt"}
+    | {".xlsm", ".xls", ".ods", ".csv", ".tsv"}
     | {".png", ".jpg", ".jpeg", ".tif", ".tiff"}
 )
 """File endings picked up when a folder is ingested (files named explicitly are always tried)."""
@@ -202,6 +204,7 @@ def _ingest(
         ledger=workspace.ledger,
         document_id=record.document_id,
         progress=progress,
+        spreadsheet=SpreadsheetOptions.for_strategy(settings.strategy, settings.parse_config()),
     )
     record.format = conversion.format
     record.pages = conversion.pages

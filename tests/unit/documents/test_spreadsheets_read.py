@@ -111,7 +111,9 @@ def test_numbers_and_dates_read_as_the_sheet_shows_them() -> None:
                 [date(2024, 1, 15), 1234567.891, 0.125, datetime(2024, 2, 3, 14, 5)],
             ]
         },
-        formats={"Sheet": {"A2": "d-mmm-yy", "B2": "#,##0.00", "C2": "0.0%", "D2": "m/d/yyyy h:mm"}},
+        formats={
+            "Sheet": {"A2": "d-mmm-yy", "B2": "#,##0.00", "C2": "0.0%", "D2": "m/d/yyyy h:mm"}
+        },
     )
     [row] = rows_of(elements(read(data, DocumentFormat.XLSX).markdown))
     assert cells(row) == ["15-Jan-24", "1,234,567.89", "12.5%", "2/3/2024 14:05"]
@@ -156,7 +158,8 @@ def test_pipes_newlines_and_backslashes_inside_cells_keep_a_row_one_table_row() 
     [row] = rows_of(parsed)
     assert row.page == 1  # a page marker inside a cell is not one
     assert row.text == (
-        "| row1 | a \\| b | line one<br>line two | C:\\dir\\\\\\|x | &lt;!-- Page 9 --> | ends with \\ |"
+        "| row1 | a \\| b | line one<br>line two | C:\\dir\\\\\\|x | &lt;!-- Page 9 --> "
+        "| ends with \\ |"
     )
     assert len(_split_cells(row.text)) == 6
 
@@ -229,7 +232,7 @@ def test_a_wide_row_as_sentences_is_split_into_sentences_repeating_the_key() -> 
 
 
 def test_a_csv_with_semicolons_and_a_quoted_newline() -> None:
-    data = 'Name;City;Comment\nAna;Lisboa;"first line\nsecond line"\nBen;Porto;ok\n'.encode()
+    data = b'Name;City;Comment\nAna;Lisboa;"first line\nsecond line"\nBen;Porto;ok\n'
     result = read(data, DocumentFormat.CSV, "people.csv")
     assert result.format == "csv" and result.sheets == 1
     parsed = elements(result.markdown)
