@@ -4,6 +4,7 @@ month and day names; `m` is minutes next to hours or seconds, months elsewhere).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from typing import Protocol
 
@@ -44,21 +45,34 @@ def is_date_section(tokens: Sequence[FormatToken]) -> bool:
     return any(t.kind in ("elapsed", "ampm") for t in tokens) or bool(_DATE_LETTERS & set(raw))
 
 
-def format_datetime(
-    value: datetime | date | time | timedelta, tokens: Sequence[FormatToken]
-) -> str:
-    """The text of a date, time or duration under a date/time format section."""
+@dataclass(frozen=True)
+class DatePattern:
+    """A date/time format section, compiled: code units in order ("min" where `m` means
+    minutes) and whether hours run on a 12-hour clock."""
+
+    units: tuple[tuple[str, str], ...]
+    twelve_hour: bool
+
+    def format(self, value: datetime | date | time | timedelta) -> str:
+        """The text of a date, time or duration under this pattern."""
+        if isinstance(value, timedelta):
+            moment, elapsed = _EPOCH + value, value
+        else:
+            moment = _as_datetime(value)
+            elapsed = moment - _EPOCH
+        return "".join(
+            _render(kind, text, moment, elapsed, self.twelve_hour) for kind, text in self.units
+        )
+
+
+def date_pattern(tokens: Sequence[FormatToken]) -> DatePattern:
+    """Compile a date/time format section (see `is_date_section`)."""
     units = _units(tokens)
-    twelve_hour = any(kind == "ampm" for kind, _ in units)
-    if isinstance(value, timedelta):
-        moment, elapsed = _EPOCH + value, value
-    else:
-        moment = _as_datetime(value)
-        elapsed = moment - _EPOCH
-    parts: list[str] = []
-    for index, (kind, text) in enumerate(units):
-        parts.append(_render(kind, text, index, units, moment, elapsed, twelve_hour))
-    return "".join(parts)
+    resolved = tuple(
+        ("min", text) if kind == "m" and len(text) <= 2 and _is_minutes(i, units) else (kind, text)
+        for i, (kind, text) in enumerate(units)
+    )
+    return DatePattern(resolved, any(kind == "ampm" for kind, _ in units))
 
 
 def _as_datetime(value: datetime | date | time) -> datetime:
@@ -102,18 +116,12 @@ def _is_minutes(index: int, units: list[tuple[str, str]]) -> bool:
 
 
 def _render(
-    kind: str,
-    text: str,
-    index: int,
-    units: list[tuple[str, str]],
-    moment: datetime,
-    elapsed: timedelta,
-    twelve_hour: bool,
+    kind: str, text: str, moment: datetime, elapsed: timedelta, twelve_hour: bool
 ) -> str:
     width = len(text)
     if kind == "y":
         return f"{moment.year % 100:02d}" if width <= 2 else f"{moment.year:04d}"
-    if kind == "m" and width <= 2 and _is_minutes(index, units):
+    if kind == "min":
         return f"{moment.minute:0{width}d}"
     if kind == "m":
         return _month(moment.month, width)

@@ -5,18 +5,22 @@ Supported: General, fixed decimals (0.00), optional digits (#), thousands separa
 ("..." and \\x), currency brackets ([$€-407]), colours, up to four sections
 (positive;negative;zero;text), dates and times (see `datefmt`). Anything else (fractions,
 conditional sections) falls back to General, which never loses the value.
+
+A format code is compiled once (cached), so a sheet of a million cells in a few formats
+pays for parsing a few times.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from functools import lru_cache
 
-from drac.documents.spreadsheets.datefmt import format_datetime, is_date_section
+from drac.documents.spreadsheets.datefmt import DatePattern, date_pattern, is_date_section
 
+Number = int | float | Decimal
 _PLACEHOLDERS = "0#?"
 # openpyxl names built-in format 14 by its code "mm-dd-yy"; Excel shows it in the system's
 # short date format, which for en-US is m/d/yyyy (likewise 22, the short date and time).
@@ -31,31 +35,40 @@ class Token:
     text: str
 
 
-@dataclass(frozen=True)
-class Section:
-    """One ;-separated section of a number format."""
+@dataclass(frozen=True, slots=True)
+class _Digits:
+    """How a number section writes its digits."""
 
-    tokens: tuple[Token, ...]
-    conditional: bool = False
-
-    @property
-    def raw(self) -> str:
-        return "".join(token.text for token in self.tokens if token.kind == "raw")
-
-    @property
-    def is_general(self) -> bool:
-        return "general" in self.raw.lower()
+    integer_places: str  # the 0 # ? placeholders before the point
+    fraction_places: str  # and after it
+    has_point: bool
+    thousands: bool
+    exponent: tuple[bool, int] | None  # (sign always shown, exponent digits) for E+00
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
+class _Section:
+    """One ;-separated section, compiled: what it writes around the number and how."""
+
+    kind: str  # "general", "number", "literal", "date", "fallback"
+    before: str = ""
+    after: str = ""
+    scale: Decimal = Decimal(1)
+    digits: _Digits | None = None
+    date: DatePattern | None = None
+    text_template: tuple[Token, ...] | None = None  # a section holding @
+
+
+@dataclass(frozen=True, slots=True)
 class NumberFormat:
-    """A parsed number format code."""
+    """A compiled number format code."""
 
-    sections: tuple[Section, ...] = field(default_factory=tuple)
+    sections: tuple[_Section, ...]
+    conditional: bool
 
     @property
     def is_date(self) -> bool:
-        return bool(self.sections) and is_date_section(self.sections[0].tokens)
+        return self.sections[0].kind == "date"
 
 
 def format_cell(value: object, number_format: str | None = None) -> str:
@@ -64,13 +77,12 @@ def format_cell(value: object, number_format: str | None = None) -> str:
         return ""
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
-    if isinstance(value, str):
-        return _format_text(value, parse_format(number_format or "General"))
     fmt = parse_format(number_format or "General")
+    if isinstance(value, str):
+        return _format_text(value, fmt)
     if isinstance(value, datetime | date | time | timedelta):
-        if fmt.is_date:
-            return format_datetime(value, fmt.sections[0].tokens)
-        return _iso(value)
+        pattern = fmt.sections[0].date
+        return pattern.format(value) if pattern else _iso(value)
     if isinstance(value, int | float | Decimal):
         return format_number(value, fmt)
     return str(value)
@@ -78,9 +90,9 @@ def format_cell(value: object, number_format: str | None = None) -> str:
 
 @lru_cache(maxsize=1024)
 def parse_format(code: str) -> NumberFormat:
-    """Parse a format code into sections of tokens (cached: sheets reuse a few codes)."""
+    """Compile a format code (cached: sheets reuse a few codes)."""
     code = _LOCALE_BUILTINS.get(code, code)
-    sections: list[Section] = []
+    sections: list[tuple[Token, ...]] = []
     tokens: list[Token] = []
     conditional = False
     i = 0
@@ -110,14 +122,14 @@ def parse_format(code: str) -> NumberFormat:
             tokens.append(Token("ampm", code[i : i + 3]))
             i += 3
         elif char == ";":
-            sections.append(Section(tuple(tokens), conditional))
-            tokens, conditional = [], False
+            sections.append(tuple(tokens))
+            tokens = []
             i += 1
         else:
             tokens.append(Token("raw", char))
             i += 1
-    sections.append(Section(tuple(tokens), conditional))
-    return NumberFormat(tuple(sections))
+    sections.append(tuple(tokens))
+    return NumberFormat(tuple(_compile(section) for section in sections), conditional)
 
 
 def _bracket(content: str) -> list[Token]:
@@ -130,29 +142,111 @@ def _bracket(content: str) -> list[Token]:
     return []  # a colour, a condition or a locale: no text
 
 
-def format_number(value: int | float | Decimal, fmt: NumberFormat) -> str:
-    """A number under a parsed format: the section its sign selects, General as fallback."""
+def _compile(tokens: tuple[Token, ...]) -> _Section:
+    raw = "".join(t.text for t in tokens if t.kind == "raw")
+    template = tokens if "@" in raw else None
+    if "general" in raw.lower():
+        return _general_section(tokens, template)
+    if is_date_section(tokens):
+        return _Section("date", date=date_pattern(tokens), text_template=template)
+    if "/" in raw:
+        return _Section("fallback", text_template=template)  # fractions (# ?/?)
+    places = [i for i, t in enumerate(tokens) if t.kind == "raw" and t.text in _PLACEHOLDERS]
+    if not places:
+        literal = "".join(t.text for t in tokens if t.kind == "lit" or _shown_raw(t))
+        return _Section("literal", before=literal, text_template=template)
+    return _number_section(tokens, places[0], places[-1], template)
+
+
+def _general_section(tokens: tuple[Token, ...], template: tuple[Token, ...] | None) -> _Section:
+    before: list[str] = []
+    after: list[str] = []
+    seen, run = False, ""
+    for token in tokens:
+        if token.kind == "raw":
+            run += token.text
+            seen = seen or "general" in run.lower()
+        elif token.kind == "lit":
+            (after if seen else before).append(token.text)
+    return _Section("general", "".join(before), "".join(after), text_template=template)
+
+
+def _number_section(
+    tokens: tuple[Token, ...], first: int, last: int, template: tuple[Token, ...] | None
+) -> _Section:
+    exponent_at = next(
+        (
+            i
+            for i in range(first, last)
+            if tokens[i].kind == "raw" and tokens[i].text in "Ee" and tokens[i + 1].text in "+-"
+        ),
+        None,
+    )
+    number_end = exponent_at if exponent_at is not None else last + 1
+    spec = "".join(t.text for t in tokens[first:number_end] if t.kind == "raw")
+    integer_spec, _, fraction_spec = spec.partition(".")
+    exponent = None
+    if exponent_at is not None:
+        width = sum(1 for t in tokens[exponent_at + 2 : last + 1] if t.text in _PLACEHOLDERS)
+        exponent = (tokens[exponent_at + 1].text == "+", width or 1)
+    scale = Decimal(1)
+    before: list[str] = []
+    after: list[str] = []
+    trailing_commas = True
+    for i, token in enumerate(tokens):
+        if first <= i <= last:
+            continue
+        if token.kind == "raw" and token.text == "," and i > last and trailing_commas:
+            scale /= 1000  # commas right after the digits divide by a thousand each
+            continue
+        if i > last:
+            trailing_commas = False
+        if token.kind == "raw" and token.text == "%":
+            scale *= 100
+        text = token.text if token.kind == "lit" or _shown_raw(token) else ""
+        (before if i < first else after).append(text)
+    digits = _Digits(
+        integer_places="".join(c for c in integer_spec if c in _PLACEHOLDERS),
+        fraction_places="".join(c for c in fraction_spec if c in _PLACEHOLDERS),
+        has_point="." in spec,
+        thousands="," in integer_spec.strip(","),
+        exponent=exponent,
+    )
+    return _Section("number", "".join(before), "".join(after), scale, digits, None, template)
+
+
+def _shown_raw(token: Token) -> bool:
+    return token.kind == "raw" and token.text != "@"
+
+
+def format_number(value: Number, fmt: NumberFormat) -> str:
+    """A number under a compiled format: the section its sign selects, General as fallback."""
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
     sections = fmt.sections
-    if not sections or any(section.conditional for section in sections):
+    if fmt.conditional:
         return format_general(value)
     section, absolute = sections[0], False
     if value < 0 and len(sections) >= 2:
         section, absolute = sections[1], True
     elif value == 0 and len(sections) >= 3:
         section = sections[2]
-    if section.is_general:
-        text = format_general(abs(value) if absolute else value)
-        return _literals_around(section, text)
-    if is_date_section(section.tokens):
+    if absolute:
+        value = abs(value)
+    if section.kind == "general":
+        return section.before + format_general(value) + section.after
+    if section.kind == "literal":
+        return section.before
+    if section.kind != "number" or section.digits is None:
         return format_general(value)
-    if any(token.kind == "raw" and token.text == "/" for token in section.tokens):
-        return format_general(value)  # fractions (# ?/?) are not supported
-    return _format_with(section, abs(value) if absolute else value)
+    number = _decimal(value) * section.scale
+    digits = section.digits
+    shown = _scientific(number, digits) if digits.exponent else _fixed(number, digits)
+    negative = number < 0 and shown.strip("0., ") != ""
+    return ("-" if negative else "") + section.before + shown + section.after
 
 
-def format_general(value: int | float | Decimal) -> str:
+def format_general(value: Number) -> str:
     """A number as Excel's General format shows it (15 significant digits, no float noise)."""
     if isinstance(value, int):
         return str(value)
@@ -166,104 +260,33 @@ def format_general(value: int | float | Decimal) -> str:
     return text
 
 
-def _literals_around(section: Section, text: str) -> str:
-    before: list[str] = []
-    after: list[str] = []
-    seen_general = False
-    raw_run = ""
-    for token in section.tokens:
-        if token.kind == "raw":
-            raw_run += token.text
-            if "general" in raw_run.lower():
-                seen_general = True
-            continue
-        if token.kind == "lit":
-            (after if seen_general else before).append(token.text)
-    return "".join(before) + text + "".join(after)
-
-
-def _format_with(section: Section, value: int | float | Decimal) -> str:
-    tokens = section.tokens
-    places = [i for i, t in enumerate(tokens) if t.kind == "raw" and t.text in _PLACEHOLDERS]
-    if not places:
-        return "".join(t.text for t in tokens if t.kind == "lit" or _shown_raw(t))
-    first, last = places[0], places[-1]
-    exponent_at = _exponent_index(tokens, first, last)
-    number_end = exponent_at if exponent_at is not None else last + 1
-    spec = "".join(t.text for t in tokens[first:number_end] if t.kind == "raw")
-    scale = Decimal(1)
-    prefix, suffix = [], []
-    for i, token in enumerate(tokens):
-        if first <= i <= last:
-            continue
-        if token.kind == "raw" and token.text == "%":
-            scale *= 100
-        if token.kind == "raw" and token.text == "," and i == last + 1 + _commas_before(tokens, i):
-            scale /= 1000  # a trailing comma divides by a thousand and shows nothing
-            continue
-        text = token.text if token.kind == "lit" or _shown_raw(token) else ""
-        (prefix if i < first else suffix).append(text)
-    number = _decimal(value) * scale
-    if exponent_at is not None:
-        digits = _scientific(number, spec, tokens[exponent_at : last + 1])
-    else:
-        digits = _fixed(number, spec)
-    negative = number < 0 and digits.strip("0.,") != ""
-    return ("-" if negative else "") + "".join(prefix) + digits + "".join(suffix)
-
-
-def _commas_before(tokens: tuple[Token, ...], index: int) -> int:
-    """How many commas directly precede tokens[index] (for runs of scaling commas)."""
-    count = 0
-    while index - 1 - count >= 0 and tokens[index - 1 - count].text == ",":
-        count += 1
-    return count
-
-
-def _shown_raw(token: Token) -> bool:
-    return token.kind == "raw" and token.text not in "@"
-
-
-def _exponent_index(tokens: tuple[Token, ...], first: int, last: int) -> int | None:
-    for i in range(first, last):
-        token = tokens[i]
-        if token.kind == "raw" and token.text in "Ee" and tokens[i + 1].text in "+-":
-            return i
-    return None
-
-
-def _decimal(value: int | float | Decimal) -> Decimal:
+def _decimal(value: Number) -> Decimal:
     try:
         return Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
     except InvalidOperation:
         return Decimal(0)
 
 
-def _fixed(number: Decimal, spec: str) -> str:
-    integer_spec, _, fraction_spec = spec.partition(".")
-    has_point = "." in spec
-    fraction_places = [c for c in fraction_spec if c in _PLACEHOLDERS]
-    rounded = abs(number).quantize(Decimal(1).scaleb(-len(fraction_places)), ROUND_HALF_UP)
+def _fixed(number: Decimal, digits: _Digits) -> str:
+    places = len(digits.fraction_places)
+    rounded = abs(number).quantize(Decimal(1).scaleb(-places), ROUND_HALF_UP)
     whole, _, fraction = f"{rounded:f}".partition(".")
-    fraction = _fraction_digits(fraction, fraction_places)
-    integer = _integer_digits(whole, integer_spec)
-    return integer + ("." + fraction if has_point else "")
+    text = _integer_digits(whole, digits)
+    if digits.has_point:
+        text += "." + _fraction_digits(fraction, digits.fraction_places)
+    return text
 
 
-def _integer_digits(whole: str, integer_spec: str) -> str:
-    places = [c for c in integer_spec if c in _PLACEHOLDERS]
-    thousands = "," in integer_spec.strip(",")
-    minimum = places.count("0")
-    digits = whole.lstrip("0")
-    if len(digits) < minimum:
-        digits = digits.rjust(minimum, "0")
-    if thousands and digits:
-        digits = f"{int(digits):,}"
-    padding = places[: max(0, len(places) - len(digits))].count("?")
-    return " " * padding + digits
+def _integer_digits(whole: str, digits: _Digits) -> str:
+    places = digits.integer_places
+    shown = whole.lstrip("0").rjust(places.count("0"), "0")
+    if digits.thousands and shown:
+        shown = f"{int(shown):,}"
+    padding = places[: max(0, len(places) - len(shown))].count("?")
+    return " " * padding + shown
 
 
-def _fraction_digits(fraction: str, places: list[str]) -> str:
+def _fraction_digits(fraction: str, places: str) -> str:
     shown = list(fraction.ljust(len(places), "0"))
     for i in range(len(places) - 1, -1, -1):
         if places[i] == "0" or shown[i] != "0":
@@ -272,37 +295,28 @@ def _fraction_digits(fraction: str, places: list[str]) -> str:
     return "".join(shown)
 
 
-def _scientific(number: Decimal, spec: str, exponent_tokens: tuple[Token, ...]) -> str:
-    integer_spec, _, fraction_spec = spec.partition(".")
-    decimals = sum(1 for c in fraction_spec if c in _PLACEHOLDERS)
-    sign_shown = exponent_tokens[1].text == "+"
-    exponent_width = sum(1 for t in exponent_tokens[2:] if t.text in _PLACEHOLDERS) or 1
-    if number == 0:
-        mantissa, exponent = Decimal(0), 0
-    else:
-        exponent = abs(number).adjusted()
-        mantissa = abs(number).scaleb(-exponent)
-    mantissa = mantissa.quantize(Decimal(1).scaleb(-decimals), ROUND_HALF_UP)
+def _scientific(number: Decimal, digits: _Digits) -> str:
+    assert digits.exponent is not None
+    sign_shown, width = digits.exponent
+    decimals = len(digits.fraction_places)
+    exponent = abs(number).adjusted() if number else 0
+    mantissa = abs(number).scaleb(-exponent).quantize(Decimal(1).scaleb(-decimals), ROUND_HALF_UP)
     if mantissa >= 10:
         mantissa, exponent = (mantissa / 10).quantize(Decimal(1).scaleb(-decimals)), exponent + 1
     whole, _, fraction = f"{mantissa:f}".partition(".")
-    fraction_places = [c for c in fraction_spec if c in _PLACEHOLDERS]
-    text = _integer_digits(whole, integer_spec or "0")
-    if "." in spec:
-        text += "." + _fraction_digits(fraction, fraction_places)
+    text = _integer_digits(whole, digits)
+    if digits.has_point:
+        text += "." + _fraction_digits(fraction, digits.fraction_places)
     sign = "-" if exponent < 0 else ("+" if sign_shown else "")
-    return f"{text}E{sign}{abs(exponent):0{exponent_width}d}"
+    return f"{text}E{sign}{abs(exponent):0{width}d}"
 
 
 def _format_text(value: str, fmt: NumberFormat) -> str:
-    text_section = next(
-        (s for s in fmt.sections if any(t.kind == "raw" and t.text == "@" for t in s.tokens)),
-        None,
-    )
-    if text_section is None:
+    template = next((s.text_template for s in fmt.sections if s.text_template), None)
+    if template is None:
         return value
     parts = []
-    for token in text_section.tokens:
+    for token in template:
         if token.kind == "lit":
             parts.append(token.text)
         elif token.kind == "raw" and token.text == "@":
