@@ -40,13 +40,16 @@ class DocumentFormat(StrEnum):
 
     @property
     def is_office(self) -> bool:
-        """True for formats LibreOffice turns into PDF (`drac render` still renders workbooks)."""
+        """True for formats LibreOffice turns into PDF (spreadsheets too: `drac render` shows
+        them, though ingest reads them as tables)."""
         return self in (
             DocumentFormat.DOCX,
             DocumentFormat.PPTX,
             DocumentFormat.XLSX,
             DocumentFormat.XLS,
             DocumentFormat.ODS,
+            DocumentFormat.CSV,
+            DocumentFormat.TSV,
             DocumentFormat.HTML,
         )
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from PIL import Image, ImageSequence, UnidentifiedImageError
 
+from drac.documents.delimited import SAMPLE_CHARS, sniff_delimiter
 from drac.documents.detect import DocumentFormat
 from drac.errors import DocumentError
 
@@ -31,6 +32,8 @@ _SUFFIX = {
     DocumentFormat.XLSX: ".xlsx",
     DocumentFormat.XLS: ".xls",
     DocumentFormat.ODS: ".ods",
+    DocumentFormat.CSV: ".csv",
+    DocumentFormat.TSV: ".tsv",
     DocumentFormat.HTML: ".html",
 }
 
@@ -107,7 +110,7 @@ def libreoffice_convert(
             "--nodefault",
             "--norestore",
             "--nolockcheck",
-            *_import_filter(suffix),
+            *_import_filter(suffix, data),
             "--convert-to",
             target,
             "--outdir",
@@ -129,14 +132,22 @@ def libreoffice_convert(
         return result.read_bytes()
 
 
-def _import_filter(suffix: str) -> list[str]:
-    """LibreOffice import options: HTML is read as a Writer document, not as Writer/Web.
+def _import_filter(suffix: str, data: bytes) -> list[str]:
+    """LibreOffice import options: HTML is read as a Writer document, not as Writer/Web;
+    delimited text with its own delimiter, as UTF-8.
 
     Writer/Web lays HTML out with a blank first page and loses text of the first heading;
-    the Writer HTML filter keeps all text and paginates like a normal document.
+    the Writer HTML filter keeps all text and paginates like a normal document. Without
+    options LibreOffice guesses the CSV dialect from its own settings, not from the file.
     """
     if suffix.lower() in (".html", ".htm"):
         return ["--infilter=HTML (StarWriter)"]
+    if suffix.lower() in (".csv", ".tsv"):
+        text = data[: SAMPLE_CHARS * 4].decode("utf-8-sig", "replace")
+        fallback = "\t" if suffix.lower() == ".tsv" else ","
+        delimiter = sniff_delimiter(text) or fallback
+        # separator, text quote ("), character set (76: UTF-8), first line
+        return [f"--infilter=CSV:{ord(delimiter)},34,76,1"]
     return []
 
 

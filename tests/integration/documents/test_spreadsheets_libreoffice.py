@@ -9,7 +9,8 @@ from sheet_workbooks import sales_rows, xlsx
 
 from drac.documents.convert import ConversionOptions, convert_to_markdown
 from drac.documents.detect import DocumentFormat, detect_format
-from drac.documents.normalise import libreoffice_convert
+from drac.documents.normalise import libreoffice_convert, normalise_to_pdf
+from drac.documents.offline import offline_markdown
 from drac.documents.spreadsheets import SpreadsheetOptions, read_spreadsheet
 from drac.models import ElementKind
 from drac.parsing import parse_markdown
@@ -70,3 +71,11 @@ def test_an_ods_converts_without_rendering_one_page_per_sheet(workbook: bytes) -
     )  # fmt: skip
     assert (result.format, result.pages, result.status, result.model) == ("ods", 3, "ok", "none")
     assert "<!-- Page 3 -->\n\n## Dates" in result.markdown
+
+
+def test_a_semicolon_csv_still_renders_to_pages_with_its_own_delimiter() -> None:
+    """`drac render` (and any caller of normalise_to_pdf) still gets pages for a CSV."""
+    data = b"Name;City\nAna;Lisboa\nBen;Porto\n"
+    pdf = normalise_to_pdf(data, DocumentFormat.CSV, timeout_s=120)
+    [page] = offline_markdown(pdf)
+    assert "Lisboa" in page.markdown and "Ana;Lisboa" not in page.markdown
