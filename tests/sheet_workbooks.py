@@ -82,3 +82,17 @@ def with_cached_values(data: bytes, sheet_part: str, values: dict[str, str]) -> 
                 content = text.encode()
             target.writestr(item, content)
     return out.getvalue()
+
+
+def patched(data: bytes, part: str, old: bytes, new: bytes) -> bytes:
+    """The package with `old` replaced by `new` in one part (to damage it on purpose)."""
+    source = zipfile.ZipFile(io.BytesIO(data))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+        for item in source.infolist():
+            content = source.read(item.filename)
+            if item.filename == part:
+                assert old in content, f"{old!r} not in {part}"
+                content = content.replace(old, new)
+            target.writestr(item, content)
+    return out.getvalue()

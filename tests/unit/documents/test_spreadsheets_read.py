@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date, datetime
 
 import pytest
-from sheet_workbooks import sales_rows, with_cached_values, xlsx
+from sheet_workbooks import patched, sales_rows, with_cached_values, xlsx
 
 from drac.documents.detect import DocumentFormat
 from drac.documents.spreadsheets import (
@@ -280,3 +280,12 @@ def test_stored_rows_tell_how_a_spreadsheet_was_read_and_a_replan_says_to_reinge
     advice = table_rows_advice("xlsx", piped, Strategy(table_rows="sentences"))
     assert advice and "--force" in advice and "--table-rows sentences" in advice
     assert table_rows_advice("markdown", piped, Strategy(table_rows="sentences")) is None
+
+
+def test_a_damaged_workbook_is_a_document_error() -> None:
+    data = xlsx({"S": [["a", "b"], ["x", "y"]]})
+    broken = patched(data, "xl/worksheets/sheet1.xml", b"<sheetData>", b"<sheetData><row><c r=")
+    with pytest.raises(DocumentError, match="sheet 'S' is damaged"):
+        read(broken, DocumentFormat.XLSX)
+    with pytest.raises(DocumentError, match="cannot read the workbook"):
+        read(b"PK\x03\x04 not a zip at all", DocumentFormat.XLSX)

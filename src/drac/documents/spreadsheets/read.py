@@ -139,12 +139,21 @@ def _result(
             "element limit were split by column groups, each repeating the first column"
         )
     return SpreadsheetResult(
-        markdown="".join(out).rstrip("\n") + "\n",
+        markdown=_joined(out),
         format=fmt.value,
         sheets=sheets,
         rows=stats.rows,
         warnings=warnings,
     )
+
+
+def _joined(out: list[str]) -> str:
+    """The pieces as one text ending in a single newline, copied once (it may be large)."""
+    while out and not out[-1].strip():
+        out.pop()
+    if out:
+        out[-1] = out[-1].rstrip("\n") + "\n"
+    return "".join(out)
 
 
 def _one_line(text: str) -> str:

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from datetime import date, time, timedelta
 from decimal import Decimal
 from typing import IO, Any
+from xml.etree import ElementTree
 
 from openpyxl import load_workbook
-from openpyxl.utils.exceptions import InvalidFileException
 
 from drac.documents.spreadsheets.grid import RowSource, SheetGrid
 from drac.documents.spreadsheets.numfmt import format_cell
@@ -26,6 +26,7 @@ from drac.errors import DocumentError
 # Rows spooled in memory up to this size, on disk beyond it.
 _SPOOL_BYTES = 16 * 1024 * 1024
 _FORMATTED = (int, float, Decimal, date, time, timedelta)
+_DAMAGED = (ElementTree.ParseError, zipfile.BadZipFile, EOFError, KeyError, ValueError)
 
 
 @dataclass
@@ -45,8 +46,8 @@ def open_workbook(data: bytes) -> Iterator[Workbook]:
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         book = load_workbook(io.BytesIO(data), read_only=True, data_only=True, keep_links=False)
-    except (InvalidFileException, zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
-        raise DocumentError(f"cannot read the workbook: {exc}") from exc
+    except Exception as exc:  # openpyxl raises many kinds on damaged parts; all mean the same
+        raise DocumentError(f"cannot read the workbook: {type(exc).__name__}: {exc}") from exc
     try:
         title = (book.properties.title or "").strip() or None
         workbook = Workbook(title=title)
@@ -58,17 +59,23 @@ def open_workbook(data: bytes) -> Iterator[Workbook]:
 
 
 def _sheets(book: Any, archive: zipfile.ZipFile, warnings: list[str]) -> Iterator[SheetGrid]:
-    parts = sheet_parts(archive)
+    try:
+        parts = sheet_parts(archive)
+    except _DAMAGED as exc:
+        raise DocumentError(f"cannot read the workbook's sheet list: {exc}") from exc
     for sheet in book.worksheets:
         if sheet.sheet_state != "visible":
             warnings.append(f"sheet {sheet.title!r} is hidden: skipped")
             continue
         part = parts.get(sheet.title)
-        merges = merged_ranges(archive, part) if part else []
         with tempfile.SpooledTemporaryFile(
             max_size=_SPOOL_BYTES, mode="w+", newline="", encoding="utf-8"
         ) as spool:
-            columns = _spool(sheet, merges, spool)
+            try:
+                merges = merged_ranges(archive, part) if part else []
+                columns = _spool(sheet, merges, spool)
+            except _DAMAGED as exc:
+                raise DocumentError(f"sheet {sheet.title!r} is damaged: {exc}") from exc
             if not columns:
                 warnings.append(f"sheet {sheet.title!r} is empty: skipped")
                 continue
