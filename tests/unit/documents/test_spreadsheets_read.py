@@ -289,3 +289,14 @@ def test_a_damaged_workbook_is_a_document_error() -> None:
         read(broken, DocumentFormat.XLSX)
     with pytest.raises(DocumentError, match="cannot read the workbook"):
         read(b"PK\x03\x04 not a zip at all", DocumentFormat.XLSX)
+
+
+@pytest.mark.parametrize("caption", ["# Totals", "```", "---", "<div>"])
+def test_a_caption_or_header_starting_like_markdown_syntax_stays_a_paragraph(caption: str):
+    data = xlsx({"S": [[caption], ["# of units", "Item", "Price"], [5, "bolt", 2]]})
+    plain = elements(read(data, DocumentFormat.XLSX).markdown)
+    assert [e.level for e in plain if e.is_heading] == [1, 2]
+    assert plain[2].kind is ElementKind.PARAGRAPH and plain[2].text == "\\" + caption
+    prose = elements(read(data, DocumentFormat.XLSX, table_rows="sentences").markdown)
+    assert [e.level for e in prose if e.is_heading] == [1, 2]
+    assert prose[-1].text == "\\# of units: 5; Item: bolt; Price: 2."

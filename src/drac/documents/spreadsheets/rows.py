@@ -15,8 +15,9 @@ _PIPE = re.compile(r"(\\*)\|")
 Fits = Callable[[list[tuple[str, str]]], bool]
 # Below this many characters per piece, repeating the key would drown the cell's text.
 _MIN_PIECE = 100
-# A sentence starting like these would become a heading, a code fence or an HTML block.
-_BLOCK_STARTS = ("#", "```", "~~~", "<")
+# A paragraph starting like this would become a heading, a code fence, an HTML block or a
+# thematic break (which is no content at all).
+_BLOCK_START = re.compile(r"#|```|~~~|<|(?:[-*_][ \t]*){3,}$")
 
 
 def pipe_cell(text: str) -> str:
@@ -32,11 +33,15 @@ def sentence_text(text: str) -> str:
     return _NEWLINES.sub("<br>", text.strip()).replace("<!--", "&lt;!--")
 
 
+def paragraph(text: str) -> str:
+    """One-line text as a paragraph the parser keeps as such (a leading block marker is
+    backslash-escaped, as Markdown escapes it)."""
+    return "\\" + text if _BLOCK_START.match(text) else text
+
+
 def sentence(pairs: Sequence[tuple[str, str]]) -> str:
     """'Header: value; Header: value.' for the pairs whose value is not empty."""
-    body = "; ".join(f"{name}: {value}" for name, value in pairs if value)
-    text = body + "."
-    return "\\" + text if text.startswith(_BLOCK_STARTS) else text
+    return paragraph("; ".join(f"{name}: {value}" for name, value in pairs if value) + ".")
 
 
 @dataclass

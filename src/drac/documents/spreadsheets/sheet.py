@@ -10,7 +10,13 @@ from itertools import chain
 from openpyxl.utils import get_column_letter
 
 from drac.documents.spreadsheets.grid import SheetGrid
-from drac.documents.spreadsheets.rows import PipeRows, RowStats, SentenceRows, sentence_text
+from drac.documents.spreadsheets.rows import (
+    PipeRows,
+    RowStats,
+    SentenceRows,
+    paragraph,
+    sentence_text,
+)
 from drac.models import TableRows
 
 # A cell a header row would not hold: a number, an amount, a percentage, a date, a time.
@@ -45,7 +51,7 @@ def write_sheet(
         captions.append(caption)
     if heading:
         out.append(heading + "\n\n")
-    out.extend(sentence_text(caption) + "\n\n" for caption in captions)
+    out.extend(paragraph(sentence_text(caption)) + "\n\n" for caption in captions)
     if first is None:
         return RowStats()
     letters = [get_column_letter(index + 1) for index in grid.columns]
