@@ -115,9 +115,7 @@ def _is_minutes(index: int, units: list[tuple[str, str]]) -> bool:
     return bool(after and (after[1] == "s" or (after[1] == "elapsed" and after[2][0] == "s")))
 
 
-def _render(
-    kind: str, text: str, moment: datetime, elapsed: timedelta, twelve_hour: bool
-) -> str:
+def _render(kind: str, text: str, moment: datetime, elapsed: timedelta, twelve_hour: bool) -> str:
     width = len(text)
     if kind == "y":
         return f"{moment.year % 100:02d}" if width <= 2 else f"{moment.year:04d}"
