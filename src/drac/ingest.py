@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from drac.documents.spreadsheets import SpreadsheetOptions
 from drac.errors import DocumentError
 from drac.models import DocumentStatus, Element, ParseConfig, Section, Strategy
 from drac.parsing import normalise_newlines, parse_markdown
@@ -35,6 +36,13 @@ def element_config(strategy: Strategy, base: ParseConfig | None = None) -> Parse
     base = base or ParseConfig()
     fitting = max(100, strategy.hard_limit_chars - CHUNK_HEADROOM)
     return ParseConfig(max_element_chars=min(base.max_element_chars, fitting))
+
+
+def spreadsheet_options(strategy: Strategy) -> SpreadsheetOptions:
+    """How a spreadsheet is written for this strategy: its table rows (pipe or sentences),
+    and no row (with its header) longer than the parser's element limit, so the same
+    strategy gives the same Markdown, and the same element ids, in both runtimes."""
+    return SpreadsheetOptions.for_strategy(strategy, element_config(strategy))
 
 
 def parse_document(

@@ -74,6 +74,10 @@ class Section(Frozen):
     )
 
 
+TableRows = Literal["pipe", "sentences"]
+"""How a spreadsheet row is written: a pipe-table row under its header, or a sentence."""
+
+
 class Strategy(Frozen):
     """How to plan chunks: planner choice and size policy."""
 
@@ -96,6 +100,11 @@ class Strategy(Frozen):
         description="planner preview length (half right after a heading)",
     )
     planner_model: str | None = None
+    table_rows: TableRows = Field(
+        default="pipe",
+        description="spreadsheet rows as pipe-table rows or 'Column: value; ...' sentences "
+        "(read at ingest; a re-plan keeps the stored elements)",
+    )
 
     @model_validator(mode="after")
     def _sizes_are_ordered(self) -> Strategy:

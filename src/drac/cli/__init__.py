@@ -13,8 +13,8 @@ import click
 from drac import __version__
 
 COMMANDS: dict[str, tuple[str, str]] = {
-    "ingest": ("drac.cli.ingest_commands", "Ingest files or folders (PDF, DOCX, PPTX, XLSX, "
-               "HTML, Markdown, text, scans)."),
+    "ingest": ("drac.cli.ingest_commands", "Ingest files or folders (PDF, DOCX, PPTX, HTML, "
+               "spreadsheets, Markdown, text, scans)."),
     "replan": ("drac.cli.ingest_commands", "Plan stored documents again (all, or those named) "
                "without converting anything."),
     "remove": ("drac.cli.ingest_commands", "Forget ingested files: a document no remaining "

@@ -25,6 +25,7 @@ from drac.cli.options import (
     strategy_options,
     workspace_option,
 )
+from drac.documents.spreadsheets import SPREADSHEET_FORMATS, table_rows_advice
 from drac.errors import DracError, WorkspaceError
 from drac.local.pipeline import (
     IngestSettings,
@@ -35,7 +36,7 @@ from drac.local.pipeline import (
     replan_document,
 )
 from drac.local.workspace import Workspace
-from drac.models import Strategy
+from drac.models import DocumentRecord, Strategy
 
 
 def _progress() -> Progress:
@@ -75,7 +76,7 @@ def ingest(
     jobs: int,
     as_json: bool,
 ) -> None:
-    """Ingest files or folders (PDF, DOCX, PPTX, XLSX, HTML, Markdown, text, scans)."""
+    """Ingest files or folders (PDF, DOCX, PPTX, HTML, spreadsheets, Markdown, text, scans)."""
     vision, text_model = build_models(model, strategy)
     files, outcomes = collect_inputs(list(paths))
     for missing in outcomes:
@@ -165,6 +166,14 @@ def _report(outcomes: list[Outcome], as_json: bool) -> None:
         raise SystemExit(1)
 
 
+def _table_rows_note(ws: Workspace, record: DocumentRecord, strategy: Strategy) -> list[str]:
+    """Say so when a spreadsheet's stored rows are written another way than asked."""
+    if record.format not in SPREADSHEET_FORMATS:
+        return []
+    advice = table_rows_advice(record.format, ws.get_elements(record.document_id), strategy)
+    return [advice] if advice else []
+
+
 @cli.command()
 @click.argument("documents", nargs=-1)
 @workspace_option
@@ -191,7 +200,9 @@ def replan(
             task = progress.add_task("replan", total=len(records))
             for record in records:
                 try:
-                    outcomes.append(replan_document(record, ws, strategy, text_model=text_model))
+                    outcome = replan_document(record, ws, strategy, text_model=text_model)
+                    outcome.warnings[:0] = _table_rows_note(ws, record, strategy)
+                    outcomes.append(outcome)
                 except DracError as exc:
                     outcomes.append(
                         Outcome(

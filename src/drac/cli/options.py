@@ -72,7 +72,14 @@ def _plain(value: Any) -> Any:
     return value
 
 
-_STRATEGY_OVERRIDES = ("planner", "target_chars", "hard_limit_chars", "min_chars", "section_budget")
+_STRATEGY_OVERRIDES = (
+    "planner",
+    "target_chars",
+    "hard_limit_chars",
+    "min_chars",
+    "section_budget",
+    "table_rows",
+)
 
 
 def strategy_options(function: F) -> F:
@@ -113,6 +120,13 @@ def strategy_options(function: F) -> F:
         ),
         click.option(
             "--section-budget", type=int, default=None, help="Content elements per planner call."
+        ),
+        click.option(
+            "--table-rows",
+            type=click.Choice(["pipe", "sentences"]),
+            default=None,
+            help="Spreadsheet rows as pipe-table rows (default) or 'Column: value; ...' "
+            "sentences; read at ingest (a re-plan keeps the stored rows).",
         ),
     ]
     decorated: Any = resolved

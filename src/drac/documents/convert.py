@@ -13,8 +13,12 @@ from drac.documents.detect import DocumentFormat, detect_format
 from drac.documents.normalise import normalise_to_pdf
 from drac.documents.offline import offline_markdown
 from drac.documents.render import PageImage, RenderOptions, batched, page_count, render_pages
+from drac.documents.spreadsheets import SpreadsheetOptions, read_spreadsheet
+from drac.documents.text import decode_text
 from drac.errors import DocumentError
 from drac.ports import Ledger, MemoryLedger, VisionModel
+
+__all__ = ["ConversionOptions", "ConversionResult", "convert_to_markdown", "decode_text"]
 
 OFFLINE_MODEL = "offline"
 Progress = Callable[[int, int], None]
@@ -61,12 +65,14 @@ def convert_to_markdown(
     ledger: Ledger,
     document_id: str,
     progress: Progress | None = None,
+    spreadsheet: SpreadsheetOptions | None = None,
 ) -> ConversionResult:
     """Convert one document to retrieval-friendly Markdown (raises DocumentError when impossible).
 
-    Markdown and text are used as-is; other formats are normalised to PDF, rendered and
-    converted in page batches by the vision model (or offline from the text layer when
-    `vision` is None). A failed batch becomes error markers and the result is "partial".
+    Markdown and text are used as-is; spreadsheets are read as tables (`spreadsheet` says
+    how; one page per sheet); other formats are normalised to PDF, rendered and converted
+    in page batches by the vision model (or offline from the text layer when `vision` is
+    None). A failed batch becomes error markers and the result is "partial".
     """
     if len(data) > options.max_file_bytes:
         raise DocumentError(
@@ -84,6 +90,19 @@ def convert_to_markdown(
             warnings=warnings,
             model="none",
         )
+    if detection.format.is_spreadsheet:
+        sheet_options = (spreadsheet or SpreadsheetOptions()).model_copy(
+            update={"libreoffice_timeout_s": options.libreoffice_timeout_s}
+        )
+        sheets = read_spreadsheet(data, detection.format, filename, sheet_options)
+        return ConversionResult(
+            markdown=sheets.markdown,
+            format=sheets.format,
+            pages=sheets.sheets,
+            status="ok",
+            warnings=[*warnings, *sheets.warnings],
+            model="none",
+        )
     pdf = normalise_to_pdf(
         data,
         detection.format,
@@ -99,19 +118,6 @@ def convert_to_markdown(
     if detection.format is not DocumentFormat.PDF:
         result.normalised_pdf = pdf
     return result
-
-
-def decode_text(data: bytes) -> str:
-    """Return UTF-8 bytes (BOM allowed) as text with "\\n" newlines; DocumentError otherwise."""
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise DocumentError(
-            f"not valid UTF-8 text (invalid byte 0x{data[exc.start]:02x} at offset {exc.start})"
-        ) from exc
-    if "\x00" in text:
-        raise DocumentError("not valid UTF-8 text: binary content (NUL bytes)")
-    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _convert_offline(

@@ -10,6 +10,8 @@ from pathlib import PurePath
 
 from pydantic import BaseModel, ConfigDict
 
+from drac.documents.delimited import is_single_column, looks_like_tsv, sniff_delimiter
+from drac.documents.ole import OLE_MAGIC, root_stream_names
 from drac.errors import DocumentError
 
 
@@ -20,6 +22,10 @@ class DocumentFormat(StrEnum):
     DOCX = "docx"
     PPTX = "pptx"
     XLSX = "xlsx"
+    XLS = "xls"
+    ODS = "ods"
+    CSV = "csv"
+    TSV = "tsv"
     HTML = "html"
     MARKDOWN = "markdown"
     TEXT = "text"
@@ -34,18 +40,39 @@ class DocumentFormat(StrEnum):
 
     @property
     def is_office(self) -> bool:
-        """True for formats LibreOffice turns into PDF."""
+        """True for formats LibreOffice turns into PDF (spreadsheets too: `drac render` shows
+        them, though ingest reads them as tables)."""
         return self in (
             DocumentFormat.DOCX,
             DocumentFormat.PPTX,
             DocumentFormat.XLSX,
+            DocumentFormat.XLS,
+            DocumentFormat.ODS,
+            DocumentFormat.CSV,
+            DocumentFormat.TSV,
             DocumentFormat.HTML,
         )
+
+    @property
+    def is_spreadsheet(self) -> bool:
+        """True for formats read as tables straight to Markdown (no rendering, no conversion)."""
+        return self in _SPREADSHEETS
 
     @property
     def is_image(self) -> bool:
         """True for raster image formats (scans)."""
         return self in (DocumentFormat.PNG, DocumentFormat.JPEG, DocumentFormat.TIFF)
+
+
+_SPREADSHEETS = frozenset(
+    {
+        DocumentFormat.XLSX,
+        DocumentFormat.XLS,
+        DocumentFormat.ODS,
+        DocumentFormat.CSV,
+        DocumentFormat.TSV,
+    }
+)
 
 
 class Detection(BaseModel):
@@ -66,6 +93,10 @@ EXTENSIONS: dict[str, DocumentFormat] = {
     ".pptm": DocumentFormat.PPTX,
     ".xlsx": DocumentFormat.XLSX,
     ".xlsm": DocumentFormat.XLSX,
+    ".xls": DocumentFormat.XLS,
+    ".ods": DocumentFormat.ODS,
+    ".csv": DocumentFormat.CSV,
+    ".tsv": DocumentFormat.TSV,
     ".html": DocumentFormat.HTML,
     ".htm": DocumentFormat.HTML,
     ".xhtml": DocumentFormat.HTML,
@@ -127,7 +158,10 @@ def _compatible(claimed: DocumentFormat, detected: DocumentFormat) -> bool:
     if claimed is detected:
         return True
     text_like = {DocumentFormat.MARKDOWN, DocumentFormat.TEXT}
-    return claimed in text_like and detected in text_like
+    if claimed in text_like and detected in text_like:
+        return True
+    # Excel's "Text (Tab delimited)" export is named .txt
+    return claimed is DocumentFormat.TEXT and detected is DocumentFormat.TSV
 
 
 def _sniff(data: bytes, claimed: DocumentFormat | None) -> DocumentFormat:
@@ -142,11 +176,8 @@ def _sniff(data: bytes, claimed: DocumentFormat | None) -> DocumentFormat:
         return DocumentFormat.TIFF
     if head.startswith(b"PK\x03\x04") or head.startswith(b"PK\x05\x06"):
         return _sniff_zip(data)
-    if head.startswith(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"):
-        raise DocumentError(
-            "unsupported format: OLE compound file (legacy .doc/.ppt/.xls or a "
-            "password-protected Office file); save it as DOCX, PPTX, XLSX or PDF without a password"
-        )
+    if head.startswith(OLE_MAGIC):
+        return _sniff_ole(data)
     for magic, name in _OTHER_BINARY:
         if head.startswith(magic):
             raise DocumentError(f"unsupported format: {name}")
@@ -181,24 +212,60 @@ def _is_pdf(head: bytes) -> bool:
     return b"\x00" in prefix
 
 
+def _sniff_ole(data: bytes) -> DocumentFormat:
+    names = root_stream_names(data)
+    # BIFF8 (Excel 97-2003) keeps its workbook in "Workbook", BIFF5 (Excel 5/95) in "Book"
+    if "Workbook" in names or "Book" in names:
+        return DocumentFormat.XLS
+    if "EncryptedPackage" in names:
+        raise DocumentError(
+            "unsupported format: password-protected Office file; save it without a password"
+        )
+    raise DocumentError(
+        "unsupported format: OLE compound file (legacy .doc/.ppt or a password-protected "
+        "Office file); save it as DOCX, PPTX, XLSX or PDF without a password"
+    )
+
+
+_ODF_SPREADSHEET = "application/vnd.oasis.opendocument.spreadsheet"
+_ODF_KINDS = {
+    "application/vnd.oasis.opendocument.text": "OpenDocument text (ODT); save it as DOCX or PDF",
+    "application/vnd.oasis.opendocument.presentation": (
+        "OpenDocument presentation (ODP); save it as PPTX or PDF"
+    ),
+}
+
+
 def _sniff_zip(data: bytes) -> DocumentFormat:
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             names = set(archive.namelist())
+            mimetype = _odf_mimetype(archive) if "mimetype" in names else ""
     except (zipfile.BadZipFile, ValueError, OSError) as exc:
         raise DocumentError(f"corrupt ZIP container (Office file?): {exc}") from exc
     for part, fmt in _OOXML_PARTS:
         if part in names:
             return fmt
+    if mimetype == _ODF_SPREADSHEET or mimetype.startswith(_ODF_SPREADSHEET + "-"):
+        return DocumentFormat.ODS  # the "-template" variant (.ots) reads the same way
     if "mimetype" in names:
-        raise DocumentError(
-            "unsupported format: OpenDocument (ODT/ODP/ODS); save it as DOCX, PPTX, XLSX or PDF"
+        kind = next(
+            (reason for prefix, reason in _ODF_KINDS.items() if mimetype.startswith(prefix)),
+            f"OpenDocument file ({mimetype or 'unknown kind'}); save it as DOCX, PPTX, XLSX, "
+            "ODS or PDF",
         )
+        raise DocumentError(f"unsupported format: {kind}")
     sample = ", ".join(sorted(names)[:5]) or "no files"
     raise DocumentError(
         "ZIP archive that is not a DOCX, PPTX or XLSX (none of word/document.xml, "
         f"ppt/presentation.xml, xl/workbook.xml; it holds {sample})"
     )
+
+
+def _odf_mimetype(archive: zipfile.ZipFile) -> str:
+    """The OpenDocument kind, which the "mimetype" member names (it is a few dozen bytes)."""
+    with archive.open("mimetype") as member:
+        return member.read(200).decode("ascii", "replace").strip()
 
 
 def _sniff_text(data: bytes, claimed: DocumentFormat | None) -> DocumentFormat:
@@ -217,9 +284,24 @@ def _sniff_text(data: bytes, claimed: DocumentFormat | None) -> DocumentFormat:
         raise DocumentError("empty document (only whitespace)")
     if _looks_like_html(data, claimed):
         return DocumentFormat.HTML
+    delimited = _sniff_delimited(text, claimed)
+    if delimited is not None:
+        return delimited
     if claimed is DocumentFormat.MARKDOWN or _MARKDOWN_HINT.search(text[:20000]):
         return DocumentFormat.MARKDOWN
     return DocumentFormat.TEXT
+
+
+def _sniff_delimited(text: str, claimed: DocumentFormat | None) -> DocumentFormat | None:
+    """CSV or TSV when the name says so and the content parses as one; TSV also when a text
+    file without such a name is plainly tab-separated data."""
+    if claimed in (DocumentFormat.CSV, DocumentFormat.TSV):
+        if sniff_delimiter(text) is not None or is_single_column(text):
+            return claimed
+        return None
+    if claimed is not DocumentFormat.MARKDOWN and looks_like_tsv(text):
+        return DocumentFormat.TSV
+    return None
 
 
 def _control_ratio(text: str) -> float:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from PIL import Image, ImageSequence, UnidentifiedImageError
 
+from drac.documents.delimited import SAMPLE_CHARS, sniff_delimiter
 from drac.documents.detect import DocumentFormat
 from drac.errors import DocumentError
 
@@ -29,6 +30,10 @@ _SUFFIX = {
     DocumentFormat.DOCX: ".docx",
     DocumentFormat.PPTX: ".pptx",
     DocumentFormat.XLSX: ".xlsx",
+    DocumentFormat.XLS: ".xls",
+    DocumentFormat.ODS: ".ods",
+    DocumentFormat.CSV: ".csv",
+    DocumentFormat.TSV: ".tsv",
     DocumentFormat.HTML: ".html",
 }
 
@@ -63,8 +68,8 @@ def find_soffice() -> str:
         if found:
             return found
     raise DocumentError(
-        "LibreOffice (soffice) is not installed; it is needed for DOCX, PPTX, XLSX and HTML "
-        "(run scripts/setup.sh)"
+        "LibreOffice (soffice) is not installed; it is needed for DOCX, PPTX, XLSX, XLS, ODS "
+        "and HTML (run scripts/setup.sh)"
     )
 
 
@@ -74,8 +79,21 @@ def libreoffice_to_pdf(data: bytes, suffix: str, *, timeout_s: float = 180.0) ->
     Each call uses its own LibreOffice profile, so calls may run concurrently. On timeout
     the whole LibreOffice process group is killed and DocumentError names the timeout.
     """
+    return libreoffice_convert(data, suffix, "pdf", timeout_s=timeout_s)
+
+
+def libreoffice_convert(
+    data: bytes, suffix: str, target: str, *, timeout_s: float = 180.0
+) -> bytes:
+    """Convert one file LibreOffice reads (its kind named by `suffix`, e.g. ".ods") to the
+    `target` format (a LibreOffice --convert-to extension: "pdf", "xlsx").
+
+    Same guarantees as `libreoffice_to_pdf`: a private profile per call, the process group
+    killed on timeout, DocumentError naming what failed.
+    """
     soffice = find_soffice()
     kind = suffix.lstrip(".").upper()
+    goal = target.upper()
     with tempfile.TemporaryDirectory(prefix="drac-lo-") as tmp:
         work = Path(tmp)
         source = work / f"document{suffix}"
@@ -92,34 +110,44 @@ def libreoffice_to_pdf(data: bytes, suffix: str, *, timeout_s: float = 180.0) ->
             "--nodefault",
             "--norestore",
             "--nolockcheck",
-            *_import_filter(suffix),
+            *_import_filter(suffix, data),
             "--convert-to",
-            "pdf",
+            target,
             "--outdir",
             str(outdir),
             str(source),
         ]
         env = {**os.environ, "HOME": tmp, "SAL_USE_VCLPLUGIN": "svp"}
-        stderr = _run_in_own_group(command, env=env, cwd=tmp, timeout_s=timeout_s, kind=kind)
-        result = outdir / "document.pdf"
+        stderr = _run_in_own_group(
+            command, env=env, cwd=tmp, timeout_s=timeout_s, what=f"the {kind} to {goal}"
+        )
+        result = outdir / f"document.{target}"
         if not result.is_file() or result.stat().st_size == 0:
             detail = stderr.strip().splitlines()[-1] if stderr.strip() else "no output"
             raise DocumentError(
-                f"LibreOffice could not convert the {kind} to PDF (damaged or not really "
+                f"LibreOffice could not convert the {kind} to {goal} (damaged or not really "
                 f"a {kind}?): {detail}"
             )
         _keep_profile(profile)
         return result.read_bytes()
 
 
-def _import_filter(suffix: str) -> list[str]:
-    """LibreOffice import options: HTML is read as a Writer document, not as Writer/Web.
+def _import_filter(suffix: str, data: bytes) -> list[str]:
+    """LibreOffice import options: HTML is read as a Writer document, not as Writer/Web;
+    delimited text with its own delimiter, as UTF-8.
 
     Writer/Web lays HTML out with a blank first page and loses text of the first heading;
-    the Writer HTML filter keeps all text and paginates like a normal document.
+    the Writer HTML filter keeps all text and paginates like a normal document. Without
+    options LibreOffice guesses the CSV dialect from its own settings, not from the file.
     """
     if suffix.lower() in (".html", ".htm"):
         return ["--infilter=HTML (StarWriter)"]
+    if suffix.lower() in (".csv", ".tsv"):
+        text = data[: SAMPLE_CHARS * 4].decode("utf-8-sig", "replace")
+        fallback = "\t" if suffix.lower() == ".tsv" else ","
+        delimiter = sniff_delimiter(text) or fallback
+        # separator, text quote ("), character set (76: UTF-8), first line
+        return [f"--infilter=CSV:{ord(delimiter)},34,76,1"]
     return []
 
 
@@ -146,7 +174,7 @@ def _keep_profile(profile: Path) -> None:
 
 
 def _run_in_own_group(
-    command: list[str], *, env: dict[str, str], cwd: str, timeout_s: float, kind: str
+    command: list[str], *, env: dict[str, str], cwd: str, timeout_s: float, what: str
 ) -> str:
     """Run a command in a new process group; kill the whole group on timeout."""
     try:
@@ -166,7 +194,7 @@ def _run_in_own_group(
     except subprocess.TimeoutExpired as exc:
         _kill_group(process)
         raise DocumentError(
-            f"LibreOffice timed out after {timeout_s:g} s converting the {kind} to PDF"
+            f"LibreOffice timed out after {timeout_s:g} s converting {what}"
         ) from exc
     finally:
         if process.poll() is None:

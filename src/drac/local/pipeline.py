@@ -18,7 +18,12 @@ from drac.commit import plan_chunks
 from drac.documents.convert import ConversionOptions, convert_to_markdown
 from drac.errors import DocumentError, DracError
 from drac.ids import ContentDigest
-from drac.ingest import ParsedDocument, parse_document, status_after_conversion
+from drac.ingest import (
+    ParsedDocument,
+    parse_document,
+    spreadsheet_options,
+    status_after_conversion,
+)
 from drac.local.workspace import Workspace
 from drac.models import (
     Chunk,
@@ -33,6 +38,7 @@ from drac.sectioning import make_sections
 
 DOCUMENT_SUFFIXES = frozenset(
     {".pdf", ".docx", ".pptx", ".xlsx", ".html", ".htm", ".md", ".markdown", ".txt"}
+    | {".xlsm", ".xls", ".ods", ".csv", ".tsv"}
     | {".png", ".jpg", ".jpeg", ".tif", ".tiff"}
 )
 """File endings picked up when a folder is ingested (files named explicitly are always tried)."""
@@ -185,6 +191,7 @@ def _ingest(
         ledger=workspace.ledger,
         document_id=record.document_id,
         progress=progress,
+        spreadsheet=spreadsheet_options(settings.strategy),
     )
     record.format = conversion.format
     record.pages = conversion.pages

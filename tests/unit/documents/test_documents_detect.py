@@ -1,4 +1,5 @@
 import io
+import struct
 import zipfile
 
 import pytest
@@ -96,3 +97,102 @@ def test_unknown_extension_gives_no_warning():
 def test_junk_and_unsupported_content_is_a_document_error(data: bytes, reason: str):
     with pytest.raises(DocumentError, match=reason):
         detect_format(data, "upload.docx")
+
+
+def _odf(mimetype: str) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("mimetype", mimetype)
+        archive.writestr("content.xml", "<office:document-content/>")
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("data", "name", "expected"),
+    [
+        (b"Region,Units\nNorth,5\nSouth,7\n", "sales.csv", DocumentFormat.CSV),
+        (b'Name;Note\nAna;"two\nlines"\nBen;ok\n', "people.csv", DocumentFormat.CSV),
+        (b"Name\nAna\nBen\n", "names.csv", DocumentFormat.CSV),
+        (b"Part\tPrice\nP-1\t1,20\nP-2\t0,40\n", "parts.tsv", DocumentFormat.TSV),
+        (b"Part\tPrice\nP-1\t1,20\nP-2\t0,40\n", "export.txt", DocumentFormat.TSV),
+        (b"Part\tPrice\nP-1\t1,20\nP-2\t0,40\n", "export", DocumentFormat.TSV),
+        (b"Region,Units\nNorth,5\nSouth,7\n", "notes.txt", DocumentFormat.TEXT),
+        (b"\tindented\tprose\n\tmore\tprose\n\tand\tmore\n", "notes.txt", DocumentFormat.TEXT),
+        (_odf("application/vnd.oasis.opendocument.spreadsheet"), "a.ods", DocumentFormat.ODS),
+    ],
+)
+def test_spreadsheets_are_detected_by_content_and_name(
+    data: bytes, name: str, expected: DocumentFormat
+) -> None:
+    detection = detect_format(data, name)
+    assert detection.format is expected
+    assert detection.warning is None
+    assert expected.is_spreadsheet is (expected not in (DocumentFormat.TEXT,))
+
+
+def test_a_csv_name_on_prose_is_text_with_a_warning() -> None:
+    prose = b"Dear team,\nthanks for the notes, the slides, and the plan.\nSee you Monday.\n"
+    detection = detect_format(prose, "letter.csv")
+    assert detection.format is DocumentFormat.TEXT
+    assert detection.warning and "csv" in detection.warning
+
+
+@pytest.mark.parametrize(
+    ("mimetype", "reason"),
+    [
+        ("application/vnd.oasis.opendocument.text", "OpenDocument text \\(ODT\\)"),
+        ("application/vnd.oasis.opendocument.presentation", "OpenDocument presentation"),
+        ("application/vnd.oasis.opendocument.graphics", "OpenDocument file"),
+    ],
+)
+def test_opendocument_other_than_spreadsheets_is_refused_by_kind(mimetype: str, reason: str):
+    with pytest.raises(DocumentError, match=reason):
+        detect_format(_odf(mimetype), "upload.odt")
+
+
+def test_every_spreadsheet_format_is_flagged_and_the_rest_are_not() -> None:
+    sheets = {f for f in DocumentFormat if f.is_spreadsheet}
+    assert {f.value for f in sheets} == {"xlsx", "xls", "ods", "csv", "tsv"}
+    assert not any(f.is_text for f in sheets)
+
+
+def _ole(*names: str) -> bytes:
+    """A minimal OLE compound file (512-byte sectors) whose root holds the named streams."""
+    end, free = 0xFFFFFFFE, 0xFFFFFFFF
+    header = bytearray(512)
+    header[:8] = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+    struct.pack_into("<HHHHH", header, 0x18, 0x3E, 3, 0xFFFE, 9, 6)
+    struct.pack_into("<IIIIIIII", header, 0x2C, 1, 1, 0, 4096, end, 0, end, 0)
+    struct.pack_into("<109I", header, 0x4C, 0, *([free] * 108))
+    fat = struct.pack("<128I", 0xFFFFFFFD, end, *([free] * 126))
+    entries = []
+    for index, (name, kind) in enumerate([("Root Entry", 5), *((n, 2) for n in names)]):
+        entry = bytearray(128)
+        encoded = name.encode("utf-16-le") + b"\x00\x00"
+        entry[: len(encoded)] = encoded
+        struct.pack_into("<HBB", entry, 0x40, len(encoded), kind, 1)
+        right = index + 1 if 0 < index < len(names) else free
+        child = 1 if index == 0 and names else free
+        struct.pack_into("<III", entry, 0x44, free, right, child)
+        entries.append(bytes(entry))
+    directory = b"".join(entries).ljust(512, b"\x00")
+    return bytes(header) + fat + directory
+
+
+def test_an_ole_file_with_a_workbook_stream_is_an_xls() -> None:
+    data = _ole("\x05SummaryInformation", "Workbook")
+    assert detect_format(data, "old.xls").format is DocumentFormat.XLS
+    assert detect_format(_ole("Book"), "older.xls").format is DocumentFormat.XLS
+
+
+@pytest.mark.parametrize(
+    ("names", "reason"),
+    [
+        (("WordDocument", "1Table"), "legacy .doc/.ppt"),
+        (("EncryptedInfo", "EncryptedPackage"), "password-protected"),
+        ((), "OLE compound file"),
+    ],
+)
+def test_other_ole_files_are_refused(names: tuple[str, ...], reason: str) -> None:
+    with pytest.raises(DocumentError, match=reason):
+        detect_format(_ole(*names), "old.xls")
