@@ -287,7 +287,8 @@ def test_a_damaged_workbook_is_a_document_error() -> None:
     broken = patched(data, "xl/worksheets/sheet1.xml", b"<sheetData>", b"<sheetData><row><c r=")
     with pytest.raises(DocumentError, match="sheet 'S' is damaged"):
         read(broken, DocumentFormat.XLSX)
-    with pytest.raises(DocumentError, match="cannot read the workbook"):
+    # the container is checked (bombs, damage) before openpyxl opens it
+    with pytest.raises(DocumentError, match="corrupt ZIP container"):
         read(b"PK\x03\x04 not a zip at all", DocumentFormat.XLSX)
 
 
@@ -300,3 +301,20 @@ def test_a_caption_or_header_starting_like_markdown_syntax_stays_a_paragraph(cap
     prose = elements(read(data, DocumentFormat.XLSX, table_rows="sentences").markdown)
     assert [e.level for e in prose if e.is_heading] == [1, 2]
     assert prose[-1].text == "\\# of units: 5; Item: bolt; Price: 2."
+
+
+def test_a_workbook_carrying_a_decompression_bomb_is_refused_before_it_is_opened() -> None:
+    import io
+    import zipfile
+
+    honest = xlsx({"S": [["a", "b"], ["x", "y"]]})
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(honest)) as source, zipfile.ZipFile(
+        out, "w", zipfile.ZIP_DEFLATED
+    ) as bomb:
+        for item in source.infolist():
+            bomb.writestr(item, source.read(item))
+        bomb.writestr("xl/media/pad.bin", bytes(64 * 1024 * 1024))  # ~1,000:1
+    with pytest.raises(DocumentError, match=r"pad\.bin.*decompression bomb"):
+        read(out.getvalue(), DocumentFormat.XLSX)
+    assert "| x | y |" in read(honest, DocumentFormat.XLSX).markdown

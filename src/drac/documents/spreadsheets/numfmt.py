@@ -232,7 +232,7 @@ def format_number(value: Number, fmt: NumberFormat) -> str:
     elif value == 0 and len(sections) >= 3:
         section = sections[2]
     if absolute:
-        value = abs(value)
+        value = -value  # the negative section shows the magnitude
     if section.kind == "general":
         return section.before + format_general(value) + section.after
     if section.kind == "literal":

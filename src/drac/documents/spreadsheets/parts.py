@@ -51,8 +51,8 @@ def merged_ranges(archive: zipfile.ZipFile, part: str) -> list[MergedRange]:
     ranges: list[MergedRange] = []
     for ref in sorted(refs):
         first_col, first_row, last_col, last_row = range_boundaries(ref.decode("ascii"))
-        if None not in (first_col, first_row, last_col, last_row):
-            ranges.append((first_row, first_col, last_row, last_col))  # type: ignore[arg-type]
+        if first_col and first_row and last_col and last_row:
+            ranges.append((first_row, first_col, last_row, last_col))
     return ranges
 
 

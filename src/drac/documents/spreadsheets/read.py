@@ -9,6 +9,7 @@ from pathlib import PurePath
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from drac.documents.archive import check_inflation
 from drac.documents.delimited import DELIMITERS, read_rows, sniff_delimiter
 from drac.documents.detect import DocumentFormat
 from drac.documents.normalise import libreoffice_convert
@@ -69,6 +70,8 @@ def read_spreadsheet(
     stem = _one_line(PurePath(filename).stem) or "Spreadsheet"
     if fmt in _DELIMITED:
         return _delimited(data, fmt, stem, options)
+    if fmt.is_zip_container:
+        check_inflation(data)  # before openpyxl or LibreOffice inflates anything
     if fmt in _LIBREOFFICE_FIRST:
         data = libreoffice_convert(
             data, _LIBREOFFICE_FIRST[fmt], "xlsx", timeout_s=options.libreoffice_timeout_s
