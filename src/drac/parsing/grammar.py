@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import re
 
-_HR = r"(?:(?:-[ \t]*){3,}|(?:_[ \t]*){3,}|(?:\*[ \t]*){3,})$"
+# Possessive repetitions: Python's engine would otherwise keep a backtracking entry per
+# repetition (a 1 MB thematic break took 170 MiB); none can change what matches here.
+_HR = r"(?:(?:-[ \t]*+){3,}+|(?:_[ \t]*+){3,}+|(?:\*[ \t]*+){3,}+)$"
 _FENCE = r"(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>.*)"
 _LIST_ITEM = r"(?P<marker>[*+-]|\d{1,9}[.)])(?P<item>(?:[ \t].*)?)$"
 _BLOCK_HTML = r"</?(?P<name>[A-Za-z][A-Za-z0-9-]*)(?:[ \t]|$)|<!--|<\?|<![A-Z]|<!\[CDATA\["
@@ -46,7 +48,7 @@ QUOTE_BREAKS = re.compile(
     rf"(?P<hr>{_HR})|(?P<fenced>{_FENCE})|(?P<list>{_LIST_ITEM})|(?P<html>{_BLOCK_HTML})"
 )
 
-GRID_BORDER = re.compile(r"\+[-=:]+\+(?:[-=:]*\+)*[ \t]*$")
+GRID_BORDER = re.compile(r"\+[-=:]++\+(?:[-=:]*+\+)*+[ \t]*$")  # possessive, as _HR
 GRID_LINE = re.compile(r" {0,3}[|+]")
 QUOTE_LINE = re.compile(r" {0,3}>")
 INDENTED_CODE = re.compile(r"(?: {4}| *\t).")
@@ -68,9 +70,9 @@ HTML_ENDS = {"<!--": "-->", "<?": "?>", "<![CDATA[": "]]>"}
 # A complete open or close tag alone on its line (kind 7). Unquoted attribute values exclude
 # all whitespace so that an attribute list can only be read one way (linear time).
 OPEN_TAG_REST = re.compile(
-    r"(?:\s+[A-Za-z_:][A-Za-z0-9_.:-]*"
-    r"(?:\s*=\s*(?:[^\s!\"'=<>`]+|'[^']*'|\"[^\"]*\"))?)*[ \t]*>[ \t]*$"
-)
+    r"(?:\s+[A-Za-z_:][A-Za-z0-9_.:-]*+"
+    r"(?:\s*=\s*(?:[^\s!\"'=<>`]++|'[^']*+'|\"[^\"]*+\"))?)*+[ \t]*>[ \t]*$"
+)  # possessive: one backtracking entry per attribute would cost memory on a long tag
 CLOSE_TAG_REST = re.compile(r"[ \t]*>[ \t]*$")
 
 

@@ -35,22 +35,36 @@ def _split(text: str, limit: int, level: int) -> list[str]:
     units = _units(text, _BOUNDARIES[level])
     if len(units) == 1:
         return _split(text, limit, level + 1)
+    # `current` is the slice text[start:pos] being filled; its stripped size is measured from
+    # the offsets of its first and last non-space characters, never by joining strings (a
+    # run of whitespace-only units would otherwise make this quadratic).
     pieces: list[str] = []
-    current = ""
+    start: int | None = None
+    first: int | None = None  # offset of current's first non-space character
+    last: int | None = None  # offset just past current's last non-space character
+    pos = 0
     for unit in units:
-        if len(unit.strip()) > limit:
-            if current:
-                pieces.append(current)
-                current = ""
+        unit_start, pos = pos, pos + len(unit)
+        stripped = unit.strip()
+        if len(stripped) > limit:
+            if start is not None:
+                pieces.append(text[start:unit_start])
+                start = None
             pieces.extend(_split(unit, limit, level + 1))
-        elif len((current + unit).strip()) <= limit:
-            current += unit
-        else:
-            if current:
-                pieces.append(current)
-            current = unit
-    if current:
-        pieces.append(current)
+            continue
+        unit_first = unit_start + len(unit) - len(unit.lstrip()) if stripped else None
+        unit_last = unit_start + len(unit.rstrip()) if stripped else None
+        if start is not None:
+            joined_first = first if first is not None else unit_first
+            joined_last = unit_last if unit_last is not None else last
+            size = 0 if joined_first is None or joined_last is None else joined_last - joined_first
+            if size <= limit:
+                first, last = joined_first, joined_last
+                continue
+            pieces.append(text[start:unit_start])
+        start, first, last = unit_start, unit_first, unit_last
+    if start is not None:
+        pieces.append(text[start:pos])
     return pieces
 
 
