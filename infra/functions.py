@@ -98,8 +98,11 @@ class FunctionFactory:
         timeout: Duration | None = None,
         environment: dict[str, str] | None = None,
         ephemeral_storage: Size | None = None,
+        image: str | None = None,
     ) -> lambda_.DockerImageFunction:
-        """Return a container-image function built from `functions/<handler_dir>/Dockerfile`.
+        """Return a container-image function whose handler is `functions/<handler_dir>`, built
+        from `functions/<image>/Dockerfile` (`image` defaults to `handler_dir`; functions that
+        share one image differ only in the handler file the build copies in).
 
         The build context is the repository root (the image needs the core package); only the
         core package and the function folder are sent. Synth copies the context into cdk.out
@@ -110,7 +113,8 @@ class FunctionFactory:
             construct_id,
             code=lambda_.DockerImageCode.from_image_asset(
                 str(ROOT),
-                file=f"functions/{handler_dir}/Dockerfile",
+                file=f"functions/{image or handler_dir}/Dockerfile",
+                build_args={"FUNCTION": handler_dir},
                 exclude=[
                     "*",
                     "!pyproject.toml",
@@ -121,6 +125,8 @@ class FunctionFactory:
                     "**/*.egg-info",
                     f"!functions/{handler_dir}",
                     f"!functions/{handler_dir}/**",
+                    f"!functions/{image or handler_dir}",
+                    f"!functions/{image or handler_dir}/**",
                     "**/__pycache__",
                 ],
                 ignore_mode=None,

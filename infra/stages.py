@@ -104,6 +104,13 @@ class Stages(Construct):
         )
         s.documents.grant_read(self.normalise)
         s.artifacts.grant_put(self.normalise)
+        self.read_spreadsheet = factory.make_image(
+            "ReadSpreadsheet", "read_spreadsheet", image="normalise", memory=3008,
+            timeout=minutes(15), ephemeral_storage=Size.gibibytes(4),
+        )
+        s.documents.grant_read(self.read_spreadsheet)
+        s.artifacts.grant_put(self.read_spreadsheet)  # the spreadsheet's Markdown
+        s.documents_table.grant_read_write_data(self.read_spreadsheet)  # sheets, warnings
         self.render = mk("Render", "render", memory=2048, timeout=minutes(15))
         s.documents.grant_read(self.render)  # a PDF upload is rendered where it is
         s.artifacts.grant_read_write(self.render)
@@ -166,10 +173,10 @@ class Stages(Construct):
     def all(self) -> list[lambda_.IFunction]:
         """Every function of the pipeline."""
         return [
-            self.starter, self.delete, self.register, self.normalise, self.render,
-            self.convert, self.batch_failed, self.parse, self.section, self.plan_section,
-            self.prepare, self.index_chunks, self.activate, self.abandon, self.finalise,
-            self.manifest, self.retrieve,
+            self.starter, self.delete, self.register, self.normalise, self.read_spreadsheet,
+            self.render, self.convert, self.batch_failed, self.parse, self.section,
+            self.plan_section, self.prepare, self.index_chunks, self.activate, self.abandon,
+            self.finalise, self.manifest, self.retrieve,
         ]
 
     def _grant_models(self, fn: lambda_.IFunction, model_ids: list[str]) -> None:

@@ -45,6 +45,7 @@ class Workflows(Construct):
         self.ingest_machine = self._machine(
             "IngestMachine", "ingest",
             {"RegisterFunctionArn": st.register, "NormaliseFunctionArn": st.normalise,
+             "ReadSpreadsheetFunctionArn": st.read_spreadsheet,
              "RenderFunctionArn": st.render, "ConvertFunctionArn": st.convert,
              "BatchFailedFunctionArn": st.batch_failed, "ParseFunctionArn": st.parse,
              "FinaliseFunctionArn": st.finalise},

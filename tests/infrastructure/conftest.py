@@ -41,6 +41,8 @@ class Synth:
     report: dict[str, Any]
     assembly_dir: Path
     docker_contexts: list[Path]
+    docker_sources: list[dict[str, Any]]
+    """Each image asset's build source (directory, dockerFile, dockerBuildArgs, ...)."""
 
     @property
     def resources(self) -> dict[str, dict[str, Any]]:
@@ -82,11 +84,13 @@ def synthesise(
     assembly = app.synth()
     directory = Path(assembly.directory)
     report = json.loads((directory / "validation-report.json").read_text())
-    contexts = []
-    for manifest in directory.glob("*.assets.json"):
-        for image in json.loads(manifest.read_text()).get("dockerImages", {}).values():
-            contexts.append(directory / image["source"]["directory"])
-    return Synth(Template.from_stack(stack), stack, report, directory, contexts)
+    sources = [
+        image["source"]
+        for manifest in directory.glob("*.assets.json")
+        for image in json.loads(manifest.read_text()).get("dockerImages", {}).values()
+    ]
+    contexts = [directory / source["directory"] for source in sources]
+    return Synth(Template.from_stack(stack), stack, report, directory, contexts, sources)
 
 
 @pytest.fixture(scope="session")

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
 from tests.infrastructure.conftest import Synth
 from tests.infrastructure.helpers import as_list, flatten, role_of_policy, statements
+
+ROOT = Path(__file__).resolve().parents[2]
 
 SERVICE_WILDCARD = re.compile(r"^[a-z0-9-]+:\*$")
 # Actions that have no resource-level permissions, each with the reason it needs Resource "*".
@@ -101,19 +104,29 @@ def test_project_functions_carry_both_layers_and_tracing(synth: Synth) -> None:
         assert props["Runtime"] == "python3.12"
         assert props["TracingConfig"] == {"Mode": "Active"}
         assert props["Environment"]["Variables"]["POWERTOOLS_SERVICE_NAME"] == "drac"
-    normalise = synth.resources[synth.logical_id(synth.stack.pipeline.stages.normalise)][
-        "Properties"]
-    assert normalise["PackageType"] == "Image"
+    for image in (synth.stack.pipeline.stages.normalise,
+                  synth.stack.pipeline.stages.read_spreadsheet):
+        assert synth.resources[synth.logical_id(image)]["Properties"]["PackageType"] == "Image"
 
 
-def test_normalise_image_context_holds_only_what_the_dockerfile_copies(synth: Synth) -> None:
-    (context,) = synth.docker_contexts
-    assert (context / "functions/normalise/Dockerfile").is_file()
-    assert (context / "functions/normalise/handler.py").is_file()
-    assert (context / "src/drac/aws/stages/conversion.py").is_file()
-    assert (context / "pyproject.toml").is_file() and (context / "README.md").is_file()
-    assert not (context / "layers").exists(), "the 100 MB deps layer is not image input"
-    assert not (context / "tests").exists() and not (context / ".venv").exists()
+def test_each_image_context_holds_only_what_the_dockerfile_copies(synth: Synth) -> None:
+    """Normalise and ReadSpreadsheet share one Dockerfile; each build copies its own handler."""
+    handlers = {source["dockerBuildArgs"]["FUNCTION"]: Path(source["directory"]).name
+                for source in synth.docker_sources}
+    assert set(handlers) == {"normalise", "read_spreadsheet"}
+    for source, context in zip(synth.docker_sources, synth.docker_contexts, strict=True):
+        function = source["dockerBuildArgs"]["FUNCTION"]
+        assert source["dockerFile"] == "functions/normalise/Dockerfile"
+        assert (context / "functions/normalise/Dockerfile").is_file()
+        assert (context / f"functions/{function}/handler.py").is_file()
+        assert (context / "src/drac/aws/stages/conversion.py").is_file()
+        assert (context / "pyproject.toml").is_file() and (context / "README.md").is_file()
+        assert not (context / "layers").exists(), "the 100 MB deps layer is not image input"
+        assert not (context / "tests").exists() and not (context / ".venv").exists()
+        others = {p.name for p in (context / "functions").iterdir()} - {"normalise", function}
+        assert not others, others
+    dockerfile = (ROOT / "functions/normalise/Dockerfile").read_text()
+    assert "COPY functions/${FUNCTION}/handler.py /var/task/handler.py" in dockerfile
 
 
 @pytest.mark.parametrize("variant", ["synth", "pinned"])

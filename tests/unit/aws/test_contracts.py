@@ -42,6 +42,7 @@ from drac.aws.stages.planning import (
 )
 from drac.aws.stages.register import Registered, RegisterInput
 from drac.aws.stages.replan import Manifest, ManifestInput
+from drac.aws.stages.spreadsheet import SpreadsheetInput, SpreadsheetRead
 from drac.commit import Activation
 from drac.models import Strategy
 
@@ -49,6 +50,7 @@ ROOT = Path(__file__).resolve().parents[3]
 STRATEGY = Strategy().model_dump(mode="json")
 INPUTS: dict[str, type[BaseModel]] = {
     "Register": RegisterInput, "Normalise": NormaliseInput, "Render": RenderInput,
+    "ReadSpreadsheet": SpreadsheetInput,
     "Convert": ConvertInput, "BatchFailed": BatchFailedInput, "Parse": ParseInput,
     "Section": SectionInput, "PlanSection": PlanSectionInput, "PreparePlan": PrepareInput,
     "IndexChunks": IndexInput, "ActivatePlan": ActivateInput, "AbandonPlan": AbandonInput,
@@ -56,6 +58,7 @@ INPUTS: dict[str, type[BaseModel]] = {
 }
 OUTPUTS: dict[str, type[BaseModel]] = {
     "Register": Registered, "Normalise": PdfLocation, "Render": Rendered,
+    "ReadSpreadsheet": SpreadsheetRead,
     "Convert": BatchDone, "BatchFailed": BatchDone, "Parse": ParseResult,
     "Section": Sectioning, "PlanSection": PlannedSection, "PreparePlan": PreparedPlan,
     "IndexChunks": IndexedRange, "ActivatePlan": Activation, "AbandonPlan": Abandoned,

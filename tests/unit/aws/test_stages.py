@@ -35,6 +35,7 @@ from drac.aws.stages.parse import ParseInput, parse_converted
 from drac.aws.stages.planning import PlanSectionInput, SectionItem, plan_one_section
 from drac.aws.stages.register import RegisterInput, register_document
 from drac.aws.stages.replan import ManifestInput, write_replan_manifest
+from drac.aws.stages.spreadsheet import SpreadsheetInput, read_spreadsheet_upload
 from drac.aws.stages.starter import (
     BACKOFF_MAX_S,
     PipelineFull,
@@ -185,6 +186,42 @@ def test_register_routes_pdfs_and_office_files(cloud: Any) -> None:
     docx = b"PK\x03\x04" + b"\0" * 40
     with pytest.raises(DocumentError, match=r"b\.docx"):
         register_document(rt, register_input(rt, "incoming/b.docx", docx))
+
+
+def test_register_routes_spreadsheets_to_be_read_as_tables(cloud: Any) -> None:
+    rt, _ = cloud
+    event = register_input(rt, "incoming/acme/fares.csv", b"city,fare\nOslo,42\n")
+    result = register_document(rt, event)
+    assert (result.outcome, result.route, result.format) == ("owned", "spreadsheet", "csv")
+
+
+def test_a_spreadsheet_is_stored_as_markdown_rows_written_as_the_strategy_says(
+    cloud: Any,
+) -> None:
+    rt, _ = cloud
+    body = b"city,fare,zone\nOslo,42,A\nBergen,17,B\n"
+    registered = register_input(rt, "incoming/acme/fares.csv", body)
+    register_document(rt, registered)
+    markdown = {}
+    for rows in ("pipe", "sentences"):
+        event = SpreadsheetInput(
+            document_id=registered.document_id, execution="run-1", bucket="docs",
+            key=registered.key, version_id=registered.version_id, format="csv",
+            strategy=Strategy(table_rows=rows),
+        )
+        assert read_spreadsheet_upload(rt, event).model_dump() == {
+            "batch_count": 0, "sheets": 1, "rows": 2}
+        markdown[rows] = rt.artifacts.get_text(keys.markdown_key(registered.document_id))
+    assert "| Oslo | 42 | A |" in markdown["pipe"]
+    assert "| Oslo |" not in markdown["sentences"] and "Oslo" in markdown["sentences"]
+    assert rt.registry.get(registered.document_id).pages == 1  # type: ignore[union-attr]
+    broken = SpreadsheetInput(
+        document_id=registered.document_id, execution="run-1", bucket="docs",
+        key=registered.key, version_id=registered.version_id, format="xlsx",
+        strategy=Strategy(),
+    )
+    with pytest.raises(DocumentError, match=r"^fares\.csv: "):
+        read_spreadsheet_upload(rt, broken)
 
 
 def test_register_refuses_a_too_large_upload_before_reading_it(cloud: Any) -> None:

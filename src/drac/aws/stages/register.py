@@ -26,7 +26,7 @@ class Registered(BaseModel):
     """Whether this run ingests the document, and if so which route it takes."""
 
     outcome: Literal["owned", "live", "busy"]
-    route: Literal["text", "pdf", "normalise", "none"] = "none"
+    route: Literal["text", "spreadsheet", "pdf", "normalise", "none"] = "none"
     format: str = ""
     pdf_bucket: str = ""
     pdf_key: str = ""
@@ -74,6 +74,8 @@ def register_document(rt: Runtime, event: RegisterInput) -> Registered:
     if fmt.is_text:
         rt.artifacts.put_text(keys.markdown_key(event.document_id), decode_text(data))
         return Registered(outcome="owned", route="text", format=fmt.value)
+    if fmt.is_spreadsheet:
+        return Registered(outcome="owned", route="spreadsheet", format=fmt.value)
     if fmt is DocumentFormat.PDF:
         return Registered(outcome="owned", route="pdf", format=fmt.value,
                           pdf_bucket=event.bucket, pdf_key=event.key,

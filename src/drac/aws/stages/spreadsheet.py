@@ -1,0 +1,63 @@
+"""Read a spreadsheet upload as tables: its Markdown is stored as the document's own, as for a
+Markdown upload, and Parse goes on from there (no rendering, no model)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from drac.aws import keys
+from drac.aws.lambda_support import logger
+from drac.aws.runtime import Runtime
+from drac.documents.detect import DocumentFormat
+from drac.documents.spreadsheets import read_spreadsheet
+from drac.errors import DocumentError
+from drac.ingest import spreadsheet_options
+from drac.models import Strategy
+
+
+class SpreadsheetInput(BaseModel):
+    """The ReadSpreadsheet state's payload: the uploaded object version, its detected format
+    and the ingest's strategy (which says how rows are written)."""
+
+    document_id: str
+    execution: str
+    bucket: str
+    key: str
+    version_id: str | None = None
+    format: str
+    strategy: Strategy
+
+
+class SpreadsheetRead(BaseModel):
+    """What Parse needs (no converted batches: the Markdown is stored) and what was read."""
+
+    batch_count: int = 0
+    sheets: int
+    rows: int
+
+
+def read_spreadsheet_upload(rt: Runtime, event: SpreadsheetInput) -> SpreadsheetRead:
+    """Write the spreadsheet as Markdown (one element per data row, with its header) and store
+    it; record the sheet count as the page count and the reader's warnings.
+
+    The same strategy gives the same Markdown, so the same element ids, as a local ingest.
+    Raises DocumentError naming the file when it cannot be read or holds no data.
+    """
+    filename = event.key.rsplit("/", 1)[-1]
+    data = rt.bucket(event.bucket).get_bytes(event.key, version_id=event.version_id)
+    try:
+        result = read_spreadsheet(
+            data, DocumentFormat(event.format), filename, spreadsheet_options(event.strategy)
+        )
+    except DocumentError as exc:
+        raise DocumentError(f"{filename}: {exc}") from exc
+    rt.artifacts.put_text(keys.markdown_key(event.document_id), result.markdown)
+    record = rt.registry.get(event.document_id)
+    rt.registry.update(
+        event.document_id,
+        owner=event.execution,
+        pages=result.sheets,
+        warnings=[*(record.warnings if record else []), *result.warnings],
+    )
+    logger.info("spreadsheet read", extra={"sheets": result.sheets, "rows": result.rows})
+    return SpreadsheetRead(sheets=result.sheets, rows=result.rows)
