@@ -9,11 +9,18 @@ from pydantic import BaseModel, ConfigDict
 
 from drac.documents.prompt import page_marker
 
-MARKER = re.compile(r"<!--\s*Page\s+(\d+)\b.*?-->", re.IGNORECASE | re.DOTALL)
+# Model output is untrusted text: every pattern must cost linear time. A marker's body may not
+# run into another comment opener (an unclosed "<!-- Page N" made each later attempt scan to
+# the end); the answer-wide code fence is unwrapped by `_unfenced`, not by one regex, because
+# `\s*\n(.*?)\n\s*` backtracked cubically over blank lines (5,000 newlines took 149 s).
+MARKER = re.compile(r"<!--\s*Page\s+(\d{1,9})\b(?:(?!<!--).)*?-->", re.IGNORECASE | re.DOTALL)
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
-_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)+\|?\s*$")
+# no two blank-space quantifiers may meet (`\s*\|?\s*` was quadratic in a line's indent)
+_TABLE_RULE = re.compile(
+    r"^[ \t]*(?:\|[ \t]*)?:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+(?:\|[ \t]*)?$"
+)
 _GRID_RULE = re.compile(r"^\s*\+[-=+]{3,}\+\s*$")
-_FENCE = re.compile(r"^\s*```[a-zA-Z]*\s*\n(.*?)\n\s*```\s*$", re.DOTALL)
+_FENCE_OPENING = re.compile(r"```[a-zA-Z]*[ \t]*\n")
 
 TEXT_HEAVY_CHARS = 200
 """A page whose text layer has at least this many characters is text-heavy."""
@@ -41,10 +48,23 @@ class BatchCheck(BaseModel):
 def clean_model_markdown(text: str) -> str:
     """Return a model answer without a wrapping code fence, with "\\n" newlines, trimmed."""
     text = text.replace("\r\n", "\n").replace("\r", "\n").strip()
-    fenced = _FENCE.match(text)
-    if fenced:
-        text = fenced.group(1).strip()
-    return text
+    fenced = _unfenced(text)
+    return text if fenced is None else fenced.strip()
+
+
+def _unfenced(text: str) -> str | None:
+    """The body of a (stripped) answer that is one code fence as a whole, else None.
+
+    The opening line is three backticks and an optional language name; the closing fence
+    is the answer's last line, after at least one line break.
+    """
+    opening = _FENCE_OPENING.match(text)
+    if opening is None or len(text) < opening.end() + 3 or not text.endswith("```"):
+        return None
+    body = text[opening.end() : -3]
+    if "\n" not in body[len(body.rstrip()) :]:
+        return None
+    return body
 
 
 def markers_in(markdown: str) -> list[int]:

@@ -86,10 +86,12 @@ _OOXML_PARTS: tuple[tuple[str, DocumentFormat], ...] = (
     ("xl/workbook.xml", DocumentFormat.XLSX),
 )
 
-_HTML_START = re.compile(
-    rb"^\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b",
-    re.IGNORECASE | re.DOTALL,
-)
+# Every pattern here runs on untrusted bytes, so none may backtrack more than linearly: no
+# nested quantifiers, no `\s*` that can run across lines where only a line's indent is meant.
+# Leading comments are skipped by `_skip_prologue` with plain scans: `(?:<!--.*?-->\s*)*`
+# tried every way of grouping the comments (25 comments took 22 s).
+_SPACE = re.compile(rb"\s*")
+_HTML_ROOT = re.compile(rb"<(?:!doctype\s+html|html|head|body)\b", re.IGNORECASE)
 _HTML_BLOCK_TAGS = (
     "h1|h2|h3|h4|h5|h6|p|div|table|ul|ol|section|article|header|main|nav|span|title|meta|style"
 )
@@ -97,7 +99,9 @@ _HTML_FRAGMENT_START = re.compile(
     rb"^\s*<(?:" + _HTML_BLOCK_TAGS.encode() + rb")\b[^>]*>", re.IGNORECASE
 )
 _HTML_CLOSING_TAG = re.compile(rb"</(?:" + _HTML_BLOCK_TAGS.encode() + rb"|li|td|tr)>", re.I)
-_MARKDOWN_HINT = re.compile(r"^(?:#{1,6}\s|\s*[-*+]\s|\s*\d+[.)]\s|>\s|```|\|.*\|)", re.MULTILINE)
+_MARKDOWN_HINT = re.compile(
+    r"^(?:#{1,6}\s|[ \t]*[-*+]\s|[ \t]*\d+[.)]\s|>\s|```|\|.*\|)", re.MULTILINE
+)
 
 
 def extension_format(filename: str) -> DocumentFormat | None:
@@ -230,9 +234,35 @@ def _control_ratio(text: str) -> float:
 
 def _looks_like_html(data: bytes, claimed: DocumentFormat | None) -> bool:
     head = data[:65536].removeprefix(b"\xef\xbb\xbf")
-    if _HTML_START.match(head):
+    start = _skip_prologue(head)
+    if start is not None and _HTML_ROOT.match(head, start):
         return True
     closing = len(_HTML_CLOSING_TAG.findall(head))
     if _HTML_FRAGMENT_START.match(head) and closing >= 1:
         return True
     return claimed is DocumentFormat.HTML and closing >= 1
+
+
+def _skip_prologue(head: bytes) -> int | None:
+    """Offset after leading whitespace, an XML declaration and comments; None if one is unclosed.
+
+    Each step finds the end of what it skips with one forward scan, so the whole prologue
+    costs time linear in its length.
+    """
+    position = _after_space(head, 0)
+    if head.startswith(b"<?xml", position):
+        end = head.find(b">", position)
+        if end < 0:
+            return None
+        position = _after_space(head, end + 1)
+    while head.startswith(b"<!--", position):
+        end = head.find(b"-->", position + 4)
+        if end < 0:
+            return None
+        position = _after_space(head, end + 3)
+    return position
+
+
+def _after_space(data: bytes, position: int) -> int:
+    match = _SPACE.match(data, position)
+    return match.end() if match else position

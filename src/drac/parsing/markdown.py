@@ -11,7 +11,7 @@ from drac.parsing.split import split_text
 
 # The body of a marker may not run into another comment opener: without that bound, text with
 # many unclosed "<!-- Page N" made every attempt scan to the end (quadratic time).
-PAGE_MARKER = re.compile(r"<!--\s*Page\s+(\d+)\b(?:(?!<!--).)*?-->", re.IGNORECASE | re.DOTALL)
+PAGE_MARKER = re.compile(r"<!--\s*Page\s+(\d{1,9})\b(?:(?!<!--).)*?-->", re.IGNORECASE | re.DOTALL)
 _GRID_BORDER = re.compile(r"^\s*\+[-=:+]+\+\s*$")
 _GRID_HEADER_BORDER = re.compile(r"^\s*\+[=:+]+\+\s*$")
 

@@ -8,7 +8,9 @@ from collections.abc import Sequence
 
 from drac.errors import PlanningError
 
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+# No `\s*` before the lazy body: the two overlapped, and an unclosed fence followed by blank
+# space took quadratic time. The body is stripped after the match instead.
+_FENCE = re.compile(r"```(?:json)?(.*?)```", re.DOTALL)
 _OPENER = re.compile(r"[\[{]")
 _MAX_ATTEMPTS = 64  # places in an answer to try decoding from
 _RANGE = re.compile(r"^\s*(p[\d.]+)\s*-\s*(p[\d.]+)\s*$")

@@ -1,0 +1,126 @@
+"""Every detector and parser entry point stays fast on pathological text.
+
+The budget is generous (2 s per call) while the real cost is milliseconds (RELIABILITY.md
+lists the measured numbers): a regex that backtracks exponentially or quadratically on
+200,000 characters blows through it by orders of magnitude, and that is what these tests catch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable
+
+import pytest
+from hostile_text import SIZE, TEXT_FAMILIES, comment_bomb, hostile_text
+from pdfs import Text, make_pdf, text_page
+
+from drac.documents.check import check_batch, clean_model_markdown, page_texts, repair_markers
+from drac.documents.convert import decode_text
+from drac.documents.detect import DocumentFormat, detect_format
+from drac.documents.offline import offline_markdown
+from drac.errors import DracError
+from drac.ingest import parse_document
+from drac.models import Element, ElementKind, ParseConfig, Strategy
+from drac.parsing import split_text
+from drac.planning.answer import expand_ranges, parse_answer
+from drac.planning.llm import preview
+
+BUDGET_S = 2.0
+
+
+def _element_preview(text: str) -> object:
+    # Previews are made of parsed elements only, which the parser caps at max_element_chars.
+    limit = ParseConfig().max_element_chars
+    return preview(Element(id="p1", kind=ElementKind.PARAGRAPH, text=text[:limit], page=1), 240)
+
+
+ENTRY_POINTS: dict[str, Callable[[str], object]] = {
+    "detect_format": lambda text: detect_format(text.encode(), "input.md"),
+    "detect_format (as .html)": lambda text: detect_format(text.encode(), "input.html"),
+    "decode_text": lambda text: decode_text(text.encode()),
+    "clean_model_markdown": clean_model_markdown,
+    "check_batch": lambda text: check_batch(text, [1, 2, 3], {1: 900, 2: 900, 3: 900}),
+    "repair_markers": lambda text: repair_markers(text, [4, 5]),
+    "page_texts": page_texts,
+    "parse_answer": parse_answer,
+    "expand_ranges": lambda text: expand_ranges([text], ["p1", "p2"]),
+    "parse_document": lambda text: parse_document(text, Strategy()),
+    "split_text": lambda text: split_text(text, 1200),
+    "planner preview": _element_preview,
+}
+
+
+def _timed(function: Callable[[str], object], text: str) -> float:
+    started = time.perf_counter()
+    # refusing the input with drac's own error is fine; any other exception is a bug
+    with contextlib.suppress(DracError):
+        function(text)
+    return time.perf_counter() - started
+
+
+KNOWN_SLOW: dict[tuple[str, str], str] = {
+    (family, entry): "split_text concatenates whitespace-only units without bound "
+    "(`(current + unit).strip()` in parsing/split.py): quadratic, not a regex; parsing "
+    "linearity belongs to the parsing work of issue 11"
+    for family in ("fence then blank lines",)
+    for entry in ("parse_document", "split_text")
+}
+"""(family, entry point) pairs known to be superlinear outside this work's scope."""
+
+
+@pytest.mark.parametrize("family", sorted(TEXT_FAMILIES))
+def test_every_text_entry_point_is_fast_on_pathological_input(family: str) -> None:
+    text = hostile_text(family)
+    slow = {}
+    for name, function in ENTRY_POINTS.items():
+        if (family, name) in KNOWN_SLOW:
+            continue
+        seconds = _timed(function, text)
+        if seconds > BUDGET_S:
+            slow[name] = round(seconds, 2)
+    assert not slow, f"{family}: over the {BUDGET_S} s budget: {slow}"
+
+
+@pytest.mark.parametrize(
+    ("family", "entry"),
+    [
+        pytest.param(family, entry, marks=pytest.mark.xfail(reason=reason, strict=False))
+        for (family, entry), reason in sorted(KNOWN_SLOW.items())
+    ],
+)
+def test_known_superlinear_cases_outside_this_scope(family: str, entry: str) -> None:
+    # A growth test, not the budget: at 100,000 characters these still fit in 2 s here.
+    small = _timed(ENTRY_POINTS[entry], hostile_text(family, SIZE // 4))
+    large = _timed(ENTRY_POINTS[entry], hostile_text(family, SIZE))
+    assert large < 8 * small + 0.05, f"4x the input took {large / max(small, 1e-6):.0f}x the time"
+
+
+def test_the_comment_bomb_from_the_issue_is_detected_as_markdown_at_once() -> None:
+    started = time.perf_counter()
+    detection = detect_format(comment_bomb(40).encode(), "notes.md")
+    assert time.perf_counter() - started < 0.5
+    assert detection.format is DocumentFormat.MARKDOWN
+
+
+def test_html_behind_many_comments_is_still_html() -> None:
+    data = ("<?xml version='1.0'?>\n" + comment_bomb(200)).replace("# Title", "<html><body>")
+    assert detect_format((data + "<p>x</p></body></html>").encode(), "page.html").format == "html"
+
+
+def test_an_unclosed_comment_is_not_an_html_prologue() -> None:
+    data = b"<!-- never closed\n<html><body><p>x</p></body></html>"
+    assert detect_format(data, "page.txt").format is not DocumentFormat.HTML
+
+
+def test_the_offline_converter_is_fast_on_pathological_text_lines() -> None:
+    pages = []
+    for family in sorted(TEXT_FAMILIES):
+        sample = " ".join(hostile_text(family, 120)[:120].split()) or "x"
+        lines = [Text(sample, 36, 760 - 14 * row, size=9) for row in range(50)]
+        pages.append(text_page(lines))
+    pdf = make_pdf(pages)
+    started = time.perf_counter()
+    result = offline_markdown(pdf)
+    assert time.perf_counter() - started < BUDGET_S * 5
+    assert len(result) == len(TEXT_FAMILIES)
