@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import io
 import re
-import zipfile
 from enum import StrEnum
 from pathlib import PurePath
 
 from pydantic import BaseModel, ConfigDict
 
+from drac.documents.archive import check_members, read_directory
 from drac.errors import DocumentError
 
 
@@ -186,13 +185,11 @@ def _is_pdf(head: bytes) -> bool:
 
 
 def _sniff_zip(data: bytes) -> DocumentFormat:
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            names = set(archive.namelist())
-    except (zipfile.BadZipFile, ValueError, OSError) as exc:
-        raise DocumentError(f"corrupt ZIP container (Office file?): {exc}") from exc
+    members = read_directory(data)
+    names = {member.filename for member in members}
     for part, fmt in _OOXML_PARTS:
         if part in names:
+            check_members(members)
             return fmt
     if "mimetype" in names:
         raise DocumentError(

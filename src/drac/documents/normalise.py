@@ -8,22 +8,31 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 from pathlib import Path
+from typing import NamedTuple
 
 from PIL import Image, ImageSequence, UnidentifiedImageError
 
+from drac.documents.archive import check_inflation
 from drac.documents.detect import DocumentFormat
+from drac.documents.lo_guard import CANNOT_START
 from drac.errors import DocumentError
 
 DEFAULT_IMAGE_DPI = 200
 MAX_IMAGE_PIXELS = 120_000_000
 """Pixels an input scan may have (about 11,000 x 11,000); more is a decompression bomb."""
 
+LIBREOFFICE_MEMORY_BYTES = 4 * 1024**3
+"""Address space each LibreOffice process may map (RLIMIT_AS). Converting the evaluation
+corpus' office files peaks far below it (RELIABILITY.md); a document that needs more fails
+with a clear reason instead of exhausting the machine."""
+
+_GUARD = Path(__file__).with_name("lo_guard.py")
+_PROFILE_NAME = "libreoffice-profile"
 _PROFILE_LOCK = threading.Lock()
-_profile_template: Path | None = None
-"""A LibreOffice profile made by an earlier call; copying it is faster than a fresh start."""
 
 _SUFFIX = {
     DocumentFormat.DOCX: ".docx",
@@ -47,6 +56,8 @@ def normalise_to_pdf(
     if fmt is DocumentFormat.PDF:
         return data
     if fmt.is_office:
+        if fmt is not DocumentFormat.HTML:
+            check_inflation(data)  # before LibreOffice inflates anything
         return libreoffice_to_pdf(data, _SUFFIX[fmt], timeout_s=timeout_s)
     if fmt.is_image:
         return image_to_pdf(data, max_pages=max_pages)
@@ -68,11 +79,19 @@ def find_soffice() -> str:
     )
 
 
-def libreoffice_to_pdf(data: bytes, suffix: str, *, timeout_s: float = 180.0) -> bytes:
+def libreoffice_to_pdf(
+    data: bytes,
+    suffix: str,
+    *,
+    timeout_s: float = 180.0,
+    memory_bytes: int = LIBREOFFICE_MEMORY_BYTES,
+) -> bytes:
     """Convert one office or HTML file to PDF with headless LibreOffice.
 
-    Each call uses its own LibreOffice profile, so calls may run concurrently. On timeout
-    the whole LibreOffice process group is killed and DocumentError names the timeout.
+    Each call uses its own LibreOffice profile, so calls may run concurrently. LibreOffice
+    runs under `lo_guard`: at most `memory_bytes` of address space per process, killed with
+    its whole process group on timeout or when drac dies. DocumentError names the reason
+    when no PDF comes out.
     """
     soffice = find_soffice()
     kind = suffix.lstrip(".").upper()
@@ -99,15 +118,15 @@ def libreoffice_to_pdf(data: bytes, suffix: str, *, timeout_s: float = 180.0) ->
             str(outdir),
             str(source),
         ]
-        env = {**os.environ, "HOME": tmp, "SAL_USE_VCLPLUGIN": "svp"}
-        stderr = _run_in_own_group(command, env=env, cwd=tmp, timeout_s=timeout_s, kind=kind)
+        scratch = work / "tmp"  # LibreOffice's own temporary files go with the work folder
+        scratch.mkdir()
+        env = {**os.environ, "HOME": tmp, "TMPDIR": str(scratch), "SAL_USE_VCLPLUGIN": "svp"}
+        run = _run_guarded(
+            command, env=env, workdir=tmp, timeout_s=timeout_s, memory_bytes=memory_bytes, kind=kind
+        )
         result = outdir / "document.pdf"
         if not result.is_file() or result.stat().st_size == 0:
-            detail = stderr.strip().splitlines()[-1] if stderr.strip() else "no output"
-            raise DocumentError(
-                f"LibreOffice could not convert the {kind} to PDF (damaged or not really "
-                f"a {kind}?): {detail}"
-            )
+            raise DocumentError(_no_output_reason(run, kind, memory_bytes))
         _keep_profile(profile)
         return result.read_bytes()
 
@@ -124,39 +143,82 @@ def _import_filter(suffix: str) -> list[str]:
 
 
 def _seed_profile(profile: Path) -> None:
-    """Start this call's private profile as a copy of the template, when there is one."""
-    with _PROFILE_LOCK:
-        template = _profile_template
+    """Start this call's private profile as a copy of the cached template, when there is one."""
+    folder = _cache_folder()
+    template = folder / _PROFILE_NAME if folder else None
     if template is not None and template.is_dir():
-        shutil.copytree(template, profile, symlinks=True, dirs_exist_ok=True)
+        with contextlib.suppress(OSError):
+            shutil.copytree(template, profile, symlinks=True, dirs_exist_ok=True)
 
 
 def _keep_profile(profile: Path) -> None:
-    """Keep the first successfully used profile as the template for later calls."""
-    global _profile_template
+    """Cache the first successfully used profile as the template for later calls.
+
+    One template per user, in one well-known folder, shared by every drac process: written
+    beside it, then renamed into place, so readers never see half a template and the loser
+    of a race just drops its copy.
+    """
+    folder = _cache_folder()
+    if folder is None or (folder / _PROFILE_NAME).is_dir() or not profile.is_dir():
+        return
     with _PROFILE_LOCK:
-        if _profile_template is not None or not profile.is_dir():
-            return
-        template = Path(tempfile.mkdtemp(prefix="drac-lo-profile-")) / "profile"
+        staging = Path(tempfile.mkdtemp(prefix=f".{_PROFILE_NAME}-", dir=folder))
         try:
-            shutil.copytree(profile, template, symlinks=True)
+            shutil.copytree(profile, staging, symlinks=True, dirs_exist_ok=True)
+            staging.rename(folder / _PROFILE_NAME)
         except OSError:
-            return
-        _profile_template = template
+            shutil.rmtree(staging, ignore_errors=True)
 
 
-def _run_in_own_group(
-    command: list[str], *, env: dict[str, str], cwd: str, timeout_s: float, kind: str
-) -> str:
-    """Run a command in a new process group; kill the whole group on timeout."""
+def _cache_folder() -> Path | None:
+    """drac's cache folder ($XDG_CACHE_HOME/drac, ~/.cache/drac, else a private folder in the
+    temporary directory, as in Lambda); None when none is usable."""
+    candidates: list[Path] = []
+    if os.environ.get("XDG_CACHE_HOME"):
+        candidates.append(Path(os.environ["XDG_CACHE_HOME"]) / "drac")
+    with contextlib.suppress(RuntimeError, KeyError):
+        candidates.append(Path.home() / ".cache" / "drac")
+    candidates.append(Path(tempfile.gettempdir()) / f"drac-cache-{os.getuid()}")
+    for folder in candidates:
+        try:
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            info = folder.stat()
+        except OSError:
+            continue
+        # the shared temporary directory is anyone's: use only a folder that is ours alone
+        if info.st_uid == os.getuid() and not info.st_mode & 0o022 and os.access(folder, os.W_OK):
+            return folder
+    return None
+
+
+class _Run(NamedTuple):
+    returncode: int
+    stderr: str
+
+
+def _run_guarded(
+    command: list[str],
+    *,
+    env: dict[str, str],
+    workdir: str,
+    timeout_s: float,
+    memory_bytes: int,
+    kind: str,
+) -> _Run:
+    """Run a LibreOffice command under `lo_guard` in a session of its own; on timeout stop it
+    (the guard kills LibreOffice's whole group) and raise DocumentError."""
+    guarded = [
+        sys.executable, "-I", "-S", str(_GUARD), str(os.getpid()), str(memory_bytes), workdir,
+        "--", *command,
+    ]  # fmt: skip
     try:
         process = subprocess.Popen(
-            command,
+            guarded,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=env,
-            cwd=cwd,
+            cwd=workdir,
             start_new_session=True,
         )
     except OSError as exc:
@@ -164,23 +226,50 @@ def _run_in_own_group(
     try:
         _, err = process.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired as exc:
-        _kill_group(process)
+        _stop(process)
         raise DocumentError(
             f"LibreOffice timed out after {timeout_s:g} s converting the {kind} to PDF"
         ) from exc
     finally:
         if process.poll() is None:
-            _kill_group(process)
-    return err.decode("utf-8", "replace")
+            _stop(process)
+    return _Run(process.returncode, err.decode("utf-8", "replace"))
 
 
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """Ask the guard to kill LibreOffice's group; kill the guard itself if it does not obey."""
+    with contextlib.suppress(ProcessLookupError):
+        process.terminate()
     try:
         process.communicate(timeout=10)
     except subprocess.TimeoutExpired:
-        process.kill()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+
+
+def _no_output_reason(run: _Run, kind: str, memory_bytes: int) -> str:
+    lines = [line for line in run.stderr.strip().splitlines() if line.strip()]
+    detail = lines[-1].strip() if lines else "no output"
+    if run.returncode == CANNOT_START:
+        return f"cannot start LibreOffice ({detail})"
+    if run.returncode > 128:
+        name = _signal_name(run.returncode - 128)
+        return (
+            f"LibreOffice crashed ({name}) converting the {kind} to PDF; it may have needed "
+            f"more than its {memory_bytes / 1024**3:g} GiB memory limit: {detail}"
+        )
+    return (
+        f"LibreOffice could not convert the {kind} to PDF (damaged or not really a {kind}?): "
+        f"{detail}"
+    )
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def image_to_pdf(

@@ -1,0 +1,115 @@
+"""Run one LibreOffice command under a memory limit, and take it down with drac.
+
+drac starts this file as a script (`python -I -S lo_guard.py PARENT_PID LIMIT WORKDIR --
+COMMAND...`, standard library only) in a session of its own. The guard caps the address space
+(RLIMIT_AS, inherited by every LibreOffice process), starts the command in a process group of
+its own, and waits. Whichever ends first decides:
+
+- the command exits: the guard kills whatever the command left in its group, exits with the
+  command's status (128 + N when signal N killed it);
+- drac dies (PR_SET_PDEATHSIG on Linux, else noticed within a second by polling the parent
+  pid) or drac sends SIGTERM (a timeout): the guard kills the command's whole group at once;
+  when drac is gone it also removes WORKDIR, the conversion's temporary folder.
+
+A guard is needed because `soffice` is a script that execs `oosplash`, which forks
+`soffice.bin`: a death signal set on the direct child would not reach the real converter.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import resource
+import shutil
+import signal
+import sys
+
+PR_SET_PDEATHSIG = 1
+_STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
+_WATCHED = {signal.SIGCHLD, *_STOP_SIGNALS}
+POLL_S = 1.0
+CANNOT_START = 127
+"""The guard's status when the command cannot be executed (as a shell's)."""
+
+
+def main(argv: list[str]) -> int:
+    """Run the command after `--` in argv as described in the module docstring; its status."""
+    parent, memory_bytes, workdir, command = _arguments(argv)
+    signal.pthread_sigmask(signal.SIG_BLOCK, _WATCHED)
+    _die_with_parent()
+    if os.getppid() != parent:  # drac died before the death signal was armed
+        _remove(workdir)
+        return 1
+    if memory_bytes > 0:
+        _limit_memory(memory_bytes)
+    child = _start(command)
+    while True:
+        status = os.waitid(os.P_PID, child, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        if status is not None:
+            break
+        received = signal.sigtimedwait(_WATCHED, POLL_S)
+        orphaned = os.getppid() != parent
+        if orphaned or (received is not None and received.si_signo in _STOP_SIGNALS):
+            _kill_group(child)
+            os.waitpid(child, 0)
+            if orphaned:
+                _remove(workdir)
+            return 128 + signal.SIGKILL
+    _kill_group(child)  # leftovers of a finished command; the unreaped child keeps its pgid
+    os.waitpid(child, 0)
+    if status.si_code == os.CLD_EXITED:
+        return status.si_status
+    return 128 + status.si_status
+
+
+def _arguments(argv: list[str]) -> tuple[int, int, str, list[str]]:
+    if len(argv) < 5 or argv[3] != "--":
+        raise SystemExit("usage: lo_guard.py PARENT_PID MEMORY_BYTES WORKDIR -- COMMAND...")
+    return int(argv[0]), int(argv[1]), argv[2], argv[4:]
+
+
+def _limit_memory(memory_bytes: int) -> None:
+    """Cap the address space, never above a hard limit set outside drac."""
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        memory_bytes = min(memory_bytes, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+
+
+def _die_with_parent() -> None:
+    """Ask Linux for SIGTERM when drac's spawning thread ends (elsewhere: polling only)."""
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+
+
+def _start(command: list[str]) -> int:
+    pid = os.fork()
+    if pid == 0:  # the guard is single-threaded: fork then exec is safe here
+        try:
+            os.setpgid(0, 0)
+            signal.pthread_sigmask(signal.SIG_SETMASK, set())
+            os.execvp(command[0], command)
+        except OSError as exc:
+            os.write(2, f"{command[0]}: {exc}\n".encode())
+        os._exit(CANNOT_START)
+    with contextlib.suppress(OSError):  # also here, so no kill can precede the child's own
+        os.setpgid(pid, pid)
+    return pid
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def _remove(workdir: str) -> None:
+    if workdir:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,132 @@
+"""LibreOffice runs capped in memory, dies with drac, and leaves no folder behind.
+
+A fake `soffice` (a shell script) stands in for LibreOffice: it reports its limits, writes a
+PDF and a profile, or hangs with a grandchild, as each test needs.
+"""
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from drac.documents.normalise import libreoffice_to_pdf
+from drac.errors import DocumentError
+
+_CONVERTS = """
+for a; do
+  case "$prev" in --outdir) out="$a";; esac
+  case "$a" in -env:UserInstallation=file://*) profile="${a#-env:UserInstallation=file://}";; esac
+  prev="$a"
+done
+mkdir -p "$out" "$profile/user"
+echo settings > "$profile/user/registrymodifications.xcu"
+printf '%%PDF-1.4 fake' > "$out/document.pdf"
+"""
+
+
+def _fake_soffice(tmp_path: Path, body: str) -> str:
+    script = tmp_path / "soffice"
+    script.write_text("#!/bin/sh\n" + body)
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return str(script)
+
+
+def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """Private temporary and cache folders, so folders can be counted without other runs."""
+    scratch, cache = tmp_path / "tmp", tmp_path / "cache"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    monkeypatch.setattr("tempfile.tempdir", None)  # re-read TMPDIR
+    return scratch, cache
+
+
+def test_libreoffice_runs_under_the_memory_limit(tmp_path, monkeypatch):
+    limits = tmp_path / "limits"
+    soffice = _fake_soffice(tmp_path, f"ulimit -v > {limits}\n{_CONVERTS}")
+    monkeypatch.setenv("DRAC_SOFFICE", soffice)
+    libreoffice_to_pdf(b"PK", ".docx", timeout_s=10, memory_bytes=768 * 1024 * 1024)
+    assert limits.read_text().strip() == str(768 * 1024)  # ulimit -v counts KiB
+
+
+def test_a_crash_names_the_signal_and_the_memory_limit(tmp_path, monkeypatch):
+    soffice = _fake_soffice(tmp_path, "echo 'std::bad_alloc' >&2\nkill -ABRT $$\n")
+    monkeypatch.setenv("DRAC_SOFFICE", soffice)
+    with pytest.raises(DocumentError, match=r"crashed \(SIGABRT\).*2 GiB memory limit.*bad_alloc"):
+        libreoffice_to_pdf(b"PK", ".docx", timeout_s=10, memory_bytes=2 * 1024**3)
+
+
+def test_no_folder_is_left_behind_and_one_profile_template_is_reused(tmp_path, monkeypatch):
+    scratch, cache = _isolated(tmp_path, monkeypatch)
+    monkeypatch.setenv("DRAC_SOFFICE", _fake_soffice(tmp_path, _CONVERTS))
+    for _ in range(3):
+        assert libreoffice_to_pdf(b"PK", ".docx", timeout_s=10).startswith(b"%PDF")
+    assert list(scratch.iterdir()) == []
+    assert [path.name for path in (cache / "drac").iterdir()] == ["libreoffice-profile"]
+    template = cache / "drac" / "libreoffice-profile" / "user" / "registrymodifications.xcu"
+    assert template.read_text() == "settings\n"
+
+
+_CONVERT_AND_HANG = """
+import os, sys
+sys.path[:0] = {paths!r}
+from drac.documents.normalise import libreoffice_to_pdf
+libreoffice_to_pdf(b"PK", ".docx", timeout_s=120)
+"""
+
+
+def test_killing_drac_kills_libreoffice_and_removes_its_folder(tmp_path, monkeypatch):
+    scratch, _ = _isolated(tmp_path, monkeypatch)
+    pids = tmp_path / "pids"
+    # LibreOffice's real shape: the started program forks the converter, which outlives it
+    body = f"sleep 300 &\necho $! >> {pids}\necho $$ >> {pids}\nwait\n"
+    monkeypatch.setenv("DRAC_SOFFICE", _fake_soffice(tmp_path, body))
+    code = textwrap.dedent(_CONVERT_AND_HANG.format(paths=sys.path))
+    drac = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        _wait_for(lambda: pids.exists() and len(pids.read_text().split()) == 2)
+        assert len(list(scratch.iterdir())) == 1  # the conversion's work folder
+        drac.send_signal(signal.SIGKILL)
+        drac.wait(10)
+        children = [int(pid) for pid in pids.read_text().split()]
+        _wait_for(lambda: all(_gone(pid) for pid in children))
+        _wait_for(lambda: list(scratch.iterdir()) == [])
+    finally:
+        drac.kill()
+
+
+def _wait_for(condition, timeout_s: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.05)
+
+
+def _gone(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return True
+    return "State:\tZ" in status
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_the_guard_itself_exits_when_its_command_exits(tmp_path, monkeypatch):
+    monkeypatch.setenv("DRAC_SOFFICE", _fake_soffice(tmp_path, _CONVERTS))
+    before = {p for p in os.listdir("/proc") if p.isdigit()}
+    libreoffice_to_pdf(b"PK", ".docx", timeout_s=10)
+    after = {p for p in os.listdir("/proc") if p.isdigit()} - before
+    assert not [pid for pid in after if "lo_guard" in _cmdline(pid)]
+
+
+def _cmdline(pid: str) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text()
+    except OSError:
+        return ""
