@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import click
+from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -27,12 +28,14 @@ from drac.cli.options import (
 )
 from drac.errors import DracError, WorkspaceError
 from drac.local.pipeline import (
+    SCAN_HINT,
     IngestSettings,
     Outcome,
     collect_inputs,
     ingest_file,
     live_documents,
     replan_document,
+    shown_path,
 )
 from drac.local.workspace import Workspace
 from drac.models import Strategy
@@ -79,7 +82,7 @@ def ingest(
     vision, text_model = build_models(model, strategy)
     files, outcomes = collect_inputs(list(paths))
     for missing in outcomes:
-        stderr.print(f"[red]FAILED[/] {missing.path}: {missing.error}")
+        _print_failed(stderr, missing)
     settings = IngestSettings(strategy=strategy, force=force, tenant=tenant)
     ws = open_workspace(workspace, create=True)
     try:
@@ -107,13 +110,17 @@ def _run_all(
         overall = progress.add_task(label, total=len(files))
 
         def one(path: Path) -> Outcome:
-            task = progress.add_task(f"  {path.name[:40]}", total=None, visible=False)
+            name = escape(shown_path(path.name)[:40])
+            task = progress.add_task(f"  {name}", total=None, visible=False)
 
             def report(done: int, total: int) -> None:
                 progress.update(task, completed=done, total=total, visible=total > 1)
 
             try:
                 return run(path, report)
+            except Exception as exc:  # a bug in one document must not lose the summary
+                error = f"unexpected error ({type(exc).__name__}): {exc}"
+                return Outcome(path=shown_path(path), status="FAILED", error=error)
             finally:
                 progress.remove_task(task)
 
@@ -123,10 +130,14 @@ def _run_all(
                 outcome = future.result()
                 outcomes.append(outcome)
                 if outcome.failed:
-                    progress.console.print(f"[red]FAILED[/] {outcome.path}: {outcome.error}")
+                    _print_failed(progress.console, outcome)
                 progress.advance(overall)
-    order = {str(path): index for index, path in enumerate(files)}
+    order = {shown_path(path): index for index, path in enumerate(files)}
     return sorted(outcomes, key=lambda o: order.get(o.path, -1))
+
+
+def _print_failed(console: Console, outcome: Outcome) -> None:
+    console.print(f"[red]FAILED[/] {escape(outcome.path)}: {escape(outcome.error or '')}")
 
 
 @contextmanager
@@ -157,10 +168,15 @@ def _report(outcomes: list[Outcome], as_json: bool) -> None:
             )
         stderr.print(table)
         for outcome in outcomes:
-            for warning in outcome.warnings[:3]:
-                stderr.print(f"[yellow]warning[/] {Path(outcome.path).name}: {warning}")
+            warnings = [warning for warning in outcome.warnings if warning != SCAN_HINT]
+            for warning in warnings[:3]:
+                name = escape(Path(outcome.path).name)
+                stderr.print(f"[yellow]warning[/] {name}: {escape(warning)}")
+        scanned = [outcome for outcome in outcomes if SCAN_HINT in outcome.warnings]
+        if scanned:
+            stderr.print(f"[yellow]hint[/] {len(scanned)} document(s) PARTIAL: {SCAN_HINT}")
         for outcome in failed:
-            stderr.print(f"[red]FAILED[/] {outcome.path}: {outcome.error}")
+            _print_failed(stderr, outcome)
     if failed:
         raise SystemExit(1)
 
@@ -201,7 +217,7 @@ def replan(
                             error=str(exc),
                         )
                     )
-                    progress.console.print(f"[red]FAILED[/] {record.source}: {exc}")
+                    _print_failed(progress.console, outcomes[-1])
                 progress.advance(task)
     finally:
         ws.close()
@@ -222,10 +238,10 @@ def remove(paths: tuple[Path, ...], workspace: Path, as_json: bool) -> None:
     try:
         with _writing(ws):
             for path in paths:
-                source = str(path.resolve())
+                source = shown_path(path.resolve())
                 held = ws.registry.source_document(source)
                 retired = ws.remove_source(source) if held else None
-                results.append({"path": str(path), "document_id": held, "retired": retired})
+                results.append({"path": shown_path(path), "document_id": held, "retired": retired})
     finally:
         ws.close()
     if as_json:

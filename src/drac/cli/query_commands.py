@@ -7,6 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 import click
+from rich.markup import escape
 from rich.table import Table
 from rich.tree import Tree
 
@@ -54,10 +55,12 @@ def search(query: str, k: int, workspace: Path, as_json: bool) -> None:
         chunk = hit.chunk
         pages = ",".join(map(str, chunk.pages))
         stdout.print(
-            f"[bold]{rank}. {chunk.source}[/] p.{pages}  score {hit.score:.2f}  {chunk.chunk_id}"
+            f"[bold]{rank}. {escape(chunk.source)}[/] p.{pages}  score {hit.score:.2f}  "
+            f"{chunk.chunk_id}"
         )
-        stdout.print(f"   [dim]{chunk.breadcrumb}[/]")
-        stdout.print(f"   {one_line(_body(chunk.text, chunk.breadcrumb), 240)}\n", highlight=False)
+        stdout.print(f"   [dim]{escape(chunk.breadcrumb)}[/]")
+        body = one_line(_body(chunk.text, chunk.breadcrumb), 240)
+        stdout.print(f"   {escape(body)}\n", highlight=False)
 
 
 def _body(text: str, breadcrumb: str) -> str:
@@ -80,18 +83,18 @@ def status(workspace: Path, as_json: bool) -> None:
             [{**d.model_dump(mode="json"), "chunks": counts[d.document_id]} for d in documents]
         )
         return
-    table = Table(title=f"drac workspace {workspace}")
+    table = Table(title=f"drac workspace {escape(str(workspace))}")
     notes = {d.document_id: d.error or (d.warnings[0] if d.warnings else "") for d in documents}
     for column in ("document", "source", "format", "status", "pages", "chunks", "plan"):
         table.add_column(column, no_wrap=column != "source", overflow="fold")
     if any(notes.values()):
         table.add_column("note", overflow="fold")
     for d in documents:
-        note = [notes[d.document_id][:80]] if any(notes.values()) else []
+        note = [escape(notes[d.document_id][:80])] if any(notes.values()) else []
         table.add_row(
             d.document_id[:12],
-            d.source,
-            d.format,
+            escape(d.source),
+            escape(d.format),
             d.status.value,
             str(d.pages),
             str(counts[d.document_id]),
@@ -150,11 +153,13 @@ def _show(ws: Workspace, record: DocumentRecord, version: int | None, as_json: b
         )
         return
     stdout.print(
-        f"[bold]{record.source}[/] {record.document_id}  {record.format}, {record.pages} page(s),"
-        f" {record.status.value}, active plan v{record.active_version}"
+        f"[bold]{escape(record.source)}[/] {record.document_id}  {escape(record.format)},"
+        f" {record.pages} page(s), {record.status.value}, active plan v{record.active_version}"
     )
+    if record.error:
+        stdout.print(f"[red]error[/] {escape(record.error)}")
     for warning in record.warnings:
-        stdout.print(f"[yellow]warning[/] {warning}")
+        stdout.print(f"[yellow]warning[/] {escape(warning)}")
     stdout.print(_outline(elements))
     stdout.print(f"\n[bold]{len(sections)} section(s)[/]")
     for section in sections:
@@ -164,7 +169,7 @@ def _show(ws: Workspace, record: DocumentRecord, version: int | None, as_json: b
     for row in versions:
         marker = "*" if row["version"] == record.active_version else " "
         stdout.print(
-            f" {marker} v{row['version']} {row['strategy']} ({row['planner']}) tokens"
+            f" {marker} v{row['version']} {escape(str(row['strategy']))} ({row['planner']}) tokens"
             f" {row['input_tokens']}/{row['output_tokens']} {row['created_at']}"
         )
     if plan:
@@ -182,12 +187,12 @@ def _outline(elements: list[Element]) -> Tree:
             while stack[-1][0] >= level:
                 stack.pop()
             node = stack[-1][1].add(
-                f"[bold]{element.id}[/] {element.title}  [dim]p.{element.page}[/]"
+                f"[bold]{element.id}[/] {escape(element.title)}  [dim]p.{element.page}[/]"
             )
             stack.append((level, node))
         else:
             stack[-1][1].add(
                 f"{element.id} [dim]{element.kind.value} {len(element.text)}c p.{element.page}[/]"
-                f" {preview(element, 70)}"
+                f" {escape(preview(element, 70))}"
             )
     return root

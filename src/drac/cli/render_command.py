@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from drac.cli import cli
@@ -15,6 +16,7 @@ from drac.documents.detect import detect_format
 from drac.documents.normalise import normalise_to_pdf
 from drac.documents.render import page_count, render_pages
 from drac.errors import DocumentError
+from drac.local.pipeline import shown_path
 
 
 @cli.command("render")
@@ -36,25 +38,27 @@ def render_command(files: tuple[str, ...], out_dir: str, dpi: int, max_side: int
     ) as progress:
         for name in files:
             path = Path(name)
+            shown = escape(shown_path(path.name))
             try:
                 written = _render_file(path, Path(out_dir), options, progress)
-            except DocumentError as exc:
+            except (DocumentError, OSError) as exc:
                 failed += 1
-                progress.console.print(f"[red]{path.name}: {exc}[/red]")
+                progress.console.print(f"[red]{shown}: {escape(str(exc))}[/red]")
                 continue
-            progress.console.print(f"{path.name}: {written}")
+            progress.console.print(f"{shown}: {escape(written)}")
     if failed:
         console.print(f"{failed} of {len(files)} documents failed")
         sys.exit(1)
 
 
 def _render_file(path: Path, out_root: Path, options: ConversionOptions, progress: Progress) -> str:
-    data = path.read_bytes()
-    if len(data) > options.max_file_bytes:
+    if path.stat().st_size > options.max_file_bytes:  # before reading it
         raise DocumentError(f"file is larger than {options.max_file_bytes} bytes")
+    data = path.read_bytes()
     detection = detect_format(data, path.name)
+    shown = escape(shown_path(path.name))
     if detection.warning:
-        progress.console.print(f"[yellow]{path.name}: {detection.warning}[/yellow]")
+        progress.console.print(f"[yellow]{shown}: {escape(detection.warning)}[/yellow]")
     if detection.format.is_text:
         return "no pages to render (Markdown and text are used as-is)"
     pdf = normalise_to_pdf(
@@ -63,7 +67,7 @@ def _render_file(path: Path, out_root: Path, options: ConversionOptions, progres
     total = page_count(pdf, options.max_pages)
     target = out_root / path.stem
     target.mkdir(parents=True, exist_ok=True)
-    task = progress.add_task(path.name, total=total)
+    task = progress.add_task(shown, total=total)
     for page in render_pages(pdf, options.render_options()):
         (target / f"page-{page.number:04d}.png").write_bytes(page.png)
         progress.advance(task)

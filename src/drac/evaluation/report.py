@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from drac.evaluation.runner import EvalReport
@@ -31,8 +32,8 @@ def overall_table(report: EvalReport) -> Table:
         table.add_column(name, justify="right")
     for result in report.results:
         table.add_row(
-            result.chunk_set,
-            result.retriever,
+            escape(result.chunk_set),
+            escape(result.retriever),
             str(result.chunks),
             f"{result.mean_chars:.0f}",
             *(f"{value:.3f}" for value in result.overall.values()),
@@ -58,23 +59,23 @@ def group_table(report: EvalReport, group: str) -> Table:
     table = Table(title=f"{metric} by {group.replace('_', ' ')}")
     table.add_column("chunk set / retriever")
     for name, count in report.group_sizes.get(group, {}).items():
-        table.add_column(f"{name} ({count})", justify="right")
+        table.add_column(f"{escape(name)} ({count})", justify="right")
     for label, cells in _group_cells(report, group, metric):
-        table.add_row(label, *cells)
+        table.add_row(escape(label), *cells)
     return table
 
 
 def print_report(report: EvalReport, console: Console | None = None) -> None:
     """Print the overall table, the per-type and per-company tables, and the notes."""
     console = console or Console()
-    console.print(report.selection_note)
+    console.print(escape(report.selection_note))
     embedder = report.embedder or "none (BM25 only)"
     console.print(
-        f"Embedder: {embedder}. Relevance: >= {report.threshold:.0%} of one supporting "
+        f"Embedder: {escape(embedder)}. Relevance: >= {report.threshold:.0%} of one supporting "
         "fact's content words."
     )
     for note in report.notes:
-        console.print(f"[bold]Note:[/bold] {note}")
+        console.print(f"[bold]Note:[/bold] {escape(note)}")
     console.print(overall_table(report))
     console.print(group_table(report, "query_type"))
     console.print(group_table(report, "company"))

@@ -7,6 +7,7 @@ module only wires them to a Workspace.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -16,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from drac.commit import plan_chunks
 from drac.documents.convert import ConversionOptions, convert_to_markdown
+from drac.documents.detect import detect_format
 from drac.errors import DocumentError, DracError
 from drac.ids import ContentDigest
 from drac.ingest import ParsedDocument, parse_document, status_after_conversion
@@ -38,6 +40,15 @@ DOCUMENT_SUFFIXES = frozenset(
 """File endings picked up when a folder is ingested (files named explicitly are always tried)."""
 
 ProgressCallback = Callable[[int, int], None]
+
+UNKNOWN_FORMAT = "unknown"
+"""The format recorded for a file whose content could not be identified."""
+
+SCAN_HINT = (
+    "scans need a vision model: ingest again with --model bedrock|openai --force (pages "
+    "without a text layer are not converted offline; DRAC_MODEL or drac.toml set the default)"
+)
+"""The warning (first of a document's) telling how to convert the scans of a PARTIAL document."""
 
 
 class IngestSettings(BaseModel):
@@ -89,8 +100,16 @@ def collect_inputs(paths: Sequence[Path]) -> tuple[list[Path], list[Outcome]]:
         elif path.is_file():
             files.append(path)
         else:
-            missing.append(Outcome(path=str(path), status="FAILED", error="no such file or folder"))
+            missing.append(
+                Outcome(path=shown_path(path), status="FAILED", error="no such file or folder")
+            )
     return list(dict.fromkeys(files)), missing
+
+
+def shown_path(path: Path | str) -> str:
+    """The path as drac stores and prints it: bytes that are not UTF-8 (as in a file name
+    from another system) become U+FFFD replacement characters."""
+    return os.fsencode(path).decode("utf-8", "replace")
 
 
 def ingest_file(
@@ -109,16 +128,18 @@ def ingest_file(
     """
     started = time.monotonic()
     record: DocumentRecord | None = None
+    data: bytes | None = None
     try:
         data = _read(path, settings.conversion.max_file_bytes)
         digest = ContentDigest(settings.tenant)
         digest.update(data)
         record = DocumentRecord(
             document_id=digest.document_id,
-            source=path.name,
-            source_path=str(path.resolve()),
+            source=shown_path(path.name),
+            source_path=shown_path(path.resolve()),
             sha256=digest.sha256,
             tenant=settings.tenant,
+            format=UNKNOWN_FORMAT,
         )
         # the same content under two paths: the second waits, then finds it UNCHANGED
         with workspace.document_lock(record.document_id):
@@ -131,17 +152,17 @@ def ingest_file(
                 record.created_at = existing.created_at
             return _ingest(data, record, workspace, settings, vision, text_model, progress, started)
     except (DocumentError, OSError) as exc:
-        return _failure(path, workspace, record, exc, started)
+        return _failure(path, workspace, record, data, exc, started)
     except Exception as exc:  # a bug must not stop the other documents; say what it was
         wrapped = DracError(f"unexpected error ({type(exc).__name__}): {exc}")
-        return _failure(path, workspace, record, wrapped, started)
+        return _failure(path, workspace, record, data, wrapped, started)
 
 
 def _unchanged(
     path: Path, existing: DocumentRecord, workspace: Workspace, started: float
 ) -> Outcome:
     return Outcome(
-        path=str(path),
+        path=shown_path(path),
         document_id=existing.document_id,
         status="UNCHANGED",
         pages=existing.pages,
@@ -152,19 +173,22 @@ def _unchanged(
 
 
 def _read(path: Path, max_bytes: int) -> bytes:
-    """The file's bytes, its size checked before reading."""
+    """The file's bytes, its size checked before reading, and never more than the limit read
+    (a file may grow after `stat`, or be a device that reports no size)."""
+    limit = f"{max_bytes / 1048576:.0f} MiB limit"
     try:
         size = path.stat().st_size
         if path.is_dir():
             raise DocumentError("is a folder, not a file")
         if size > max_bytes:
-            raise DocumentError(
-                f"file is {size / 1048576:.1f} MiB, more than the "
-                f"{max_bytes / 1048576:.0f} MiB limit"
-            )
-        return path.read_bytes()
+            raise DocumentError(f"file is {size / 1048576:.1f} MiB, more than the {limit}")
+        with path.open("rb") as file:
+            data = file.read(max_bytes + 1)
     except PermissionError as exc:
         raise DocumentError("permission denied") from exc
+    if len(data) > max_bytes:
+        raise DocumentError(f"file grew past the {limit} while it was read")
+    return data
 
 
 def _ingest(
@@ -191,6 +215,8 @@ def _ingest(
     record.warnings = [*conversion.warnings, *conversion.failures]
     record.conversion_failures = len(conversion.failures)
     scans_only = conversion.status == "partial" and not conversion.failures
+    if scans_only:
+        record.warnings.insert(0, SCAN_HINT)
     parsed = parse_document(
         conversion.markdown, settings.strategy, conversion.failures, allow_empty=scans_only
     )
@@ -211,25 +237,44 @@ def _failure(
     path: Path,
     workspace: Workspace,
     record: DocumentRecord | None,
+    data: bytes | None,
     error: Exception,
     started: float,
 ) -> Outcome:
     reason = _reason(error)
     if record is not None:
-        existing = workspace.get_document(record.document_id)
-        if existing is None or not existing.live:
-            record.status = DocumentStatus.FAILED
-            record.error = reason
-            record.active_version = None
-            record.owner = None
-            workspace.save_document(record)
+        if record.format == UNKNOWN_FORMAT and data is not None:
+            record.format = _detected_format(data, record.source)
+        try:
+            _record_failure(workspace, record, reason)
+        except Exception as exc:  # the outcome must still be reported
+            reason = f"{reason} (not recorded in the workspace: {type(exc).__name__}: {exc})"
     return Outcome(
-        path=str(path),
+        path=shown_path(path),
         document_id=record.document_id if record else None,
         status=DocumentStatus.FAILED.value,
         error=reason,
         seconds=time.monotonic() - started,
     )
+
+
+def _record_failure(workspace: Workspace, record: DocumentRecord, reason: str) -> None:
+    """Save the record as FAILED unless a live version of the same content is stored."""
+    existing = workspace.get_document(record.document_id)
+    if existing is None or not existing.live:
+        record.status = DocumentStatus.FAILED
+        record.error = reason
+        record.active_version = None
+        record.owner = None
+        workspace.save_document(record)
+
+
+def _detected_format(data: bytes, name: str) -> str:
+    """The format detection gives the content, or UNKNOWN_FORMAT when it refuses it."""
+    try:
+        return detect_format(data, name).format.value
+    except DocumentError:
+        return UNKNOWN_FORMAT
 
 
 def _reason(error: Exception) -> str:

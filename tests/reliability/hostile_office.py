@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape
 
-from zips import RawEntry, deflated, filler_entry, zip_bytes
+from hostile_zip import RawEntry, deflated, filler_entry, zip_bytes
 
 _CONTENT_TYPES = (
     '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
