@@ -38,8 +38,12 @@ def document_xml(paragraphs: list[str]) -> str:
 
 def docx(paragraphs: list[str], extra: list[RawEntry] | None = None) -> bytes:
     """A DOCX LibreOffice opens, with optional extra members."""
-    body = deflated(document_xml(paragraphs).encode(), "word/document.xml")
-    return zip_bytes([*_package(), body, *(extra or [])])
+    return docx_with_body(document_xml(paragraphs).encode(), extra)
+
+
+def docx_with_body(xml: bytes, extra: list[RawEntry] | None = None) -> bytes:
+    """A DOCX whose word/document.xml is `xml`, whatever it holds."""
+    return zip_bytes([*_package(), deflated(xml, "word/document.xml"), *(extra or [])])
 
 
 def _package() -> list[RawEntry]:

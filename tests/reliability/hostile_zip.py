@@ -65,8 +65,9 @@ def filler_entry(
     return RawEntry(name, stream, crc, size, declared_size=declared_size)
 
 
-def zip_bytes(entries: list[RawEntry]) -> bytes:
-    """A ZIP archive (no zip64, so every size must stay under 4 GiB) of the given entries."""
+def zip_bytes(entries: list[RawEntry], *, zip64_end: bool = False) -> bytes:
+    """A ZIP archive of the given entries (sizes under 4 GiB). With `zip64_end` the member
+    count and directory size are only in a zip64 end record (the classic one says 0xFFFF)."""
     body = bytearray()
     directory = bytearray()
     for entry in entries:
@@ -83,8 +84,15 @@ def zip_bytes(entries: list[RawEntry]) -> bytes:
             entry.crc, len(entry.stream), declared, len(name), 0, 0, 0, 0, 0, offset,
         )  # fmt: skip
         directory += name
+    count = 0xFFFF if zip64_end else len(entries)
+    zip64 = b""
+    if zip64_end:
+        record = len(body) + len(directory)
+        zip64 = struct.pack(
+            "<4sQ2H2L4Q", b"PK\x06\x06", 44, 45, 45, 0, 0, len(entries), len(entries),
+            len(directory), len(body),
+        ) + struct.pack("<4sLQL", b"PK\x06\x07", 0, record, 1)  # fmt: skip
     end = struct.pack(
-        "<4s4H2LH", b"PK\x05\x06", 0, 0, len(entries), len(entries),
-        len(directory), len(body), 0,
+        "<4s4H2LH", b"PK\x05\x06", 0, 0, count, count, len(directory), len(body), 0,
     )  # fmt: skip
-    return bytes(body + directory + end)
+    return bytes(body + directory + zip64 + end)

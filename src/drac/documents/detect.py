@@ -8,7 +8,7 @@ from pathlib import PurePath
 
 from pydantic import BaseModel, ConfigDict
 
-from drac.documents.archive import check_members, read_directory
+from drac.documents.archive import read_directory
 from drac.errors import DocumentError
 
 
@@ -185,11 +185,11 @@ def _is_pdf(head: bytes) -> bool:
 
 
 def _sniff_zip(data: bytes) -> DocumentFormat:
-    members = read_directory(data)
-    names = {member.filename for member in members}
+    # Only the directory's size is checked here; members' sizes and ratios are checked before
+    # LibreOffice sees them (`normalise_to_pdf`), so a refused DOCX is still known as a DOCX.
+    names = {member.filename for member in read_directory(data)}
     for part, fmt in _OOXML_PARTS:
         if part in names:
-            check_members(members)
             return fmt
     if "mimetype" in names:
         raise DocumentError(
