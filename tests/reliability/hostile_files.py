@@ -8,6 +8,8 @@ from __future__ import annotations
 import io
 import os
 import random
+import struct
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,10 +90,19 @@ def _scan_pdf() -> bytes:
     return buffer.getvalue()
 
 
-def _png_bomb() -> bytes:
-    buffer = io.BytesIO()
-    Image.new("1", (40_000, 40_000), 0).save(buffer, "PNG")  # 1.6 Gpx in about 200 KB
-    return buffer.getvalue()
+def _png_bomb(side: int = 40_000) -> bytes:
+    """A PNG declaring side x side 1-bit pixels: its rows of zeros deflate about 1,000:1."""
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        checksum = struct.pack(">L", zlib.crc32(kind + body))
+        return struct.pack(">L", len(body)) + kind + body + checksum
+
+    row = b"\0" * (1 + side // 8)  # filter byte, then the row's bits
+    compressor = zlib.compressobj(9)
+    rows = b"".join(compressor.compress(row) for _ in range(side)) + compressor.flush()
+    header = struct.pack(">2L5B", side, side, 1, 0, 0, 0, 0)
+    chunks = chunk(b"IHDR", header) + chunk(b"IDAT", rows) + chunk(b"IEND", b"")
+    return b"\x89PNG\r\n\x1a\n" + chunks
 
 
 def _zip_with_entry(name: str) -> bytes:
