@@ -151,7 +151,8 @@ HOSTILE_SET: tuple[Hostile, ...] = (
     Hostile("text, one 1 MB word", b"huge-word.txt", _text("one huge word", _MIB), "INDEXED"),
     Hostile("CSV-like text, 50,000 rows", b"rows.txt", lambda: b"id,name,value\n" +
             b"".join(b"%d,item %d,%d\n" % (i, i, i * 7 % 1000) for i in range(50_000)), "INDEXED"),
-    Hostile("text, 100 KB of blank lines", b"blank-lines.txt", _text("blank lines"), "INDEXED"),
+    Hostile("text, 4 MB of blank lines", b"blank-lines.txt", _text("blank lines", 4 * _MIB),
+            "INDEXED"),
     Hostile("empty file", b"empty.md", lambda: b"", "FAILED", r"empty file \(0 bytes\)"),
     Hostile("only whitespace", b"blank.txt", lambda: b" \n\t\n" * 1000, "FAILED",
             "only whitespace"),

@@ -103,7 +103,17 @@ class _SpanParser(BlockParser):
 
 
 # A grid table: a border line like +---+---+ then lines starting with | or +.
-GRID_TABLE_PATTERN = r"^[ ]{0,3}\+[-=:]+\+(?:[-=:]*\+)*[ \t]*(?:\n[ ]{0,3}[|+][^\n]*)+\n?"
+GRID_TABLE_PATTERN = r"^[ ]{0,3}\+[-=:]+\+(?:[-=:]*+\+)*+[ \t]*(?:\n[ ]{0,3}[|+][^\n]*+)++\n?"
+
+# Python's regex engine keeps a backtracking entry for every repetition of a group, so these
+# mistune rules cost memory per repetition: a million blank lines took 946 MiB, a line of a
+# million "=" 282 MiB. Their possessive forms (Python 3.11) match exactly the same text, in
+# constant memory. The same holds for the grid table pattern above.
+_LINEAR_RULES = {
+    "blank_line": r"(?:^[ \t\v\f]*+\n)++",
+    "setex_heading": r"^ {0,3}[=-]*(?P<setext_1>[=-])[ \t]*$",
+    "thematic_break": r"^ {0,3}((?:-[ \t]*+){3,}+|(?:_[ \t]*+){3,}+|(?:\*[ \t]*+){3,}+)$",
+}
 
 
 def _parse_grid_table(parser: BlockParser, match: re.Match[str], state: BlockState) -> int:
@@ -124,6 +134,8 @@ def _parser() -> _SpanParser:
 
 def _new_parser() -> _SpanParser:
     parser = _SpanParser()
+    parser.specification.update(_LINEAR_RULES)
+    parser.BLANK_LINE = re.compile(_LINEAR_RULES["blank_line"], re.M)
     # Markdown() wires the plugin's table rules into our parser; the object is not needed after.
     mistune.Markdown(block=parser, plugins=[import_plugin("table")])
     parser.register("grid_table", GRID_TABLE_PATTERN, _parse_grid_table)
