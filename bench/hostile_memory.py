@@ -29,6 +29,7 @@ sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "reliability")]
 
 from hostile_files import HOSTILE_SET, Hostile  # noqa: E402
 from hostile_pdf import many_pages_pdf  # noqa: E402
+from hostile_text import hostile_text  # noqa: E402
 
 RELIABILITY = REPO / "RELIABILITY.md"
 _MIB = 1024 * 1024
@@ -49,6 +50,12 @@ BENCH_ONLY: tuple[Hostile, ...] = (
             "INDEXED"),
     Hostile("text, 8 MB in 1,000-character lines", b"lines-8mb.txt",
             lambda: (("x" * 999 + "\n") * 8 * 1024).encode(), "INDEXED"),
+    # many tiny elements: about 1.4 KB of memory each, whatever their size in the file
+    Hostile("Markdown, 2 MB of one-character setext headings", b"setext-2mb.md",
+            lambda: hostile_text("setext underlines", 2 * _MIB).encode(), "FAILED",
+            "no text content"),
+    Hostile("Markdown, 2 MB of empty ordered-list items", b"list-items-2mb.md",
+            lambda: hostile_text("ordered-list lookalikes", 2 * _MIB).encode(), "INDEXED"),
     Hostile("PDF, 5,000 tiny pages (the page limit)", b"pages-5000.pdf",
             lambda: many_pages_pdf(5000, "tiny page"), "INDEXED"),
 )  # fmt: skip
@@ -154,13 +161,15 @@ def _report(results: list[tuple[Hostile, dict]], texts: list, seconds: float) ->
         "| multiple | expected |",
         "|---|---:|---|---|---:|---:|---:|---:|---|",
     ]
-    multiples = []
+    multiples: list[tuple[float, str]] = []
+    refused: list[tuple[float, str]] = []
     for item, result in results:
         size = int(result["size"])
         extra = max(0.0, float(result.get("peak_mib", 0)) - float(result.get("baseline_mib", 0)))
         multiple = extra * _MIB / size if size else 0.0
-        if result["status"] in ("INDEXED", "PARTIAL") and size >= _MIB:
-            multiples.append((multiple, item.label))
+        if size >= _MIB:
+            accepted = result["status"] in ("INDEXED", "PARTIAL")
+            (multiples if accepted else refused).append((multiple, item.label))
         matches = result["status"] == item.status
         shown_multiple = f"{multiple:.1f}x" if size >= _MIB else "-"
         lines.append(
@@ -175,6 +184,11 @@ def _report(results: list[tuple[Hostile, dict]], texts: list, seconds: float) ->
             "",
             f"Largest peak-memory multiple among accepted inputs of 1 MiB or more: "
             f"**{worst:.1f}x** the input size ({label}).",
+        ]
+    if refused:
+        worst, label = max(refused)
+        lines += [
+            f"Largest among refused inputs of 1 MiB or more: **{worst:.1f}x** ({label}).",
         ]
     lines += [
         "",

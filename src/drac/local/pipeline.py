@@ -183,7 +183,9 @@ def _read(path: Path, max_bytes: int) -> bytes:
         if size > max_bytes:
             raise DocumentError(f"file is {size / 1048576:.1f} MiB, more than the {limit}")
         with path.open("rb") as file:
-            data = file.read(max_bytes + 1)
+            data = file.read(size + 1)
+            if len(data) > size:  # grown since `stat`, or a device: read on, up to the limit
+                data += file.read(max_bytes + 1 - len(data))
     except PermissionError as exc:
         raise DocumentError("permission denied") from exc
     if len(data) > max_bytes:
