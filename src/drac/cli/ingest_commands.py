@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NoReturn
 
 import click
 from rich.console import Console
@@ -124,7 +126,8 @@ def _run_all(
             finally:
                 progress.remove_task(task)
 
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
+        pool = ThreadPoolExecutor(max_workers=jobs)
+        try:
             futures = {pool.submit(one, path): path for path in files}
             for future in as_completed(futures):
                 outcome = future.result()
@@ -132,8 +135,28 @@ def _run_all(
                 if outcome.failed:
                     _print_failed(progress.console, outcome)
                 progress.advance(overall)
+        except KeyboardInterrupt:
+            progress.stop()
+            _abandon(len(outcomes), len(files))
+        pool.shutdown()
     order = {shown_path(path): index for index, path in enumerate(files)}
     return sorted(outcomes, key=lambda o: order.get(o.path, -1))
+
+
+def _abandon(done: int, total: int) -> NoReturn:
+    """Stop at once on Ctrl-C, abandoning the documents in progress.
+
+    Waiting for the worker threads would finish every queued document first. Exiting the
+    process is what `kill -9` does, which the workspace survives: nothing of an unfinished
+    document is stored, and each LibreOffice run dies with drac (see `lo_guard`).
+    """
+    stderr.print(
+        f"[yellow]interrupted[/]: {done} of {total} document(s) finished; those in progress "
+        "were abandoned (nothing of them is stored)"
+    )
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(130)
 
 
 def _print_failed(console: Console, outcome: Outcome) -> None:
