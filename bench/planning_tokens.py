@@ -25,7 +25,7 @@ from _common import COMPANIES, CORPUS, machine, write_section
 from drac.models import Element, Section, SectionPlan, Strategy, TokenUsage
 from drac.parsing import parse_markdown
 from drac.planning import RulesPlanner, compress_ranges, plan_document, section_view
-from drac.ports import ModelReply, NullLedger, PlanCache, TextModel
+from drac.ports import MemoryLedger, ModelReply, PlanCache, TextModel
 from drac.sectioning import make_sections
 from drac.strategies import resolve_strategy
 
@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     strategy = resolve_strategy("llm", preview_chars=args.preview_chars)
     paths = [p for c in args.companies.split(",")
              for p in sorted((CORPUS / COMPANIES[c.strip()] / "md").glob("*.md"))]
-    model, cache, ledger = ScriptedModel(), MemoryCache(), NullLedger()
+    model, cache, ledger = ScriptedModel(), MemoryCache(), MemoryLedger()
     usage, chunks, fallbacks, started = TokenUsage(), 0, 0, time.perf_counter()
     docs: list[tuple[str, list[Element], list[Section]]] = []
     for path in paths:

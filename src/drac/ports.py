@@ -248,4 +248,3 @@ class MemoryLedger(Ledger):
         self.entries.append(entry)
 
 
-NullLedger = MemoryLedger  # the name callers knew it by; prefer MemoryLedger

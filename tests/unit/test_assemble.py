@@ -14,7 +14,7 @@ from drac.models import Chunk, DocumentRecord, Element, PlanVersion, SectionPlan
 from drac.parsing import normalise_newlines, parse_markdown
 from drac.planning import LlmPlanner, plan_document, validate
 from drac.planning.base import section_view
-from drac.ports import NullLedger
+from drac.ports import MemoryLedger
 from drac.sectioning import make_sections
 from drac.strategies import resolve_strategy
 
@@ -180,7 +180,7 @@ def test_validated_plan_holds_only_known_ids(scripted_model) -> None:
     [section] = make_sections(elements)
     view = section_view(section, elements)
     model = scripted_model(['[["p1", "DROP TABLE chunks", "p2"]]'])
-    proposal = LlmPlanner(model, NullLedger()).propose(view, Strategy(), "d0001")
+    proposal = LlmPlanner(model, MemoryLedger()).propose(view, Strategy(), "d0001")
     chunks, issues = validate(proposal, view, Strategy())
     assert "DROP TABLE chunks" in issues.unknown_ids
     assert all(i in view.by_id for chunk in chunks for i in chunk)

@@ -12,7 +12,7 @@ from drac.planning.base import Planner, Proposal, SectionView, section_view, sec
 from drac.planning.llm import LlmPlanner, PlanningFailed
 from drac.planning.rules import RulesPlanner
 from drac.planning.validate import validate
-from drac.ports import Ledger, NullLedger, PlanCache, TextModel
+from drac.ports import Ledger, MemoryLedger, PlanCache, TextModel
 
 
 def planner_for(strategy: Strategy, text_model: TextModel | None, ledger: Ledger) -> Planner:
@@ -46,7 +46,7 @@ def plan_section(
     document_id: str = "",
 ) -> SectionPlan:
     """Plan one section into validated chunks of element IDs."""
-    ledger = ledger or NullLedger()
+    ledger = ledger or MemoryLedger()
     planner = planner_for(strategy, text_model, ledger)
     return _plan(section_view(section, elements), strategy, planner, cache, document_id)
 
@@ -63,7 +63,7 @@ def plan_document(
     ledger: Ledger | None = None,
 ) -> PlanVersion:
     """Plan every section of a document into a new numbered plan version."""
-    ledger = ledger or NullLedger()
+    ledger = ledger or MemoryLedger()
     planner = planner_for(strategy, text_model, ledger)
     plans = [
         _plan(view, strategy, planner, cache, document_id)

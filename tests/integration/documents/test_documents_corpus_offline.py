@@ -9,7 +9,7 @@ from shared_paths import require
 
 from drac.documents.convert import ConversionOptions, convert_to_markdown
 from drac.parsing import parse_markdown
-from drac.ports import NullLedger
+from drac.ports import MemoryLedger
 
 CORPUS = require(shared_paths.CORPUS)
 PDFS = sorted(CORPUS.glob("*/pdf/*.pdf"))
@@ -31,7 +31,7 @@ def _convert(path: Path):
         path.name,
         options=ConversionOptions(),
         vision=None,
-        ledger=NullLedger(),
+        ledger=MemoryLedger(),
         document_id="d",
     )
 

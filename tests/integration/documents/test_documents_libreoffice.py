@@ -14,7 +14,7 @@ from drac.documents.detect import DocumentFormat, detect_format
 from drac.documents.normalise import find_soffice, libreoffice_to_pdf, normalise_to_pdf
 from drac.documents.render import page_count
 from drac.errors import DocumentError
-from drac.ports import NullLedger
+from drac.ports import MemoryLedger
 
 pytestmark = pytest.mark.libreoffice
 
@@ -41,7 +41,7 @@ def test_corpus_office_files_become_pdfs_with_their_text(kind):
         f"Airbus A350.{kind}",
         options=ConversionOptions(),
         vision=None,
-        ledger=NullLedger(),
+        ledger=MemoryLedger(),
         document_id="d1",
     )
     assert result.format == kind and result.status == "ok"
@@ -61,7 +61,7 @@ def test_an_xlsx_made_by_libreoffice_converts(tmp_path):
     data = (tmp_path / "fares.xlsx").read_bytes()
     assert detect_format(data, "fares.xlsx").format is DocumentFormat.XLSX
     result = convert_to_markdown(
-        data, "fares.xlsx", options=ConversionOptions(), vision=None, ledger=NullLedger(),
+        data, "fares.xlsx", options=ConversionOptions(), vision=None, ledger=MemoryLedger(),
         document_id="d2",
     )  # fmt: skip
     assert "BOM-JFK" in result.markdown and "1200" in result.markdown
@@ -81,7 +81,7 @@ def test_a_docx_that_is_really_another_zip_is_refused_before_libreoffice():
     with pytest.raises(DocumentError, match="not a DOCX"):
         convert_to_markdown(
             buffer.getvalue(), "report.docx", options=ConversionOptions(), vision=None,
-            ledger=NullLedger(), document_id="d3",
+            ledger=MemoryLedger(), document_id="d3",
         )  # fmt: skip
 
 

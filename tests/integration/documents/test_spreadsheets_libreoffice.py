@@ -14,7 +14,7 @@ from drac.documents.offline import offline_markdown
 from drac.documents.spreadsheets import SpreadsheetOptions, read_spreadsheet
 from drac.models import ElementKind
 from drac.parsing import parse_markdown
-from drac.ports import NullLedger
+from drac.ports import MemoryLedger
 
 pytestmark = pytest.mark.libreoffice
 
@@ -66,7 +66,7 @@ def test_ods_and_xls_read_as_tables(workbook: bytes, target: str, fmt: DocumentF
 def test_an_ods_converts_without_rendering_one_page_per_sheet(workbook: bytes) -> None:
     data = libreoffice_convert(workbook, ".xlsx", "ods", timeout_s=120)
     result = convert_to_markdown(
-        data, "plans.ods", options=ConversionOptions(), vision=None, ledger=NullLedger(),
+        data, "plans.ods", options=ConversionOptions(), vision=None, ledger=MemoryLedger(),
         document_id="d1",
     )  # fmt: skip
     assert (result.format, result.pages, result.status, result.model) == ("ods", 3, "ok", "none")

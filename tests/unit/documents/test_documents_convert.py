@@ -12,7 +12,7 @@ from drac.documents.convert import ConversionOptions, convert_to_markdown
 from drac.documents.normalise import image_to_pdf
 from drac.errors import DocumentError
 from drac.models import TokenUsage
-from drac.ports import ModelCallError, ModelReply, NullLedger, VisionModel
+from drac.ports import MemoryLedger, ModelCallError, ModelReply, VisionModel
 
 
 class ScriptedVision(VisionModel):
@@ -64,7 +64,7 @@ def _convert(data, vision, options=None, name="doc.pdf", ledger=None, progress=N
         name,
         options=options or ConversionOptions(),
         vision=vision,
-        ledger=ledger or NullLedger(),
+        ledger=ledger or MemoryLedger(),
         document_id="d1",
         progress=progress,
     )
@@ -72,7 +72,7 @@ def _convert(data, vision, options=None, name="doc.pdf", ledger=None, progress=N
 
 def test_batches_of_five_are_converted_and_reassembled_in_page_order():
     vision = ScriptedVision(delay=0.01)
-    ledger = NullLedger()
+    ledger = MemoryLedger()
     seen = []
     result = _convert(
         _pdf(12), vision, ledger=ledger, progress=lambda done, total: seen.append((done, total))
@@ -110,7 +110,7 @@ def test_a_failed_batch_becomes_error_markers_and_the_document_is_partial():
             raise ModelCallError("ThrottlingException after 6 attempts")
         return "\n\n".join(f"<!-- Page {n} -->\n\nText {n}" for n in pages)
 
-    ledger = NullLedger()
+    ledger = MemoryLedger()
     result = _convert(_pdf(11), ScriptedVision(answer), ledger=ledger)
     assert result.status == "partial"
     assert result.failures == [

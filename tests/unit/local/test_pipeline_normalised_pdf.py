@@ -15,7 +15,7 @@ from PIL import Image, ImageDraw
 from drac.documents.convert import ConversionOptions, convert_to_markdown
 from drac.local import Workspace
 from drac.local.pipeline import IngestSettings, ingest_file
-from drac.ports import ModelReply, NullLedger, VisionModel
+from drac.ports import MemoryLedger, ModelReply, VisionModel
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "documents"
 
@@ -63,7 +63,7 @@ def test_an_image_keeps_its_normalised_pdf_and_its_format(
         path.name,
         options=ConversionOptions(),
         vision=PageVision(),
-        ledger=NullLedger(),
+        ledger=MemoryLedger(),
         document_id=record.document_id,
     )
     assert workspace.get_markdown(record.document_id) == direct.markdown

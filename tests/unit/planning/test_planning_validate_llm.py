@@ -22,7 +22,7 @@ from drac.planning import (
     validate,
 )
 from drac.planning.base import SectionView
-from drac.ports import ModelCallError, NullLedger
+from drac.ports import MemoryLedger, ModelCallError
 from drac.sectioning import make_sections
 
 DOC = """# Guide
@@ -220,7 +220,7 @@ def test_prompt_shows_ids_kinds_sizes_previews_and_chain(view: SectionView) -> N
 
 def test_llm_plan_uses_the_model_answer(view: SectionView, scripted_model) -> None:
     model = scripted_model([GOOD])
-    ledger = NullLedger()
+    ledger = MemoryLedger()
     section_plan = plan_section(
         view.section, list(view.by_id.values()), Strategy(planner="llm"),
         text_model=model, ledger=ledger, document_id="d1",
@@ -240,7 +240,7 @@ def test_llm_plan_uses_the_model_answer(view: SectionView, scripted_model) -> No
 
 def test_garbage_then_good_answer_uses_the_retry(view: SectionView, scripted_model) -> None:
     model = scripted_model(["I cannot help with that.", GOOD])
-    ledger = NullLedger()
+    ledger = MemoryLedger()
     proposal = LlmPlanner(model, ledger).propose(view, Strategy(), "d1")
     assert proposal.groups[0] == ["p1", "p2", "p3"]
     assert len(model.calls) == 2
@@ -253,7 +253,7 @@ def test_garbage_twice_falls_back_to_rules_and_is_recorded(
     view: SectionView, scripted_model
 ) -> None:
     model = scripted_model(["nonsense", "still { not json"])
-    ledger = NullLedger()
+    ledger = MemoryLedger()
     section_plan = plan_section(
         view.section, list(view.by_id.values()), Strategy(planner="llm"),
         text_model=model, ledger=ledger, document_id="d1",
@@ -270,7 +270,7 @@ def test_garbage_twice_falls_back_to_rules_and_is_recorded(
 
 def test_model_call_error_falls_back_to_rules(view: SectionView, scripted_model) -> None:
     model = scripted_model([ModelCallError("throttled after 5 retries")])
-    ledger = NullLedger()
+    ledger = MemoryLedger()
     section_plan = plan_section(
         view.section, list(view.by_id.values()), Strategy(planner="llm"),
         text_model=model, ledger=ledger, document_id="d1",
@@ -392,6 +392,6 @@ def test_parse_answer_pathological_input_is_a_planning_error(answer: str) -> Non
 
 def test_a_note_after_the_answer_costs_no_retry(view: SectionView, scripted_model) -> None:
     model = scripted_model(['[["p1-p3"], ["p4-p7"]]\n\nI kept the table [t1] whole.'])
-    proposal = LlmPlanner(model, NullLedger()).propose(view, Strategy(), "d1")
+    proposal = LlmPlanner(model, MemoryLedger()).propose(view, Strategy(), "d1")
     assert len(model.calls) == 1
     assert proposal.groups == [["p1", "p2", "p3"], ["p4", "p5", "p6", "p7"]]
