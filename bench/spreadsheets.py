@@ -78,14 +78,14 @@ def workbook(rows: int, cols: int) -> Path:
 def _stage(name: str, path: Path, table_rows: str) -> dict[str, Any]:
     """Run one stage in this process; return its numbers (peak RSS read after it)."""
     from drac.documents.detect import DocumentFormat
-    from drac.documents.spreadsheets import SpreadsheetOptions, read_spreadsheet
+    from drac.documents.spreadsheets import read_spreadsheet
+    from drac.ingest import element_config, spreadsheet_options
     from drac.models import DocumentRecord, Strategy
     from drac.parsing import parse_markdown
-    from drac.pipeline import IngestSettings
 
     baseline = _peak_mib()
-    settings = IngestSettings(strategy=Strategy(table_rows=table_rows))  # type: ignore[arg-type]
-    options = SpreadsheetOptions.for_strategy(settings.strategy, settings.parse_config())
+    strategy = Strategy(table_rows=table_rows)  # type: ignore[arg-type]
+    options = spreadsheet_options(strategy)
     started = time.perf_counter()
     result = read_spreadsheet(path.read_bytes(), DocumentFormat.XLSX, path.name, options)
     numbers: dict[str, Any] = {
@@ -93,7 +93,7 @@ def _stage(name: str, path: Path, table_rows: str) -> dict[str, Any]:
         "markdown_mib": round(len(result.markdown) / 2**20, 1),
     }
     if name in ("parse", "plan"):
-        elements = parse_markdown(result.markdown, settings.parse_config())
+        elements = parse_markdown(result.markdown, element_config(strategy))
         numbers["elements"] = len(elements)
         del result
     if name == "plan":
@@ -101,8 +101,8 @@ def _stage(name: str, path: Path, table_rows: str) -> dict[str, Any]:
         from drac.planning import plan_document
         from drac.sectioning import make_sections
 
-        sections = make_sections(elements, settings.strategy.section_budget)
-        plan = plan_document("d", elements, sections, settings.strategy, version=1)
+        sections = make_sections(elements, strategy.section_budget)
+        plan = plan_document("d", elements, sections, strategy, version=1)
         record = DocumentRecord(document_id="d", source=path.name, sha256="0")
         numbers["chunks"] = len(assemble_chunks(record, elements, plan))
     numbers["seconds"] = round(time.perf_counter() - started, 1)

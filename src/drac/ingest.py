@@ -35,7 +35,7 @@ def element_config(strategy: Strategy, base: ParseConfig | None = None) -> Parse
     """Parser settings whose largest element still fits the strategy's hard limit."""
     base = base or ParseConfig()
     fitting = max(100, strategy.hard_limit_chars - CHUNK_HEADROOM)
-    return ParseConfig(max_element_chars=min(base.max_element_chars, fitting))
+    return base.model_copy(update={"max_element_chars": min(base.max_element_chars, fitting)})
 
 
 def spreadsheet_options(strategy: Strategy) -> SpreadsheetOptions:

@@ -119,6 +119,12 @@ class ParseConfig(Frozen):
     """Parser settings; elements longer than max_element_chars are split into pieces."""
 
     max_element_chars: int = Field(default=1200, ge=100)
+    max_elements: int = Field(
+        default=500_000,
+        ge=1,
+        description="a document with more elements fails (each costs about 1.5 KB of memory "
+        "while parsed: a file of tiny headings could otherwise exhaust it)",
+    )
 
 
 class TokenUsage(Frozen):

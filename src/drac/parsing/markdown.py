@@ -6,6 +6,7 @@ import re
 
 from pydantic import TypeAdapter
 
+from drac.errors import DocumentError
 from drac.models import Element, ElementKind, ParseConfig
 from drac.parsing.blocks import split_blocks
 from drac.parsing.split import split_text
@@ -48,6 +49,7 @@ def parse_markdown(markdown: str, config: ParseConfig | None = None) -> list[Ele
 class _Parser:
     def __init__(self, config: ParseConfig) -> None:
         self.limit = config.max_element_chars
+        self.max_elements = config.max_elements
         self.elements: list[dict[str, object]] = []  # validated as Elements all at once
         self.page = 1
         self.headings: list[tuple[int, str]] = []  # (level, id) of the open heading chain
@@ -57,6 +59,11 @@ class _Parser:
         self.table_count = 0
 
     def block(self, kind: str, source: str, level: int | None) -> None:
+        if len(self.elements) >= self.max_elements:
+            raise DocumentError(
+                f"the document has more than {self.max_elements:,} elements (headings, "
+                "paragraphs, table rows), the most one document may have: split it"
+            )
         text = source.strip()
         if kind == "block_code" and text:
             # keep an indented code block's first indent: without it the text reads as prose

@@ -10,7 +10,9 @@ import tracemalloc
 
 import pytest
 
-from drac.models import Element, ElementKind, ParseConfig
+from drac.errors import DocumentError
+from drac.ingest import element_config
+from drac.models import Element, ElementKind, ParseConfig, Strategy
 from drac.parsing import parse_markdown, split_text
 
 
@@ -558,3 +560,13 @@ def test_hostile_lines_parse_in_linear_time(markdown: str) -> None:
     elements = parse_markdown(markdown)
     assert time.process_time() - start < 2.0
     assert all(element.text in markdown for element in elements)
+
+
+def test_a_document_with_more_elements_than_allowed_fails_while_parsing() -> None:
+    """Each element costs memory while parsed: 2 MB of one-letter headings made 400,000 of
+    them (about 600 MiB), so the count is bounded and the document fails, naming the limit."""
+    markdown = "".join(f"# {n}\n\n" for n in range(1, 8))
+    assert len(parse_markdown(markdown, ParseConfig(max_elements=7))) == 7
+    with pytest.raises(DocumentError, match="more than 6 elements"):
+        parse_markdown(markdown, ParseConfig(max_elements=6))
+    assert element_config(Strategy(), ParseConfig(max_elements=6)).max_elements == 6
