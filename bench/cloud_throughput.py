@@ -8,7 +8,8 @@ document, all model calls under the account's Bedrock quotas (requests and token
 and Lambda's concurrency. Rendering speed is measured here on the corpus PDFs; model latency,
 tokens and quotas are assumptions, printed with the results and settable by flags.
 
-    .venv/bin/python bench/cloud_throughput.py [--batch-latency 25] [--conversion-rpm 100] ...
+    .venv/bin/python bench/cloud_throughput.py [--batch-latency-s 25] [--conversion-rpm 100] ...
+    [--write: update the "Cloud throughput" section of BENCHMARKS.md]
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from _common import CORPUS
+from _common import CORPUS, machine, write_section
 
 from drac.documents.render import RenderOptions, render_pages
 from drac.settings import Settings
@@ -200,8 +201,10 @@ def main() -> None:
     defaults = Assumptions()
     for name, value in vars(defaults).items():
         parser.add_argument(f"--{name.replace('_', '-')}", type=type(value), default=None)
+    parser.add_argument("--write", action="store_true", help="update BENCHMARKS.md")
     args = parser.parse_args()
-    overrides = {k: v for k, v in vars(args).items() if v is not None}
+    write = args.write
+    overrides = {k: v for k, v in vars(args).items() if v is not None and k != "write"}
     context = json.loads((ROOT / "cdk.json").read_text())["context"]
     settings = Settings.from_context(context)
     render = overrides.pop("render_pages_per_s", None) or measured_render_rate()
@@ -214,11 +217,17 @@ def main() -> None:
     raised = replace(costs, conversion_rpm=costs.conversion_rpm * 10,
                      conversion_tpm=costs.conversion_tpm * 10,
                      embedding_rpm=costs.embedding_rpm * 3)
-    print(f"render: {render:.1f} pages/s here, x{costs.lambda_cpu_factor} in Lambda")
-    print("assumptions:", json.dumps(vars(costs)))
-    print("\n| scenario | pages/hour | 1,000 pages | 100,000 pages | 1,000,000 pages"
-          " | bottleneck |")
-    print("|---|---:|---:|---:|---:|---|")
+    lines = [
+        f"Rendering measured here: {render:.1f} pages/s on one core, x{costs.lambda_cpu_factor}"
+        " in a 2 GB Lambda. Assumptions (flags of the command):",
+        "",
+        "```",
+        json.dumps(vars(costs), indent=1),
+        "```",
+        "",
+        "| scenario | pages/hour | 1,000 pages | 100,000 pages | 1,000,000 pages | bottleneck |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
     scenarios = (
         (f"cdk.json (maxRunningDocuments {settings.max_running_documents}), assumed quotas",
          settings, costs),
@@ -234,9 +243,34 @@ def main() -> None:
         large = simulate(chosen, chosen_costs, 100_000)
         million = 1_000_000 / large.pages_per_hour  # steady state of the 100,000-page run
         rpm = large.utilisation["conversion requests per minute"]
-        print(f"| {label} | {large.pages_per_hour:,.0f} | {_duration(small.hours)} |"
-              f" {_duration(large.hours)} | {_duration(million)} | {large.bottleneck}"
-              f" (conversion RPM in use {rpm:.0%}) |")
+        lines.append(
+            f"| {label} | {large.pages_per_hour:,.0f} | {_duration(small.hours)} |"
+            f" {_duration(large.hours)} | {_duration(million)} | {large.bottleneck}"
+            f" (conversion RPM in use {rpm:.0%}) |"
+        )
+    print("\n".join(lines))
+    if write:
+        write_section("cloud-throughput", "\n".join([
+            "## Cloud throughput (a model of the deployed pipeline)",
+            "",
+            "Command: `.venv/bin/python bench/cloud_throughput.py --write`  ",
+            f"Machine: {machine()}.",
+            "",
+            "A discrete-event simulation of the ingest state machine at the stack's concurrency"
+            " settings (cdk.json, read through `drac.settings`), under Bedrock's per-minute"
+            " quotas and Lambda's concurrency; not a run against AWS (there is no account"
+            " here). Model latency, tokens and quotas are assumptions; check your account's"
+            " Bedrock quotas before relying on a row.",
+            "",
+            *lines,
+            "",
+            "The default stack is limited by its document slots (`maxRunningDocuments` 10,"
+            " which keeps a burst from exhausting Bedrock); past about 50 slots the"
+            " conversion model's requests per minute decide, so raising slots without a"
+            " quota increase buys nothing (rows 2 and 4). A million pages in about six hours"
+            " needs both: 300 slots, 10 batches per document and ten times the assumed"
+            " quotas. docs/aws.md, \"Scale\", says which setting and quota to raise.",
+        ]))
 
 
 def _duration(hours: float) -> str:
