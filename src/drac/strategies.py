@@ -14,6 +14,8 @@ PRESETS: dict[str, Strategy] = {
     "fine": Strategy(name="fine", target_chars=600, min_chars=300, hard_limit_chars=1500),
     "coarse": Strategy(name="coarse", target_chars=1600, min_chars=1000, hard_limit_chars=3000),
     "llm": Strategy(name="llm", planner="llm"),
+    # spreadsheet rows as "Column: value; ..." sentences (for embedders that read prose better)
+    "sentences": Strategy(name="sentences", table_rows="sentences"),
 }
 
 
