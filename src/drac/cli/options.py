@@ -15,7 +15,7 @@ from rich.console import Console
 
 from drac.errors import DracError
 from drac.local.workspace import DEFAULT_WORKSPACE, Workspace
-from drac.strategies import resolve_strategy
+from drac.strategies import PRESETS, resolve_strategy
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -97,7 +97,8 @@ def strategy_options(function: F) -> F:
 
     options = [
         click.option(
-            "--strategy", "-s", default=None, help="Strategy preset: default, fine, coarse, llm."
+            "--strategy", "-s", default=None,
+            help=f"Strategy preset: {', '.join(PRESETS)}.",
         ),
         click.option(
             "--planner", type=click.Choice(["rules", "llm"]), default=None, help="Planner override."
