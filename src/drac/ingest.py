@@ -7,14 +7,17 @@ Both runtimes call `parse_document` on a document's joined Markdown, so the elem
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from drac.documents.spreadsheets import SpreadsheetOptions
 from drac.errors import DocumentError
 from drac.models import DocumentStatus, Element, ParseConfig, Section, Strategy
 from drac.parsing import normalise_newlines, parse_markdown
 from drac.sectioning import make_sections
+
+if TYPE_CHECKING:
+    from drac.documents.spreadsheets import SpreadsheetOptions
 
 CHUNK_HEADROOM = 500
 """Room kept in a chunk beside its largest element: the breadcrumb (at most 300 characters)
@@ -42,6 +45,9 @@ def spreadsheet_options(strategy: Strategy) -> SpreadsheetOptions:
     """How a spreadsheet is written for this strategy: its table rows (pipe or sentences),
     and no row (with its header) longer than the parser's element limit, so the same
     strategy gives the same Markdown, and the same element ids, in both runtimes."""
+    # imported here: parsing a converted document (the Parse Lambda) needs no spreadsheet reader
+    from drac.documents.spreadsheets import SpreadsheetOptions
+
     return SpreadsheetOptions.for_strategy(strategy, element_config(strategy))
 
 

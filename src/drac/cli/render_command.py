@@ -11,12 +11,12 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from drac.cli import cli
-from drac.documents.convert import ConversionOptions
 from drac.documents.detect import detect_format
 from drac.documents.normalise import normalise_to_pdf
+from drac.documents.options import ConversionOptions
 from drac.documents.render import page_count, render_pages
 from drac.errors import DocumentError
-from drac.local.pipeline import shown_path
+from drac.local.files import shown_path
 
 
 @cli.command("render")

@@ -12,7 +12,8 @@ from drac.documents.batches import BatchResult, convert_batch, join_batches
 from drac.documents.detect import DocumentFormat, detect_format
 from drac.documents.normalise import normalise_to_pdf
 from drac.documents.offline import offline_markdown
-from drac.documents.render import PageImage, RenderOptions, batched, page_count, render_pages
+from drac.documents.options import ConversionOptions
+from drac.documents.render import PageImage, batched, page_count, render_pages
 from drac.documents.spreadsheets import SpreadsheetOptions, read_spreadsheet
 from drac.documents.text import decode_text
 from drac.errors import DocumentError
@@ -22,23 +23,6 @@ __all__ = ["ConversionOptions", "ConversionResult", "convert_to_markdown", "deco
 
 OFFLINE_MODEL = "offline"
 Progress = Callable[[int, int], None]
-
-
-class ConversionOptions(BaseModel):
-    """Settings of stages 1 and 2 (defaults are the method's)."""
-
-    batch_pages: int = Field(default=5, ge=1, le=20)
-    max_in_flight: int = Field(default=5, ge=1, le=64)
-    dpi: int = Field(default=200, ge=36, le=600)
-    max_side_px: int = Field(default=1568, ge=64, le=8000)
-    libreoffice_timeout_s: float = Field(default=180, gt=0)
-    max_pages: int = Field(default=5000, ge=1)
-    max_file_bytes: int = Field(default=500 * 1024 * 1024, ge=1)
-    batch_attempts: int = Field(default=2, ge=1, le=5, description="tries per batch on bad answers")
-
-    def render_options(self) -> RenderOptions:
-        """Return the rendering settings these options imply."""
-        return RenderOptions(dpi=self.dpi, max_side_px=self.max_side_px, max_pages=self.max_pages)
 
 
 class ConversionResult(BaseModel):

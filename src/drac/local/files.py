@@ -20,3 +20,9 @@ def write_atomic(path: Path, data: bytes) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def shown_path(path: Path | str) -> str:
+    """The path as drac stores and prints it: bytes that are not UTF-8 (as in a file name
+    from another system) become U+FFFD replacement characters."""
+    return os.fsencode(path).decode("utf-8", "replace")

@@ -7,7 +7,6 @@ module only wires them to a Workspace.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -26,6 +25,7 @@ from drac.ingest import (
     spreadsheet_options,
     status_after_conversion,
 )
+from drac.local.files import shown_path
 from drac.local.workspace import Workspace
 from drac.models import (
     Chunk,
@@ -110,12 +110,6 @@ def collect_inputs(paths: Sequence[Path]) -> tuple[list[Path], list[Outcome]]:
                 Outcome(path=shown_path(path), status="FAILED", error="no such file or folder")
             )
     return list(dict.fromkeys(files)), missing
-
-
-def shown_path(path: Path | str) -> str:
-    """The path as drac stores and prints it: bytes that are not UTF-8 (as in a file name
-    from another system) become U+FFFD replacement characters."""
-    return os.fsencode(path).decode("utf-8", "replace")
 
 
 def ingest_file(

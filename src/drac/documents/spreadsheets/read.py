@@ -16,7 +16,6 @@ from drac.documents.normalise import libreoffice_convert
 from drac.documents.spreadsheets.grid import SheetGrid, non_empty, used_columns
 from drac.documents.spreadsheets.rows import RowStats
 from drac.documents.spreadsheets.sheet import write_sheet
-from drac.documents.spreadsheets.workbook import open_workbook
 from drac.documents.text import decode_text
 from drac.errors import DocumentError
 from drac.models import Element, ElementKind, ParseConfig, Strategy, TableRows
@@ -85,6 +84,9 @@ def _workbook(
     out: list[str] = []
     totals = RowStats()
     sheets = 0
+    # openpyxl is imported only when a workbook is read (about 70 ms, paid by no other document)
+    from drac.documents.spreadsheets.workbook import open_workbook
+
     with open_workbook(data) as book:
         out.append(f"# {_one_line(book.title or '') or stem}\n\n")
         for grid in book.sheets:

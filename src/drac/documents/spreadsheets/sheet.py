@@ -7,8 +7,6 @@ import re
 from collections.abc import Iterator
 from itertools import chain
 
-from openpyxl.utils import get_column_letter
-
 from drac.documents.spreadsheets.grid import SheetGrid
 from drac.documents.spreadsheets.rows import (
     PipeRows,
@@ -54,6 +52,8 @@ def write_sheet(
     out.extend(paragraph(sentence_text(caption)) + "\n\n" for caption in captions)
     if first is None:
         return RowStats()
+    from openpyxl.utils import get_column_letter  # lazily: CSV needs no openpyxl at import
+
     letters = [get_column_letter(index + 1) for index in grid.columns]
     if is_header(first):
         header = [name.strip() or letter for name, letter in zip(first, letters, strict=True)]

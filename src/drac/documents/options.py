@@ -1,0 +1,25 @@
+"""Settings of stages 1 and 2 (a light module: the CLI and the runtimes read them without
+importing the converters)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from drac.documents.render import RenderOptions
+
+
+class ConversionOptions(BaseModel):
+    """Settings of stages 1 and 2 (defaults are the method's)."""
+
+    batch_pages: int = Field(default=5, ge=1, le=20)
+    max_in_flight: int = Field(default=5, ge=1, le=64)
+    dpi: int = Field(default=200, ge=36, le=600)
+    max_side_px: int = Field(default=1568, ge=64, le=8000)
+    libreoffice_timeout_s: float = Field(default=180, gt=0)
+    max_pages: int = Field(default=5000, ge=1)
+    max_file_bytes: int = Field(default=500 * 1024 * 1024, ge=1)
+    batch_attempts: int = Field(default=2, ge=1, le=5, description="tries per batch on bad answers")
+
+    def render_options(self) -> RenderOptions:
+        """Return the rendering settings these options imply."""
+        return RenderOptions(dpi=self.dpi, max_side_px=self.max_side_px, max_pages=self.max_pages)
