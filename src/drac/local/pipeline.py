@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from drac.commit import plan_chunks
 from drac.documents.convert import ConversionOptions, convert_to_markdown
 from drac.documents.detect import detect_format
+from drac.documents.spreadsheets import SPREADSHEET_FORMATS, table_rows_advice
 from drac.errors import DocumentError, DracError
 from drac.ids import ContentDigest
 from drac.ingest import (
@@ -146,7 +147,7 @@ def ingest_file(
             existing = workspace.get_document(record.document_id)
             if existing is not None and existing.live and not settings.force:
                 workspace.add_source(record.source_path or record.source, existing.document_id)
-                return _unchanged(path, existing, workspace, started)
+                return _unchanged(path, existing, workspace, settings.strategy, started)
             if existing is not None:
                 record.attempt = existing.attempt
                 record.created_at = existing.created_at
@@ -159,8 +160,18 @@ def ingest_file(
 
 
 def _unchanged(
-    path: Path, existing: DocumentRecord, workspace: Workspace, started: float
+    path: Path,
+    existing: DocumentRecord,
+    workspace: Workspace,
+    strategy: Strategy,
+    started: float,
 ) -> Outcome:
+    warnings = []
+    if existing.format in SPREADSHEET_FORMATS:  # rows are written at ingest, as asked then
+        advice = table_rows_advice(
+            existing.format, workspace.get_elements(existing.document_id), strategy
+        )
+        warnings = [advice] if advice else []
     return Outcome(
         path=shown_path(path),
         document_id=existing.document_id,
@@ -169,6 +180,7 @@ def _unchanged(
         chunks=len(workspace.active_chunks(existing.document_id)),
         plan_version=existing.active_version,
         seconds=time.monotonic() - started,
+        warnings=warnings,
     )
 
 

@@ -133,6 +133,18 @@ def test_a_replan_with_other_table_rows_says_to_reingest_with_force(sales, tmp_p
     assert code == 0 and summary["outcomes"][0]["warnings"] == []
 
 
+def test_an_unchanged_workbook_asked_for_other_rows_says_to_force(sales, tmp_path):
+    path, _ = sales
+    workspace = str(tmp_path / "ws")
+    assert run("ingest", str(path), "-w", workspace)[0] == 0
+    code, summary = run("ingest", str(path), "-w", workspace, "--strategy", "sentences", "--json")
+    [outcome] = summary["outcomes"]
+    assert code == 0 and outcome["status"] == "UNCHANGED"
+    assert "rows are stored as pipe, not sentences" in outcome["warnings"][0]
+    code, summary = run("ingest", str(path), "-w", workspace, "--json")
+    assert summary["outcomes"][0]["warnings"] == []  # asked as stored: nothing to say
+
+
 def test_a_folder_picks_up_csv_tsv_and_workbooks(tmp_path):
     folder = tmp_path / "data"
     folder.mkdir()
