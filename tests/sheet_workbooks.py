@@ -6,7 +6,7 @@ import io
 import random
 import re
 import zipfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from openpyxl import Workbook
@@ -65,34 +65,37 @@ def xlsx(
     return buffer.getvalue()
 
 
-def with_cached_values(data: bytes, sheet_part: str, values: dict[str, str]) -> bytes:
-    """The workbook with cached results written for formula cells, as Excel saves them
-    (openpyxl writes formulas without results)."""
+def rewritten(data: bytes, part: str, change: Callable[[bytes], bytes]) -> bytes:
+    """The package with one part's bytes replaced by `change(bytes)`, the rest as they were."""
     source = zipfile.ZipFile(io.BytesIO(data))
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
         for item in source.infolist():
             content = source.read(item.filename)
-            if item.filename == sheet_part:
-                text = content.decode()
-                for ref, value in values.items():
-                    pattern = rf'(<c r="{ref}"[^>]*>\s*<f>[^<]*</f>)\s*<v\s*/>'
-                    text, count = re.subn(pattern, rf"\g<1><v>{value}</v>", text)
-                    assert count == 1, f"no formula cell {ref}"
-                content = text.encode()
-            target.writestr(item, content)
+            target.writestr(item, change(content) if item.filename == part else content)
     return out.getvalue()
+
+
+def with_cached_values(data: bytes, sheet_part: str, values: dict[str, str]) -> bytes:
+    """The workbook with cached results written for formula cells, as Excel saves them
+    (openpyxl writes formulas without results)."""
+
+    def cache(content: bytes) -> bytes:
+        text = content.decode()
+        for ref, value in values.items():
+            pattern = rf'(<c r="{ref}"[^>]*>\s*<f>[^<]*</f>)\s*<v\s*/>'
+            text, count = re.subn(pattern, rf"\g<1><v>{value}</v>", text)
+            assert count == 1, f"no formula cell {ref}"
+        return text.encode()
+
+    return rewritten(data, sheet_part, cache)
 
 
 def patched(data: bytes, part: str, old: bytes, new: bytes) -> bytes:
     """The package with `old` replaced by `new` in one part (to damage it on purpose)."""
-    source = zipfile.ZipFile(io.BytesIO(data))
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
-        for item in source.infolist():
-            content = source.read(item.filename)
-            if item.filename == part:
-                assert old in content, f"{old!r} not in {part}"
-                content = content.replace(old, new)
-            target.writestr(item, content)
-    return out.getvalue()
+
+    def replace(content: bytes) -> bytes:
+        assert old in content, f"{old!r} not in {part}"
+        return content.replace(old, new)
+
+    return rewritten(data, part, replace)

@@ -7,10 +7,10 @@ import signal
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from hostile_office import docx
+from polling import wait_for
 
 
 def _gone(pid: int) -> bool:
@@ -19,12 +19,6 @@ def _gone(pid: int) -> bool:
     except FileNotFoundError:
         return True
 
-
-def _wait_for(condition, timeout_s: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, "timed out waiting"
-        time.sleep(0.05)
 
 
 def test_ctrl_c_abandons_the_batch_and_kills_libreoffice(tmp_path: Path) -> None:
@@ -41,7 +35,7 @@ def test_ctrl_c_abandons_the_batch_and_kills_libreoffice(tmp_path: Path) -> None
                "first.docx", "second.docx", "-w", "ws", "--jobs", "1"]  # fmt: skip
     drac = subprocess.Popen(command, cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True)
     try:
-        _wait_for(lambda: pids.exists() and pids.read_text().strip() != "")
+        wait_for(lambda: pids.exists() and pids.read_text().strip() != "")
         drac.send_signal(signal.SIGINT)
         _, err = drac.communicate(timeout=20)
     finally:
@@ -49,8 +43,8 @@ def test_ctrl_c_abandons_the_batch_and_kills_libreoffice(tmp_path: Path) -> None
     assert drac.returncode == 130
     assert "interrupted: 0 of 2 document(s) finished" in err
     [converter] = [int(pid) for pid in pids.read_text().split()]  # the second never started
-    _wait_for(lambda: _gone(converter))
-    _wait_for(lambda: list(scratch.iterdir()) == [])
+    wait_for(lambda: _gone(converter))
+    wait_for(lambda: list(scratch.iterdir()) == [])
     status = subprocess.run(
         [sys.executable, "-c", "from drac.cli import main; main()", "status", "-w", "ws"],
         cwd=tmp_path, capture_output=True, text=True, check=True,

@@ -10,10 +10,10 @@ import stat
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
+from polling import wait_for
 
 from drac.documents.normalise import libreoffice_to_pdf
 from drac.errors import DocumentError
@@ -90,22 +90,16 @@ def test_killing_drac_kills_libreoffice_and_removes_its_folder(tmp_path, monkeyp
     code = textwrap.dedent(_CONVERT_AND_HANG.format(paths=sys.path))
     drac = subprocess.Popen([sys.executable, "-c", code])
     try:
-        _wait_for(lambda: pids.exists() and len(pids.read_text().split()) == 2)
+        wait_for(lambda: pids.exists() and len(pids.read_text().split()) == 2, timeout_s=10.0)
         assert len(list(scratch.iterdir())) == 1  # the conversion's work folder
         drac.send_signal(signal.SIGKILL)
         drac.wait(10)
         children = [int(pid) for pid in pids.read_text().split()]
-        _wait_for(lambda: all(_gone(pid) for pid in children))
-        _wait_for(lambda: list(scratch.iterdir()) == [])
+        wait_for(lambda: all(_gone(pid) for pid in children), timeout_s=10.0)
+        wait_for(lambda: list(scratch.iterdir()) == [], timeout_s=10.0)
     finally:
         drac.kill()
 
-
-def _wait_for(condition, timeout_s: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, "timed out waiting"
-        time.sleep(0.05)
 
 
 def _gone(pid: int) -> bool:
