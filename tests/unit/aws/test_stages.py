@@ -210,7 +210,7 @@ def test_a_spreadsheet_is_stored_as_markdown_rows_written_as_the_strategy_says(
             strategy=Strategy(table_rows=rows),
         )
         assert read_spreadsheet_upload(rt, event).model_dump() == {
-            "batch_count": 0, "sheets": 1, "rows": 2}
+            "sheets": 1, "rows": 2}
         markdown[rows] = rt.artifacts.get_text(keys.markdown_key(registered.document_id))
     assert "| Oslo | 42 | A |" in markdown["pipe"]
     assert "| Oslo |" not in markdown["sentences"] and "Oslo" in markdown["sentences"]

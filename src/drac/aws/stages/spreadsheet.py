@@ -29,9 +29,8 @@ class SpreadsheetInput(BaseModel):
 
 
 class SpreadsheetRead(BaseModel):
-    """What Parse needs (no converted batches: the Markdown is stored) and what was read."""
+    """What was read (the Markdown is stored: Parse gets no converted batches)."""
 
-    batch_count: int = 0
     sheets: int
     rows: int
 
