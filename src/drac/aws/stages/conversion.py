@@ -13,7 +13,7 @@ from drac.aws.runtime import Runtime
 from drac.aws.stages.fanout import MAX_ITEMS, ItemGroup, item_groups
 from drac.documents.batches import BatchResult, StoredPage, convert_batch, failed_batch
 from drac.documents.detect import DocumentFormat
-from drac.documents.normalise import normalise_to_pdf
+from drac.documents.normalise import normalise
 from drac.documents.render import RenderOptions, page_batches, render_pages
 from drac.errors import DocumentError
 
@@ -81,9 +81,14 @@ class BatchDone(BaseModel):
 
 
 def normalise_document(rt: Runtime, event: NormaliseInput) -> PdfLocation:
-    """Convert the upload to PDF (LibreOffice, Pillow) and store it in the artifacts bucket."""
+    """Convert the upload to PDF (LibreOffice, Pillow) and store it in the artifacts bucket;
+    add the normalisation's warnings (external references removed) to the document's."""
     data = rt.bucket(event.bucket).get_bytes(event.key, version_id=event.version_id)
-    pdf = normalise_to_pdf(data, DocumentFormat(event.format), max_pages=rt.settings.max_pages)
+    pdf, warnings = normalise(data, DocumentFormat(event.format), max_pages=rt.settings.max_pages)
+    if warnings:
+        record = rt.registry.get(event.document_id)
+        known = record.warnings if record else []
+        rt.registry.update(event.document_id, warnings=[*known, *warnings])
     key = keys.pdf_key(event.document_id)
     rt.artifacts.put_bytes(key, pdf)
     return PdfLocation(pdf_bucket=rt.resources.artifacts_bucket, pdf_key=key)
