@@ -90,7 +90,7 @@ def listening(token: str, *, seconds: float = 300.0) -> Iterator[Listener]:
 
         do_GET = do_HEAD = do_OPTIONS = do_POST = do_PROPFIND = _answer
 
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: object) -> None:
             return
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -129,7 +129,8 @@ def relationships(*rels: tuple[str, str, str, bool]) -> str:
         + "/>"
         for rid, kind, target, external in rels
     )
-    return f'<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="{_REL_NS}">{rows}</Relationships>'
+    head = f'<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="{_REL_NS}">'
+    return f"{head}{rows}</Relationships>"
 
 
 def _content_types(overrides: dict[str, str]) -> str:
@@ -148,6 +149,7 @@ def _content_types(overrides: dict[str, str]) -> str:
 
 
 _PML = "application/vnd.openxmlformats-officedocument.presentationml"
+_THEME_CT = "application/vnd.openxmlformats-officedocument.theme+xml"
 
 
 def pptx(slide_body: str, slide_rels: list[tuple[str, str, str, bool]]) -> bytes:
@@ -196,7 +198,8 @@ def pptx(slide_body: str, slide_rels: list[tuple[str, str, str, bool]]) -> bytes
         '<a:prstGeom prst="rect"><a:avLst/></a:prstGeom></p:spPr><p:txBody><a:bodyPr/>'
         "<a:p><a:r><a:t>Slide text</a:t></a:r></a:p></p:txBody></p:sp>"
     )
-    slide = f"<p:sld {namespaces}><p:cSld><p:spTree>{tree}{text_box}{slide_body}</p:spTree></p:cSld></p:sld>"
+    shapes = f"{tree}{text_box}{slide_body}"
+    slide = f"<p:sld {namespaces}><p:cSld><p:spTree>{shapes}</p:spTree></p:cSld></p:sld>"
     presentation = (
         f'<p:presentation {namespaces}><p:sldMasterIdLst><p:sldMasterId id="2147483648" '
         'r:id="rId1"/></p:sldMasterIdLst><p:sldIdLst><p:sldId id="256" r:id="rId2"/>'
@@ -211,7 +214,7 @@ def pptx(slide_body: str, slide_rels: list[tuple[str, str, str, bool]]) -> bytes
                     "/ppt/slides/slide1.xml": f"{_PML}.slide+xml",
                     "/ppt/slideLayouts/slideLayout1.xml": f"{_PML}.slideLayout+xml",
                     "/ppt/slideMasters/slideMaster1.xml": f"{_PML}.slideMaster+xml",
-                    "/ppt/theme/theme1.xml": "application/vnd.openxmlformats-officedocument.theme+xml",
+                    "/ppt/theme/theme1.xml": _THEME_CT,
                 }
             ),
             "_rels/.rels": relationships(("rId1", "officeDocument", "ppt/presentation.xml", False)),

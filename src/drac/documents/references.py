@@ -572,6 +572,7 @@ _ATTRIBUTE_NAME = re.compile(r"^[a-z_:][a-z0-9_:.-]*$")
 _CSS_IMPORT = re.compile(r"(?i)@import\b[^;]*;?")
 _CSS_URL = re.compile(r"(?i)url\s*\(\s*(\"[^\"]*\"|'[^']*'|[^)]*)\s*\)")
 _CSS_LEFTOVER = re.compile(r"(?i)url\s*\(|@import|image-set\s*\(|expression\s*\(")
+_CSS_ESCAPE = re.compile(r"\\(?:([0-9a-fA-F]{1,6})\s?|(.))", re.S)
 _CSS_COMMENT = re.compile(r"/\*.*?(\*/|$)", re.S)
 _CHARSET = re.compile(rb"""(?i)charset\s*=\s*["']?\s*([a-z0-9_.:-]+)""")
 
@@ -697,7 +698,7 @@ class _HtmlCleaner(HTMLParser):
 
     def _css(self, text: str) -> str:
         original = text
-        text = _CSS_COMMENT.sub("", text.replace("\\", ""))
+        text = _CSS_COMMENT.sub("", _CSS_ESCAPE.sub(_unescaped, text))
         imports = len(_CSS_IMPORT.findall(text))
         text = _CSS_IMPORT.sub("", text)
 
@@ -710,7 +711,7 @@ class _HtmlCleaner(HTMLParser):
 
         text = _CSS_URL.sub(url, text)
         self.removed[STYLESHEET] += imports
-        if _CSS_LEFTOVER.search(_CSS_URL.sub("", text)):
+        if _CSS_LEFTOVER.search(_CSS_URL.sub("", text)) or "://" in text:
             self.removed[OTHER] += 1
             return ""
         return original if text == original else text
@@ -737,6 +738,14 @@ class _HtmlCleaner(HTMLParser):
     def handle_decl(self, decl: str) -> None:
         if decl.lower().startswith("doctype"):
             self.out.append("<!DOCTYPE html>")
+
+
+def _unescaped(match: re.Match[str]) -> str:
+    """A CSS escape as the character it stands for (so `u\\72l(` is seen as `url(`)."""
+    if match.group(1):
+        code = int(match.group(1), 16)
+        return chr(code) if 0 < code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else "\ufffd"
+    return match.group(2)
 
 
 def _html_attribute(value: str) -> str:
