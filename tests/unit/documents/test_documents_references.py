@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import io
-import sys
 import zipfile
 from collections import Counter
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parents[2] / "reliability"))
-from hostile_links import (  # noqa: E402
+from reliability.hostile_links import (
     docx,
     docx_attached_template,
     docx_field,
@@ -26,7 +23,7 @@ from hostile_links import (  # noqa: E402
     pptx_ole_link,
 )
 
-from drac.documents.references import (  # noqa: E402
+from drac.documents.references import (
     EXTERNAL_DATA,
     FIELD,
     HYPERLINK,
@@ -37,7 +34,7 @@ from drac.documents.references import (  # noqa: E402
     removal_warning,
     strip_external_references,
 )
-from drac.errors import DocumentError  # noqa: E402
+from drac.errors import DocumentError
 
 TARGET = "file:///secret/target.txt"
 
