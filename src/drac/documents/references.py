@@ -169,11 +169,17 @@ def _clean_member(
     head = content[:4]
     if head.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00<", b"<\x00", b"\x00\x00")):
         raise DocumentError(f"XML part {name!r} is not UTF-8; Office files write UTF-8")
-    if not content.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<"):
+    text = content.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not text.startswith(b"<"):
         return content  # an image or another binary part: nothing LibreOffice follows in it
+    if _HTML_START.match(text[:256]):
+        page = _clean_html(content)
+        removed.update(page.removed)
+        return page.data
     return _XmlCleaner(name, content, removed).cleaned()
 
 
+_HTML_START = re.compile(rb"(?i)<(?:!doctype\s+html|html\b)")
 _XLINK = "http://www.w3.org/1999/xlink"
 _XML = "http://www.w3.org/XML/1998/namespace"
 _RELS = "http://schemas.openxmlformats.org/package/2006/relationships"
@@ -181,6 +187,7 @@ _PML = "http://schemas.openxmlformats.org/presentationml/2006/main"
 _WML = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 _SML = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 _VML = "urn:schemas-microsoft-com:vml"
+_SVG = "http://www.w3.org/2000/svg"
 _VML_OFFICE = "urn:schemas-microsoft-com:office:office"
 _ODF = "urn:oasis:names:tc:opendocument:xmlns:"
 _ODF_TABLE = _ODF + "table:1.0"
@@ -212,9 +219,6 @@ _ODF_HREF_KINDS = {
     (_ODF_TEXT, "list-level-style-image"): IMAGE_LINK,
     (_ODF_TEXT, "a"): HYPERLINK,
     (_ODF_DRAW, "a"): HYPERLINK,
-    (_ODF_TEXT, "section-source"): LINKED_DOCUMENT,
-    (_ODF_TABLE, "table-source"): EXTERNAL_DATA,
-    (_ODF_TABLE, "cell-range-source"): EXTERNAL_DATA,
     (_ODF_DRAW, "floating-frame"): FRAME,
 }
 _ODF_DROPPED = {
@@ -227,6 +231,18 @@ _ODF_DROPPED = {
     (_ODF_TEXT, "dde-connection-decl"): EXTERNAL_DATA,
     (_ODF_TEXT, "dde-connection"): EXTERNAL_DATA,
 }
+_DROPPED_ELEMENTS = {
+    ("http://www.w3.org/2001/XInclude", "include"): OTHER,
+    (_WML, "altChunk"): LINKED_DOCUMENT,  # a part in another format (HTML, RTF) imported whole
+    (_SML, "webPr"): EXTERNAL_DATA,  # a web query's URL
+}
+_ODF_LINK_ELEMENTS = {
+    (_ODF_TEXT, "section-source"): LINKED_DOCUMENT,
+    (_ODF_TABLE, "table-source"): EXTERNAL_DATA,
+    (_ODF_TABLE, "cell-range-source"): EXTERNAL_DATA,
+}
+"""Elements that are nothing but a link to another file: they go whole (a sheet still marked
+as linked is emptied by LibreOffice)."""
 _FIELD_WORDS = frozenset(
     {"INCLUDETEXT", "INCLUDEPICTURE", "INCLUDE", "LINK", "IMPORT", "DDE", "DDEAUTO", "DATABASE"}
 )
@@ -300,8 +316,9 @@ class _XmlCleaner:
         self._instr: tuple[int, _Field] | None = None
         self._parser = expat.ParserCreate()
         self._parser.ordered_attributes = True
-        self._parser.StartDoctypeDeclHandler = self._refuse_dtd
+        self._parser.StartDoctypeDeclHandler = self._doctype
         self._parser.EntityDeclHandler = self._refuse_dtd
+        self._parser.ProcessingInstructionHandler = self._instruction
         self._parser.XmlDeclHandler = self._declaration
         self._parser.StartElementHandler = self._start
         self._parser.EndElementHandler = self._end
@@ -327,6 +344,25 @@ class _XmlCleaner:
 
     def _refuse_dtd(self, *_args: object) -> None:
         raise DocumentError(f"XML part {self._name!r} declares a DTD; Office files never do")
+
+    def _doctype(self, _name: str, system_id: str | None, _public: str | None, subset: int) -> None:
+        """A DTD of its own is refused (entities could expand); a reference to an outside
+        DTD (as SVG images carry) is removed, so no parser fetches it."""
+        if subset:
+            self._refuse_dtd()
+        # expat reports the declaration where it ends; it is the only one, before the root
+        start = self._data.rfind(b"<!DOCTYPE", 0, self._parser.CurrentByteIndex + 1)
+        self._edits.append(_Edit(start, self._tag_end(start), b""))
+        if system_id:
+            self._removed[OTHER] += 1
+
+    def _instruction(self, target: str, _data: str) -> None:
+        """`<?xml-stylesheet href=...?>` would load a stylesheet: removed."""
+        if target.strip().lower() == "xml-stylesheet":
+            start = self._parser.CurrentByteIndex
+            end = self._data.find(b"?>", start)
+            self._edits.append(_Edit(start, len(self._data) if end < 0 else end + 2, b""))
+            self._removed[STYLESHEET] += 1
 
     def _declaration(self, _version: str, encoding: str | None, _standalone: int) -> None:
         if encoding and encoding.lower().replace("-", "").replace("_", "") not in (
@@ -430,6 +466,14 @@ class _XmlCleaner:
         if (namespace, local) in _ODF_DROPPED:
             self._remove(element, "drop", _ODF_DROPPED[namespace, local])
             return
+        if (namespace, local) in _ODF_LINK_ELEMENTS:
+            href = next((v for k, v in element.attributes if k.endswith(":href")), "")
+            if points_outside(href):
+                self._remove(element, "drop", _ODF_LINK_ELEMENTS[namespace, local])
+            return
+        if (namespace, local) in _DROPPED_ELEMENTS:
+            self._remove(element, "drop", _DROPPED_ELEMENTS[namespace, local])
+            return
         if namespace == _PML and local == "link":
             element.action = "drop"  # the target sits in a relationship, counted there
             return
@@ -463,7 +507,11 @@ class _XmlCleaner:
         if attr_ns == _XML and attr_local == "base":
             return OTHER
         if attr_ns == _XLINK and attr_local == "href" and points_outside(value):
-            return _ODF_HREF_KINDS.get((namespace, local), OTHER)
+            return _ODF_HREF_KINDS.get(
+                (namespace, local), IMAGE_LINK if namespace == _SVG else OTHER
+            )
+        if namespace == _SVG and attr_local == "href" and attr_ns == "" and points_outside(value):
+            return IMAGE_LINK
         if namespace == _VML and attr_local in ("src", "href") and attr_ns in ("", _VML_OFFICE):
             return IMAGE_LINK if points_outside(value) else None
         if attr_ns == _VML_OFFICE and attr_local == "href" and points_outside(value):

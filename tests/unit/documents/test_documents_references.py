@@ -172,7 +172,7 @@ def test_something_that_is_not_a_package_is_refused() -> None:
 def test_an_ods_keeps_its_own_cells() -> None:
     cleaned = strip_external_references(ods_table_source(TARGET), ".ods")
     content = _parts(cleaned.data)["content.xml"]
-    assert b"Own cell" in content and b"xlink:href" not in content
+    assert b"Own cell" in content and b"table-source" not in content
     assert strip_external_references(ods(["a"]), ".ods").removed == Counter()
 
 
@@ -256,3 +256,54 @@ def test_the_warning_names_the_counts() -> None:
         "removed 2 external references (2 hyperlink targets) before conversion: their text is kept"
     )
     assert removal_warning(Counter()) is None
+
+
+_SVG = (
+    b'<?xml version="1.0"?>\n<?xml-stylesheet href="http://x.test/s.css"?>\n'
+    b'<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" '
+    b'"http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd">\n'
+    b'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink">'
+    b'<image href="file:///secret/a.png"/><image xlink:href="http://x.test/b.png"/>'
+    b'<image href="data:image/png;base64,AAAA"/><rect width="1" height="1"/></svg>'
+)
+
+
+def test_an_svg_image_in_a_package_loses_its_dtd_stylesheet_and_image_links() -> None:
+    parts = _parts(docx("", []))
+    parts["word/media/image1.svg"] = _SVG
+    cleaned = strip_external_references(package(dict(parts)), ".docx")
+    svg = _parts(cleaned.data)["word/media/image1.svg"]
+    assert b"x.test" not in svg and b"secret" not in svg and b"DOCTYPE" not in svg
+    assert b'<image href="data:image/png;base64,AAAA"/><rect width="1" height="1"/>' in svg
+    assert cleaned.removed == Counter({IMAGE_LINK: 2, "stylesheet": 1, "other reference": 1})
+
+
+def test_alt_chunks_xinclude_and_web_queries_are_removed() -> None:
+    body = (
+        '<w:altChunk r:id="rId4"/><xi:include xmlns:xi="http://www.w3.org/2001/XInclude" '
+        'href="file:///secret/x" parse="text"/>'
+    )
+    cleaned = strip_external_references(
+        docx(body, [("rId4", "aFChunk", "chunk.rtf", False)]), ".docx"
+    )
+    document = _parts(cleaned.data)["word/document.xml"]
+    assert b"altChunk" not in document and b"secret" not in document
+    assert cleaned.removed == Counter({LINKED_DOCUMENT: 1, "other reference": 1})
+    connections = (
+        b'<connections xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
+        b'<connection id="1" name="q"><webPr url="http://x.test/q"/></connection></connections>'
+    )
+    book = package({"[Content_Types].xml": "<Types/>", "xl/connections.xml": connections})
+    cleaned = strip_external_references(book, ".xlsx")
+    assert b"x.test" not in _parts(cleaned.data)["xl/connections.xml"]
+    assert cleaned.removed == Counter({EXTERNAL_DATA: 1})
+
+
+def test_an_html_part_inside_a_package_is_cleaned_as_html() -> None:
+    parts = _parts(docx("", []))
+    parts["word/chunk.html"] = (
+        b'<html><body><img src="http://x.test/a.png"><p>kept</p></body></html>'
+    )
+    cleaned = strip_external_references(package(dict(parts)), ".docx")
+    chunk = _parts(cleaned.data)["word/chunk.html"]
+    assert b"x.test" not in chunk and b"<p>kept</p>" in chunk
