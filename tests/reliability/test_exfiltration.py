@@ -294,3 +294,14 @@ def test_each_profile_setting_alone_stops_what_it_is_kept_for(
     probe = _probe(name, canary, listener)
     _leaks_unguarded(probe, canary, listener)
     assert _leaks(probe, Defences(False, (chosen,)), canary, listener) == []
+
+
+def test_no_profile_setting_stops_a_linked_object_reading_a_file(
+    canary: Canary, listener: Listener
+) -> None:
+    """Layer 2's limit on LibreOffice 7.4, kept true in SECURITY.md: with every kept setting
+    on and the sanitizer off, a linked OLE object still reads a local file."""
+    probe = _probe("ole-file", canary, listener)
+    _leaks_unguarded(probe, canary, listener)
+    settings_only = Defences(False, lo_profile.LINK_SETTINGS)
+    assert "canary text in the PDF" in _leaks(probe, settings_only, canary, listener)
