@@ -276,10 +276,15 @@ def test_without_any_defence_the_probe_leaks(name: str, canary: Canary, listener
     _leaks_unguarded(_probe(name, canary, listener), canary, listener)
 
 
+_UNGUARDED: dict[str, list[str]] = {}
+
+
 def _leaks_unguarded(probe: Probe, canary: Canary, listener: Listener) -> None:
     """Skip when the probe does not leak with neither sanitizer nor settings: then a layer
-    outside these two (the containment of LibreOffice) already stops it."""
-    if not _leaks(probe, Defences(False, ()), canary, listener):
+    outside these two (the containment of LibreOffice) already stops it. Run once per probe."""
+    if probe.name not in _UNGUARDED:
+        _UNGUARDED[probe.name] = _leaks(probe, Defences(False, ()), canary, listener)
+    if not _UNGUARDED[probe.name]:
         pytest.skip(f"{probe.name} is stopped outside these layers (containment?)")
 
 

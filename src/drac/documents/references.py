@@ -179,6 +179,9 @@ def _clean_member(
     return _XmlCleaner(name, content, removed).cleaned()
 
 
+_TAG = re.compile(rb"<[^>\"']*(?:(?:\"[^\"]*\"|'[^']*')[^>\"']*)*>")
+"""A tag to its closing '>', quoted values skipped (no quote can start inside a run of the
+others, so matching is linear)."""
 _HTML_START = re.compile(rb"(?i)<(?:!doctype\s+html|html\b)")
 _XLINK = "http://www.w3.org/1999/xlink"
 _XML = "http://www.w3.org/XML/1998/namespace"
@@ -231,6 +234,8 @@ _ODF_DROPPED = {
     (_ODF_TEXT, "dde-connection-decl"): EXTERNAL_DATA,
     (_ODF_TEXT, "dde-connection"): EXTERNAL_DATA,
 }
+_WATCHED_ATTRIBUTES = frozenset({"href", "base", "src", "formula"})
+"""The local names of every attribute `_attribute_kind` may remove."""
 _DROPPED_ELEMENTS = {
     ("http://www.w3.org/2001/XInclude", "include"): OTHER,
     (_WML, "altChunk"): LINKED_DOCUMENT,  # a part in another format (HTML, RTF) imported whole
@@ -286,7 +291,7 @@ class _Open:
 
     name: str
     start: int
-    action: str = "keep"  # keep | drop | unwrap | rewrite | blank
+    action: str = "keep"  # keep | drop | unwrap | rewrite
     attributes: list[tuple[str, str]] = field(default_factory=list)
     scope: dict[str, str] = field(default_factory=dict)
 
@@ -388,12 +393,12 @@ class _XmlCleaner:
             self._dropping += 1
             return
         attributes = list(zip(flat[0::2], flat[1::2], strict=True))
-        scope = dict(self._scopes[-1])
-        for name, value in attributes:
-            if name == "xmlns":
-                scope[""] = value
-            elif name.startswith("xmlns:"):
-                scope[name[6:]] = value
+        scope = self._scopes[-1]
+        declared = [(n, v) for n, v in attributes if n == "xmlns" or n.startswith("xmlns:")]
+        if declared:
+            scope = dict(scope)
+            for name, value in declared:
+                scope[name[6:] if name != "xmlns" else ""] = value
         self._scopes.append(scope)
         element = _Open(qname, index, attributes=attributes, scope=scope)
         self._stack.append(element)
@@ -408,6 +413,9 @@ class _XmlCleaner:
             return
         element = self._stack.pop()
         self._scopes.pop()
+        tracked = self._instr is not None and self._instr[0] == element.start
+        if element.action == "keep" and not tracked:
+            return
         empty = self._is_empty(element, index)
         start_end = index if empty else self._tag_end(element.start)
         end = index if empty else self._tag_end(index)
@@ -420,10 +428,9 @@ class _XmlCleaner:
                 self._edits.append(_Edit(index, end, b""))
         elif element.action == "rewrite":
             self._edits.append(_Edit(element.start, start_end, self._start_tag(element, empty)))
-        elif element.action == "blank" and not empty:
-            self._edits.append(_Edit(start_end, index, b""))
-        if self._instr and self._instr[0] == element.start and not empty:
-            self._instr[1].text_ranges.append((start_end, index))
+        if tracked and self._instr is not None:
+            if not empty:
+                self._instr[1].text_ranges.append((start_end, index))
             self._instr = None
 
     def _text(self, text: str) -> None:
@@ -438,18 +445,8 @@ class _XmlCleaner:
 
     def _tag_end(self, start: int) -> int:
         """The index just past the tag starting at `start` ('>' outside quoted values)."""
-        quote = 0
-        data = self._data
-        for at in range(start, len(data)):
-            byte = data[at]
-            if quote:
-                if byte == quote:
-                    quote = 0
-            elif byte in (0x22, 0x27):
-                quote = byte
-            elif byte == 0x3E:
-                return at + 1
-        return len(data)
+        match = _TAG.match(self._data, start)
+        return match.end() if match else len(self._data)
 
     def _start_tag(self, element: _Open, empty: bool) -> bytes:
         attrs = "".join(f' {name}="{_attribute(value)}"' for name, value in element.attributes)
@@ -477,9 +474,9 @@ class _XmlCleaner:
         if namespace == _PML and local == "link":
             element.action = "drop"  # the target sits in a relationship, counted there
             return
-        link_type = dict(element.attributes).get("Type", "").strip().lower()
-        if namespace == _VML_OFFICE and local == "OLEObject" and link_type == "link":
-            element.action = "drop"
+        if namespace == _VML_OFFICE and local == "OLEObject":
+            if dict(element.attributes).get("Type", "").strip().lower() == "link":
+                element.action = "drop"
             return
         if namespace == _WML:
             self._word(element, local)
@@ -490,6 +487,9 @@ class _XmlCleaner:
             return
         kept: list[tuple[str, str]] = []
         for attribute, value in element.attributes:
+            if attribute.rpartition(":")[2] not in _WATCHED_ATTRIBUTES:
+                kept.append((attribute, value))
+                continue
             attr_ns, attr_local = self._resolve(attribute, scope, attribute=True)
             kind = self._attribute_kind(namespace, local, attr_ns, attr_local, value)
             if kind is None:
