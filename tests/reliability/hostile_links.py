@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
 from PIL import Image
 
 CANARY_RGB = (13, 201, 77)
@@ -469,3 +471,31 @@ def html_probes(url_of: dict[str, str], png_file: Path) -> dict[str, bytes]:
         head="", body=f'<img src="{png_file}" width="240" height="160">'
     ).encode()
     return out
+
+
+# --- what came out -------------------------------------------------------------------------
+
+
+def pdf_text(pdf: bytes) -> str:
+    """The text layer of every page."""
+    document = pdfium.PdfDocument(pdf)
+    try:
+        return "".join(page.get_textpage().get_text_range() for page in document)
+    finally:
+        document.close()
+
+
+def canary_images(pdf: bytes) -> int:
+    """Image objects in the PDF whose pixels are mostly the canary's colour."""
+    document = pdfium.PdfDocument(pdf)
+    found = 0
+    try:
+        for page in document:
+            for item in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=4):
+                bitmap = item.get_bitmap(render=False).to_pil().convert("RGB")
+                colours = bitmap.getcolors(maxcolors=bitmap.width * bitmap.height) or []
+                if colours and max(colours)[1] == CANARY_RGB:
+                    found += 1
+    finally:
+        document.close()
+    return found

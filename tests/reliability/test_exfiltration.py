@@ -15,13 +15,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import pypdfium2 as pdfium
-import pypdfium2.raw as pdfium_c
 import pytest
 from hostile_links import (
-    CANARY_RGB,
     Canary,
     Listener,
+    canary_images,
     docx_attached_template,
     docx_field,
     docx_linked_image,
@@ -29,6 +27,7 @@ from hostile_links import (
     listening,
     ods_external_formula,
     ods_table_source,
+    pdf_text,
     pptx_hyperlink,
     pptx_linked_image,
     pptx_ole_link,
@@ -105,30 +104,6 @@ def listener(canary: Canary) -> Iterator[Listener]:
         yield served
 
 
-def _text(pdf: bytes) -> str:
-    document = pdfium.PdfDocument(pdf)
-    try:
-        return "".join(page.get_textpage().get_text_range() for page in document)
-    finally:
-        document.close()
-
-
-def canary_images(pdf: bytes) -> int:
-    """Image objects in the PDF whose pixels are mostly the canary's colour."""
-    document = pdfium.PdfDocument(pdf)
-    found = 0
-    try:
-        for page in document:
-            for item in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=4):
-                bitmap = item.get_bitmap(render=False).to_pil().convert("RGB")
-                colours = bitmap.getcolors(maxcolors=bitmap.width * bitmap.height) or []
-                if colours and max(colours)[1] == CANARY_RGB:
-                    found += 1
-    finally:
-        document.close()
-    return found
-
-
 def _convert(probe: Probe, defences: Defences) -> Converted:
     return convert_with_libreoffice(
         probe.data, probe.suffix, "pdf", timeout_s=120, defences=defences
@@ -140,7 +115,7 @@ def _leaks(probe: Probe, defences: Defences, canary: Canary, listener: Listener)
     before = len(listener.requests)
     pdf = _convert(probe, defences).data
     leaks = [f"request {request}" for request in listener.requests[before:]]
-    if canary.token in _text(pdf):
+    if canary.token in pdf_text(pdf):
         leaks.append("canary text in the PDF")
     if canary_images(pdf):
         leaks.append("canary image in the PDF")
@@ -214,7 +189,7 @@ def test_no_stored_pdf_holds_canary_text_or_the_canary_image(ingested, canary: C
     bad = {}
     for path in pdfs:
         pdf = path.read_bytes()
-        if canary.token in _text(pdf) or canary_images(pdf):
+        if canary.token in pdf_text(pdf) or canary_images(pdf):
             bad[str(path)] = "canary"
     assert bad == {}
 

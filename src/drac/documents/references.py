@@ -198,6 +198,8 @@ _ODF_TEXT = _ODF + "text:1.0"
 _ODF_OFFICE = _ODF + "office:1.0"
 _ODF_DRAW = _ODF + "drawing:1.0"
 
+_NOWHERE = "about:blank"
+"""What a hyperlink's target becomes: no content provider opens it."""
 _RELATIONSHIP_KINDS = {
     "oleObject": LINKED_OBJECT,
     "package": LINKED_OBJECT,
@@ -525,8 +527,17 @@ class _XmlCleaner:
         target = values.get("Target", "")
         external = values.get("TargetMode", "").strip().lower() == "external"
         if external or points_outside(target, base=self._relationship_base()):
-            kind = values.get("Type", "").rstrip("/").rsplit("/", 1)[-1]
-            self._remove(element, "drop", _RELATIONSHIP_KINDS.get(kind, OTHER))
+            kind = _RELATIONSHIP_KINDS.get(values.get("Type", "").rstrip("/").rsplit("/", 1)[-1])
+            if kind == HYPERLINK:
+                # the link stays, pointing nowhere: LibreOffice lays its text out as before
+                # (as one field: dropping it lets lines break elsewhere), the URL is gone
+                element.attributes = [
+                    (name, _NOWHERE if name == "Target" else value)
+                    for name, value in element.attributes
+                ]
+                self._remove(element, "rewrite", HYPERLINK)
+            else:
+                self._remove(element, "drop", kind or OTHER)
 
     def _relationship_base(self) -> str:
         """The folder a relationship part's internal targets are relative to: `_rels/x.rels`

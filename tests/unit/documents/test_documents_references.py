@@ -307,3 +307,12 @@ def test_an_html_part_inside_a_package_is_cleaned_as_html() -> None:
     cleaned = strip_external_references(package(dict(parts)), ".docx")
     chunk = _parts(cleaned.data)["word/chunk.html"]
     assert b"x.test" not in chunk and b"<p>kept</p>" in chunk
+
+
+def test_a_hyperlink_keeps_its_text_and_points_nowhere() -> None:
+    cleaned = strip_external_references(pptx_hyperlink("https://phish.test/login"), ".pptx")
+    parts = _parts(cleaned.data)
+    rels = parts["ppt/slides/_rels/slide1.xml.rels"]
+    assert b'Target="about:blank"' in rels and b"phish" not in rels
+    assert b"Visible link text" in parts["ppt/slides/slide1.xml"]
+    assert cleaned.removed == Counter({HYPERLINK: 1})
