@@ -418,7 +418,7 @@ def ods_table_source(target: str) -> bytes:
         f'<table:table-source xlink:type="simple" xlink:href={quoteattr(target)} '
         'table:table-name="Sheet1" table:mode="copy-all"/>'
     )
-    return ods(["Own cell"], table_extra=source)
+    return ods(["Own header", "Own cell"], table_extra=source)
 
 
 def ods_external_formula(target: str) -> bytes:
