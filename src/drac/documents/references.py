@@ -166,8 +166,7 @@ def _clean_member(
 ) -> bytes:
     if content.startswith(b"PK\x03\x04"):
         return _clean_package(content, removed, limits, depth + 1)
-    head = content[:4]
-    if head.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00<", b"<\x00", b"\x00\x00")):
+    if content.startswith(_WIDE_XML):
         raise DocumentError(f"XML part {name!r} is not UTF-8; Office files write UTF-8")
     text = content.lstrip(b"\xef\xbb\xbf \t\r\n")
     if not text.startswith(b"<"):
@@ -179,6 +178,11 @@ def _clean_member(
     return _XmlCleaner(name, content, removed).cleaned()
 
 
+_WIDE_XML = (
+    b"\xff\xfe<\x00", b"\xfe\xff\x00<", b"<\x00", b"\x00<",
+    b"\x00\x00\xfe\xff", b"\xff\xfe\x00\x00", b"\x00\x00\x00<",
+)  # fmt: skip
+"""How XML in UTF-16 or UTF-32 starts (a byte-order mark or a wide '<')."""
 _TAG = re.compile(rb"<[^>\"']*(?:(?:\"[^\"]*\"|'[^']*')[^>\"']*)*>")
 """A tag to its closing '>', quoted values skipped (no quote can start inside a run of the
 others, so matching is linear)."""

@@ -316,3 +316,13 @@ def test_a_hyperlink_keeps_its_text_and_points_nowhere() -> None:
     assert b'Target="about:blank"' in rels and b"phish" not in rels
     assert b"Visible link text" in parts["ppt/slides/slide1.xml"]
     assert cleaned.removed == Counter({HYPERLINK: 1})
+
+
+def test_binary_parts_pass_unchanged_whatever_their_first_bytes() -> None:
+    parts = _parts(docx("", []))
+    icon = b"\x00\x00\x01\x00" + bytes(range(256)) * 4
+    parts["word/media/icon.ico"] = icon
+    parts["word/embeddings/oleObject1.bin"] = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(512)
+    cleaned = strip_external_references(package(dict(parts)), ".docx")
+    assert _parts(cleaned.data)["word/media/icon.ico"] == icon
+    assert cleaned.removed == Counter()
