@@ -12,7 +12,7 @@ copy is given to LibreOffice:
   DDE links, formulas that read other files or URLs, `xml:base`. Hyperlinks keep their text.
 - HTML: written again from a parse, with every resource URL (images, srcset, stylesheets, CSS
   `url()` and `@import`, backgrounds, frames, objects, embeds, base, meta refresh, SVG
-  `href`, media) and every script removed; links keep their text, `data:` images stay.
+  `href`, media) and every script removed; links keep their text, `data:` raster images stay.
 
 XML is parsed with expat, refusing any DTD (so no entity can expand) and any encoding but
 UTF-8; parts are edited in place, so an honest part's bytes are unchanged but for what is
@@ -258,12 +258,21 @@ _FIELD_WORDS = frozenset(
     {"INCLUDETEXT", "INCLUDEPICTURE", "INCLUDE", "LINK", "IMPORT", "DDE", "DDEAUTO", "DATABASE"}
 )
 _FORMULA_OUTSIDE = re.compile(r"(?i)webservice|filterxml|\bdde\s*\(|[a-z][a-z0-9+.-]*:/|'\s*/")
+_RASTER_DATA = re.compile(r"(?i)^data:image/(?:png|jpe?g|gif|bmp|webp|tiff?)[;,]")
+
+
+def is_raster_data(url: str) -> bool:
+    """True for a `data:` URL of a raster image: its pixels are inside it. An SVG or any
+    other kind could itself point at files (LibreOffice's SVG reader opens linked images)."""
+    return bool(_RASTER_DATA.match(url.strip()))
+
+
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
 
 
 def points_outside(target: str, *, base: str | None = None) -> bool:
-    """True when a reference (a URL, a path) leads out of the package: any URL scheme but
-    `data:`, an absolute or network path, a backslash, or `..` above the package root.
+    """True when a reference (a URL, a path) leads out of the package: any URL but a `data:`
+    raster image, an absolute or network path, a backslash, or `..` above the package root.
 
     `base` is the folder of the part an OOXML relationship belongs to (absolute part names
     like "/word/media/x.png" stay inside); None for ODF, where "/" and "../" lead outside.
@@ -272,7 +281,7 @@ def points_outside(target: str, *, base: str | None = None) -> bool:
     if not text or text.startswith("#"):
         return False
     if _SCHEME.match(text):
-        return not text.lower().startswith("data:")
+        return not is_raster_data(text)
     if "\\" in text or text.startswith("//") or any(ord(ch) < 32 for ch in text):
         return True
     if base is None:
@@ -749,7 +758,7 @@ class _HtmlCleaner(HTMLParser):
             return OTHER if "url" in text.lower() else None
         if name in ("href", "usemap") and text.startswith("#"):
             return None
-        if name == "src" and text.lower().startswith("data:image/"):
+        if name == "src" and is_raster_data(text):
             return None
         if tag in ("a", "area"):
             return HYPERLINK
@@ -767,7 +776,7 @@ class _HtmlCleaner(HTMLParser):
 
         def url(match: re.Match[str]) -> str:
             inner = match.group(1).strip("\"' \t")
-            if inner.lower().startswith("data:image/"):
+            if is_raster_data(inner):
                 return match.group(0)
             self.removed[IMAGE_LINK] += 1
             return "none"

@@ -190,6 +190,8 @@ def test_an_ods_keeps_its_own_cells() -> None:
         ("//server/share", "ppt/slides", True),
         ("#slide2", "ppt/slides", False),
         ("data:image/png;base64,AAAA", None, False),
+        ("data:image/svg+xml;base64,PHN2Zz4=", None, True),
+        ("data:text/html,<b>x</b>", None, True),
         ("Pictures/1.png", None, False),
         ("./Object 1", None, False),
         ("../outside.ods", None, True),
@@ -326,3 +328,10 @@ def test_binary_parts_pass_unchanged_whatever_their_first_bytes() -> None:
     cleaned = strip_external_references(package(dict(parts)), ".docx")
     assert _parts(cleaned.data)["word/media/icon.ico"] == icon
     assert cleaned.removed == Counter()
+
+
+def test_an_svg_data_image_in_html_is_removed_as_it_can_link_files() -> None:
+    page = b'<p>x</p><img src="data:image/svg+xml;base64,PHN2Zz48L3N2Zz4=">'
+    cleaned = strip_external_references(page, ".html")
+    assert b"svg+xml" not in cleaned.data
+    assert cleaned.removed == Counter({IMAGE_LINK: 1})
