@@ -7,7 +7,8 @@ Usage:
 For every corpus DOCX, PPTX and HTML file: the sanitizer's time (best of 3) and the references
 it removes by kind; whether every package part comes back byte for byte. For up to N files per
 format that the sanitizer changed (default all), the file is converted by LibreOffice with and
-without the sanitizer (the profile settings on in both) and the offline Markdown compared.
+without the sanitizer (the profile settings on in both) and the offline Markdown compared; the
+sanitized conversion's time (LibreOffice and the offline converter) is reported beside.
 """
 
 from __future__ import annotations
@@ -67,12 +68,17 @@ def main() -> None:
             flush=True,
         )
         differing = []
+        converting: list[float] = []
         compared = changed[: args.compare]
         for path in compared:
             data = path.read_bytes()
-            if _markdown(data, f".{fmt}", True) != _markdown(data, f".{fmt}", False):
+            started = time.perf_counter()
+            cleaned = _markdown(data, f".{fmt}", True)
+            converting.append(time.perf_counter() - started)
+            if cleaned != _markdown(data, f".{fmt}", False):
                 differing.append(path.name)
-        print(f"{fmt}: Markdown compared for {len(compared)} files, differing: {differing}")
+        took = f", conversion median {statistics.median(converting):.2f} s" if compared else ""
+        print(f"{fmt}: Markdown compared for {len(compared)} files{took}, differing: {differing}")
 
 
 if __name__ == "__main__":
