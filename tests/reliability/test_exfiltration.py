@@ -285,3 +285,17 @@ def test_no_profile_setting_stops_a_linked_object_reading_a_file(
     _leaks_unguarded(probe, canary, listener)
     settings_only = Defences(False, lo_profile.LINK_SETTINGS)
     assert "canary text in the PDF" in _leaks(probe, settings_only, canary, listener)
+
+
+def test_csv_formulas_reach_nothing_even_undefended(canary: Canary, listener: Listener) -> None:
+    """`drac render` gives CSV to LibreOffice, whose CSV import evaluates formulas; 7.4 answers
+    WEBSERVICE and references to other files with Err:540 (external content disabled), with
+    no layer of drac's on. The sanitizer leaves CSV as it is, so this must stay true."""
+    csv = (
+        f'name,value\nweb,"=WEBSERVICE(""{listener.url("/csv")}"")"\n'
+        f"file,\"='{canary.ods_file.as_uri()}'#$Sheet1.A1\"\n"
+    ).encode()
+    probe = Probe("csv-formulas", csv, ".csv")
+    for defences in (Defences(False, ()), Defences()):
+        assert _leaks(probe, defences, canary, listener) == []
+        assert "Err:540" in pdf_text(_convert(probe, defences).data)
