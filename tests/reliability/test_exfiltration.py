@@ -35,7 +35,9 @@ from hostile_links import (
 )
 
 from drac.documents import lo_profile
-from drac.documents.normalise import Converted, Defences, convert_with_libreoffice
+from drac.documents.detect import DocumentFormat
+from drac.documents.normalise import Converted, Defences, convert_with_libreoffice, normalise
+from drac.documents.spreadsheets import SpreadsheetOptions, read_spreadsheet
 
 pytestmark = pytest.mark.libreoffice
 
@@ -299,3 +301,15 @@ def test_csv_formulas_reach_nothing_even_undefended(canary: Canary, listener: Li
     for defences in (Defences(False, ()), Defences()):
         assert _leaks(probe, defences, canary, listener) == []
         assert "Err:540" in pdf_text(_convert(probe, defences).data)
+
+
+def test_an_xls_referencing_another_file_reads_nothing(canary: Canary) -> None:
+    """XLS is binary and passes the sanitizer unchanged: LibreOffice itself (Err:540) and
+    layers 2 and 3 are what stand between it and the file it names."""
+    made = ods_external_formula(canary.ods_file.as_uri())
+    xls = convert_with_libreoffice(made, ".ods", "xls", defences=Defences(False, ())).data
+    assert b"canary.ods" in xls  # the reference is really in the workbook
+    sheet = read_spreadsheet(xls, DocumentFormat.XLS, "linked.xls", SpreadsheetOptions())
+    assert "Own cell" in sheet.markdown and canary.token not in sheet.markdown
+    pdf = normalise(xls, DocumentFormat.XLS).data
+    assert "Own cell" in pdf_text(pdf) and canary.token not in pdf_text(pdf)
