@@ -22,7 +22,7 @@ from drac.documents.delimited import SAMPLE_CHARS, sniff_delimiter
 from drac.documents.detect import DocumentFormat
 from drac.documents.lo_guard import CANNOT_START
 from drac.documents.lo_profile import LINK_SETTINGS, ProfileSetting, write_settings
-from drac.documents.references import strip_external_references
+from drac.documents.references import removal_warning, write_without_external_references
 from drac.errors import DocumentError
 
 DEFAULT_IMAGE_DPI = 200
@@ -177,14 +177,15 @@ def convert_with_libreoffice(
     kind = suffix.lstrip(".").upper()
     goal = target.upper()
     warnings: list[str] = []
-    if defences.strip_references:
-        cleaned = strip_external_references(data, suffix)
-        data = cleaned.data
-        warnings.extend(filter(None, [cleaned.warning]))
     with tempfile.TemporaryDirectory(prefix="drac-lo-") as tmp:
         work = Path(tmp)
         source = work / f"document{suffix}"
-        source.write_bytes(data)
+        with source.open("wb") as copy:
+            if defences.strip_references:
+                removed = write_without_external_references(data, suffix, copy)
+                warnings.extend(filter(None, [removal_warning(removed)]))
+            else:
+                copy.write(data)
         outdir = work / "out"
         profile = work / "profile"
         _seed_profile(profile, defences.settings)

@@ -28,6 +28,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from posixpath import dirname, normpath
+from typing import BinaryIO
 from urllib.parse import unquote
 from xml.parsers import expat
 
@@ -116,27 +117,52 @@ def strip_external_references(
     be read safely (damaged, a DTD, not UTF-8): LibreOffice must never see what this could
     not check.
     """
+    out = io.BytesIO()
+    removed = write_without_external_references(data, suffix, out, limits)
+    return Cleaned(out.getvalue(), removed)
+
+
+def write_without_external_references(
+    data: bytes, suffix: str, out: BinaryIO, limits: ArchiveLimits = DEFAULT_LIMITS
+) -> Counter[str]:
+    """Write `data` without its external references to `out` (a package member by member,
+    so the rewritten copy is never held whole) and return what was removed, by kind.
+
+    Raises DocumentError as `strip_external_references` does.
+    """
     kind = suffix.lower()
+    removed: Counter[str] = Counter()
     if kind in _PACKAGE_SUFFIXES:
-        removed: Counter[str] = Counter()
-        return Cleaned(_clean_package(data, removed, limits, depth=0), removed)
-    if kind in _HTML_SUFFIXES:
-        return _clean_html(data)
-    return Cleaned(data)
+        _clean_package(data, removed, limits, depth=0, out=out)
+    elif kind in _HTML_SUFFIXES:
+        page = _clean_html(data)
+        out.write(page.data)
+        removed.update(page.removed)
+    else:
+        out.write(data)
+    return removed
 
 
 # --- packages -------------------------------------------------------------------------------
 
 
-def _clean_package(data: bytes, removed: Counter[str], limits: ArchiveLimits, depth: int) -> bytes:
+def _clean_package(
+    data: bytes,
+    removed: Counter[str],
+    limits: ArchiveLimits,
+    depth: int,
+    out: BinaryIO | None = None,
+) -> bytes:
+    """The package rewritten (written to `out` when given, then b"" is returned)."""
     if depth >= _MAX_NESTING:
         raise DocumentError(f"packages nested more than {_MAX_NESTING} deep inside the document")
     members = check_archive(data, limits)
-    out = io.BytesIO()
+    buffer = io.BytesIO()
+    sink: BinaryIO = buffer if out is None else out
     try:
         with (
             zipfile.ZipFile(io.BytesIO(data)) as source,
-            zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target,
+            zipfile.ZipFile(sink, "w", zipfile.ZIP_DEFLATED) as target,
         ):
             for member in members:
                 content = _read_member(source, member)
@@ -148,7 +174,7 @@ def _clean_package(data: bytes, removed: Counter[str], limits: ArchiveLimits, de
                 target.writestr(copy, content)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError) as exc:
         raise DocumentError(f"corrupt ZIP container (Office file?): {exc}") from exc
-    return out.getvalue()
+    return buffer.getvalue()
 
 
 def _read_member(source: zipfile.ZipFile, member: zipfile.ZipInfo) -> bytes:
