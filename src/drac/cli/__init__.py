@@ -11,6 +11,7 @@ import importlib
 import click
 
 from drac import __version__
+from drac.cli.terminal import printable
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "ingest": ("drac.cli.ingest_commands", "Ingest files or folders (PDF, DOCX, PPTX, HTML, "
@@ -51,6 +52,15 @@ class LazyGroup(click.Group):
         if cmd_name not in self.commands and cmd_name in COMMANDS:
             importlib.import_module(COMMANDS[cmd_name][0])
         return self.commands.get(cmd_name)
+
+    def invoke(self, ctx: click.Context) -> object:
+        """Run the command; an error message quoting a document or file name is printed
+        without its control characters."""
+        try:
+            return super().invoke(ctx)
+        except click.ClickException as exc:
+            exc.message = printable(exc.message)
+            raise
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """List the commands with their one-line help, importing none of them."""

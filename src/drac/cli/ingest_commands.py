@@ -13,7 +13,6 @@ from typing import NoReturn
 
 import click
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -28,6 +27,7 @@ from drac.cli.options import (
     strategy_options,
     workspace_option,
 )
+from drac.cli.terminal import markup
 from drac.documents.spreadsheets import SPREADSHEET_FORMATS, table_rows_advice
 from drac.errors import DracError, WorkspaceError
 from drac.local.pipeline import (
@@ -113,7 +113,7 @@ def _run_all(
         overall = progress.add_task(label, total=len(files))
 
         def one(path: Path) -> Outcome:
-            name = escape(shown_path(path.name)[:40])
+            name = markup(shown_path(path.name)[:40])
             task = progress.add_task(f"  {name}", total=None, visible=False)
 
             def report(done: int, total: int) -> None:
@@ -161,7 +161,7 @@ def _abandon(done: int, total: int) -> NoReturn:
 
 
 def _print_failed(console: Console, outcome: Outcome) -> None:
-    console.print(f"[red]FAILED[/] {escape(outcome.path)}: {escape(outcome.error or '')}")
+    console.print(f"[red]FAILED[/] {markup(outcome.path)}: {markup(outcome.error or '')}")
 
 
 @contextmanager
@@ -194,8 +194,8 @@ def _report(outcomes: list[Outcome], as_json: bool) -> None:
         for outcome in outcomes:
             warnings = [warning for warning in outcome.warnings if warning != SCAN_HINT]
             for warning in warnings[:3]:
-                name = escape(Path(outcome.path).name)
-                stderr.print(f"[yellow]warning[/] {name}: {escape(warning)}")
+                name = markup(Path(outcome.path).name)
+                stderr.print(f"[yellow]warning[/] {name}: {markup(warning)}")
         scanned = [outcome for outcome in outcomes if SCAN_HINT in outcome.warnings]
         if scanned:
             stderr.print(f"[yellow]hint[/] {len(scanned)} document(s) PARTIAL: {SCAN_HINT}")
@@ -283,12 +283,12 @@ def remove(paths: tuple[Path, ...], workspace: Path, as_json: bool) -> None:
     else:
         for result in results:
             if result["document_id"] is None:
-                stderr.print(f"[yellow]not ingested[/] {escape(str(result['path']))}")
+                stderr.print(f"[yellow]not ingested[/] {markup(str(result['path']))}")
             elif result["retired"]:
-                stderr.print(f"removed {escape(str(result['path']))}: its document left search")
+                stderr.print(f"removed {markup(str(result['path']))}: its document left search")
             else:
                 stderr.print(
-                    f"removed {escape(str(result['path']))}: its document stays (another path"
+                    f"removed {markup(str(result['path']))}: its document stays (another path"
                     " holds the same content)"
                 )
     if any(result["document_id"] is None for result in results):

@@ -13,6 +13,7 @@ import click
 from pydantic import BaseModel
 from rich.console import Console
 
+from drac.cli.terminal import json_text, printable
 from drac.errors import DracError
 from drac.local.workspace import DEFAULT_WORKSPACE, Workspace
 from drac.strategies import PRESETS, resolve_strategy
@@ -50,7 +51,7 @@ def open_workspace(path: Path, *, create: bool = False) -> Workspace:
     try:
         return Workspace(path, create=create)
     except DracError as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise click.ClickException(printable(exc)) from exc
 
 
 def print_json(value: Any) -> None:
@@ -59,7 +60,7 @@ def print_json(value: Any) -> None:
         text = value.model_dump_json(indent=2)
     else:
         text = json.dumps(_plain(value), indent=2, ensure_ascii=False)
-    sys.stdout.write(text + "\n")
+    sys.stdout.write(json_text(text) + "\n")
 
 
 def _plain(value: Any) -> Any:

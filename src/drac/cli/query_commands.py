@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import click
-from rich.markup import escape
 from rich.table import Table
 from rich.tree import Tree
 
@@ -22,6 +21,7 @@ from drac.cli.options import (
     stdout,
     workspace_option,
 )
+from drac.cli.terminal import json_text, markup, printable
 from drac.embedders.factory import CHOICES, embedder_from_spec
 from drac.errors import DracError
 from drac.local.search import default_mode, search_workspace
@@ -39,7 +39,7 @@ def export(workspace: Path) -> None:
     ws = open_workspace(workspace)
     try:
         for chunk in ws.active_chunks():
-            sys.stdout.write(chunk.model_dump_json() + "\n")
+            sys.stdout.write(json_text(chunk.model_dump_json()) + "\n")
     finally:
         ws.close()
 
@@ -167,13 +167,13 @@ def _print_hits(hits: Sequence[SearchHit], mode: Mode, as_json: bool) -> None:
         chunk = hit.chunk
         pages = ",".join(map(str, chunk.pages))
         stdout.print(
-            f"[bold]{rank}. {escape(chunk.source)}[/] p.{pages}  "
-            f"{mode.value} {hit.score:.4g}  {chunk.chunk_id}",
+            f"[bold]{rank}. {markup(chunk.source)}[/] p.{pages}  "
+            f"{mode.value} {hit.score:.4g}  {markup(chunk.chunk_id)}",
             highlight=False,
         )
         if chunk.breadcrumb:
-            stdout.print(f"   [dim]{escape(chunk.breadcrumb)}[/]", highlight=False)
-        body = escape(one_line(_body(chunk.text, chunk.breadcrumb), 240))
+            stdout.print(f"   [dim]{markup(chunk.breadcrumb)}[/]", highlight=False)
+        body = markup(one_line(_body(chunk.text, chunk.breadcrumb), 240))
         stdout.print(f"   {body}\n", highlight=False)
 
 
@@ -201,18 +201,18 @@ def status(workspace: Path, as_json: bool) -> None:
             [{**d.model_dump(mode="json"), "chunks": counts[d.document_id]} for d in documents]
         )
         return
-    table = Table(title=f"drac workspace {escape(str(workspace))}")
+    table = Table(title=f"drac workspace {markup(str(workspace))}")
     notes = {d.document_id: d.error or (d.warnings[0] if d.warnings else "") for d in documents}
     for column in ("document", "source", "format", "status", "pages", "chunks", "plan"):
         table.add_column(column, no_wrap=column != "source", overflow="fold")
     if any(notes.values()):
         table.add_column("note", overflow="fold")
     for d in documents:
-        note = [escape(notes[d.document_id][:80])] if any(notes.values()) else []
+        note = [markup(notes[d.document_id][:80])] if any(notes.values()) else []
         table.add_row(
             d.document_id[:12],
-            escape(d.source),
-            escape(d.format),
+            markup(d.source),
+            markup(d.format),
             d.status.value,
             str(d.pages),
             str(counts[d.document_id]),
@@ -243,7 +243,7 @@ def show(
         except DracError as exc:
             raise click.ClickException(str(exc)) from exc
         if markdown:
-            sys.stdout.write(ws.get_markdown(record.document_id))
+            sys.stdout.write(printable(ws.get_markdown(record.document_id), lines=True))
             return
         _show(ws, record, version, as_json)
     finally:
@@ -271,13 +271,13 @@ def _show(ws: Workspace, record: DocumentRecord, version: int | None, as_json: b
         )
         return
     stdout.print(
-        f"[bold]{escape(record.source)}[/] {record.document_id}  {escape(record.format)},"
+        f"[bold]{markup(record.source)}[/] {record.document_id}  {markup(record.format)},"
         f" {record.pages} page(s), {record.status.value}, active plan v{record.active_version}"
     )
     if record.error:
-        stdout.print(f"[red]error[/] {escape(record.error)}")
+        stdout.print(f"[red]error[/] {markup(record.error)}")
     for warning in record.warnings:
-        stdout.print(f"[yellow]warning[/] {escape(warning)}")
+        stdout.print(f"[yellow]warning[/] {markup(warning)}")
     stdout.print(_outline(elements))
     stdout.print(f"\n[bold]{len(sections)} section(s)[/]")
     for section in sections:
@@ -287,7 +287,7 @@ def _show(ws: Workspace, record: DocumentRecord, version: int | None, as_json: b
     for row in versions:
         marker = "*" if row["version"] == record.active_version else " "
         stdout.print(
-            f" {marker} v{row['version']} {escape(str(row['strategy']))} ({row['planner']}) tokens"
+            f" {marker} v{row['version']} {markup(str(row['strategy']))} ({row['planner']}) tokens"
             f" {row['input_tokens']}/{row['output_tokens']} {row['created_at']}"
         )
     if plan:
@@ -305,12 +305,12 @@ def _outline(elements: list[Element]) -> Tree:
             while stack[-1][0] >= level:
                 stack.pop()
             node = stack[-1][1].add(
-                f"[bold]{element.id}[/] {escape(element.title)}  [dim]p.{element.page}[/]"
+                f"[bold]{element.id}[/] {markup(element.title)}  [dim]p.{element.page}[/]"
             )
             stack.append((level, node))
         else:
             stack[-1][1].add(
                 f"{element.id} [dim]{element.kind.value} {len(element.text)}c p.{element.page}[/]"
-                f" {escape(preview(element, 70))}"
+                f" {markup(preview(element, 70))}"
             )
     return root

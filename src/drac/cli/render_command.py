@@ -7,10 +7,10 @@ from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from drac.cli import cli
+from drac.cli.terminal import markup
 from drac.documents.detect import detect_format
 from drac.documents.normalise import normalise_to_pdf
 from drac.documents.options import ConversionOptions
@@ -38,14 +38,14 @@ def render_command(files: tuple[str, ...], out_dir: str, dpi: int, max_side: int
     ) as progress:
         for name in files:
             path = Path(name)
-            shown = escape(shown_path(path.name))
+            shown = markup(shown_path(path.name))
             try:
                 written = _render_file(path, Path(out_dir), options, progress)
             except (DocumentError, OSError) as exc:
                 failed += 1
-                progress.console.print(f"[red]{shown}: {escape(str(exc))}[/red]")
+                progress.console.print(f"[red]{shown}: {markup(str(exc))}[/red]")
                 continue
-            progress.console.print(f"{shown}: {escape(written)}")
+            progress.console.print(f"{shown}: {markup(written)}")
     if failed:
         console.print(f"{failed} of {len(files)} documents failed")
         sys.exit(1)
@@ -56,9 +56,9 @@ def _render_file(path: Path, out_root: Path, options: ConversionOptions, progres
         raise DocumentError(f"file is larger than {options.max_file_bytes} bytes")
     data = path.read_bytes()
     detection = detect_format(data, path.name)
-    shown = escape(shown_path(path.name))
+    shown = markup(shown_path(path.name))
     if detection.warning:
-        progress.console.print(f"[yellow]{shown}: {escape(detection.warning)}[/yellow]")
+        progress.console.print(f"[yellow]{shown}: {markup(detection.warning)}[/yellow]")
     if detection.format.is_text:
         return "no pages to render (Markdown and text are used as-is)"
     pdf = normalise_to_pdf(
