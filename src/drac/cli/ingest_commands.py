@@ -34,11 +34,12 @@ from drac.local.pipeline import (
     SCAN_HINT,
     IngestSettings,
     Outcome,
-    collect_inputs,
+    Skipped,
     ingest_file,
     live_documents,
     replan_document,
     shown_path,
+    walk_inputs,
 )
 from drac.local.workspace import Workspace
 from drac.models import DocumentRecord, Strategy
@@ -83,23 +84,28 @@ def ingest(
 ) -> None:
     """Ingest files or folders (PDF, DOCX, PPTX, HTML, spreadsheets, Markdown, text, scans)."""
     vision, text_model = build_models(model, strategy)
-    files, outcomes = collect_inputs(list(paths))
-    for missing in outcomes:
-        _print_failed(stderr, missing)
+    files, outcomes, skipped = walk_inputs(list(paths))
+    named = set(paths)
     settings = IngestSettings(strategy=strategy, force=force, tenant=tenant)
     ws = open_workspace(workspace, create=True)
     try:
 
         def run(path: Path, report: Callable[[int, int], None]) -> Outcome:
             return ingest_file(
-                path, ws, settings, vision=vision, text_model=text_model, progress=report
+                path,
+                ws,
+                settings,
+                vision=vision,
+                text_model=text_model,
+                progress=report,
+                follow_symlinks=path in named,
             )
 
         with _writing(ws):
             outcomes.extend(_run_all(files, run, jobs, "ingest"))
     finally:
         ws.close()
-    _report(outcomes, as_json)
+    _report(outcomes, as_json, skipped)
 
 
 def _run_all(
@@ -173,10 +179,21 @@ def _writing(ws: Workspace) -> Iterator[None]:
         raise click.ClickException(str(exc)) from exc
 
 
-def _report(outcomes: list[Outcome], as_json: bool) -> None:
+_SKIPS_LISTED = 20
+"""Skipped entries listed per reason on the terminal (all of them are in `--json`)."""
+
+
+def _report(outcomes: list[Outcome], as_json: bool, skipped: Sequence[Skipped] = ()) -> None:
     failed = [outcome for outcome in outcomes if outcome.failed]
     if as_json:
-        print_json({"outcomes": outcomes, "failed": len(failed)})
+        print_json(
+            {
+                "outcomes": outcomes,
+                "failed": len(failed),
+                "skipped": len(skipped),
+                "skipped_entries": skipped,
+            }
+        )
     else:
         counts = Counter(outcome.status for outcome in outcomes)
         table = Table(title="drac summary")
@@ -190,7 +207,10 @@ def _report(outcomes: list[Outcome], as_json: bool) -> None:
                 str(sum(outcome.pages for outcome in subset)),
                 str(sum(outcome.chunks for outcome in subset)),
             )
+        if skipped:
+            table.add_row("SKIPPED", str(len(skipped)), "-", "-")
         stderr.print(table)
+        _print_skipped(skipped)
         for outcome in outcomes:
             warnings = [warning for warning in outcome.warnings if warning != SCAN_HINT]
             for warning in warnings[:3]:
@@ -203,6 +223,19 @@ def _report(outcomes: list[Outcome], as_json: bool) -> None:
             _print_failed(stderr, outcome)
     if failed:
         raise SystemExit(1)
+
+
+def _print_skipped(skipped: Sequence[Skipped]) -> None:
+    """Each skipped folder entry with its reason (the first few of each reason)."""
+    by_reason: dict[str, list[Skipped]] = {}
+    for entry in skipped:
+        by_reason.setdefault(entry.reason.split(" (")[0], []).append(entry)
+    for entries in by_reason.values():
+        for entry in entries[:_SKIPS_LISTED]:
+            stderr.print(f"[dim]skipped[/] {markup(entry.path)}: {markup(entry.reason)}")
+        if len(entries) > _SKIPS_LISTED:
+            more = len(entries) - _SKIPS_LISTED
+            stderr.print(f"[dim]skipped[/] {more} more like these (`--json` lists every one)")
 
 
 def _table_rows_note(ws: Workspace, record: DocumentRecord, strategy: Strategy) -> list[str]:
