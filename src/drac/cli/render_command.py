@@ -21,9 +21,28 @@ from drac.local.files import shown_path
 
 @cli.command("render")
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="folder")
-@click.option("--dpi", default=200, show_default=True, type=click.IntRange(36, 600))
-@click.option("--max-side", default=1568, show_default=True, type=click.IntRange(64, 8000))
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    metavar="FOLDER",
+    type=click.Path(file_okay=False),
+    help="Folder to write into: one subfolder per file, named after it.",
+)
+@click.option(
+    "--dpi",
+    default=200,
+    show_default=True,
+    type=click.IntRange(36, 600),
+    help="Resolution the pages are rendered at, in dots per inch.",
+)
+@click.option(
+    "--max-side",
+    default=1568,
+    show_default=True,
+    type=click.IntRange(64, 8000),
+    help="Pixels of an image's longest side at most (larger pages are scaled down).",
+)
 def render_command(files: tuple[str, ...], out_dir: str, dpi: int, max_side: int) -> None:
     """Render each FILE's pages to OUT/<file stem>/page-0001.png, ... (as ingest would)."""
     console = Console(stderr=True)
@@ -51,6 +70,13 @@ def render_command(files: tuple[str, ...], out_dir: str, dpi: int, max_side: int
         sys.exit(1)
 
 
+def page_folder_name(path: Path) -> str:
+    """The subfolder of --out a file's pages go to: its stem, or its whole name with the
+    dots made underscores when the stem is only dots (`...pdf` must not write to `..`)."""
+    stem = path.stem
+    return stem if stem.strip(".") else path.name.replace(".", "_")
+
+
 def _render_file(path: Path, out_root: Path, options: ConversionOptions, progress: Progress) -> str:
     if path.stat().st_size > options.max_file_bytes:  # before reading it
         raise DocumentError(f"file is larger than {options.max_file_bytes} bytes")
@@ -65,7 +91,7 @@ def _render_file(path: Path, out_root: Path, options: ConversionOptions, progres
         data, detection.format, timeout_s=options.libreoffice_timeout_s, max_pages=options.max_pages
     )
     total = page_count(pdf, options.max_pages)
-    target = out_root / path.stem
+    target = out_root / page_folder_name(path)
     target.mkdir(parents=True, exist_ok=True)
     task = progress.add_task(shown, total=total)
     for page in render_pages(pdf, options.render_options()):

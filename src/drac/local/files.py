@@ -6,11 +6,19 @@ import os
 import tempfile
 from pathlib import Path
 
+_NAME_IN_TEMPORARY = 40
+"""Characters of the target's name kept in its temporary file's name (at most 160 bytes, so
+the temporary name stays under the 255-byte limit whatever the target's name)."""
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write data to path via a synced temporary file renamed over it."""
+
+def write_atomic(path: Path, data: bytes, temporary_folder: Path | None = None) -> None:
+    """Write data to path via a synced temporary file renamed over it. The temporary file is
+    made in `temporary_folder` (on the same file system) or beside the target."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    folder = temporary_folder or path.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    prefix = f".{path.name[:_NAME_IN_TEMPORARY]}."
+    handle, temporary = tempfile.mkstemp(dir=folder, prefix=prefix, suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
@@ -20,6 +28,18 @@ def write_atomic(path: Path, data: bytes) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def remove_temporary_files(folder: Path) -> int:
+    """Remove the temporary files `write_atomic` leaves when a process is killed mid-write
+    (`.<name>.<random>.tmp`) anywhere below folder; return how many there were."""
+    removed = 0
+    for parent, _, names in os.walk(folder):
+        for name in names:
+            if name.startswith(".") and name.endswith(".tmp"):
+                Path(parent, name).unlink(missing_ok=True)
+                removed += 1
+    return removed
 
 
 def shown_path(path: Path | str) -> str:

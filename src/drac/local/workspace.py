@@ -20,15 +20,15 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
 from drac.commit import Activation, commit_plan, release_source, retire_if_orphaned
 from drac.errors import WorkspaceError
 from drac.ingest import ParsedDocument
 from drac.local.database import Database
-from drac.local.files import write_atomic
+from drac.local.files import remove_temporary_files, write_atomic
 from drac.local.fts_index import FtsChunkIndex
 from drac.local.lock import writer_lock
 from drac.local.registry import SqliteDocumentRegistry
@@ -52,11 +52,25 @@ from drac.ports import ArtifactStore
 DEFAULT_WORKSPACE = Path(".drac")
 
 
+TEMPORARY_FOLDER = "tmp"
+"""Where files being written wait for their rename (cleared by every writer, see `writing`)."""
+
+
 class FileArtifactStore(ArtifactStore):
-    """Artifacts as files below a root folder."""
+    """Artifacts as files below a root folder; each written through a temporary file in the
+    root's temporary folder."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.temporary_folder = root / TEMPORARY_FOLDER
+
+    def clear_temporary(self) -> None:
+        """Remove what interrupted writes left. The first time (a workspace of an earlier
+        drac, whose temporary files sat beside their targets) the documents are swept too."""
+        if not self.temporary_folder.is_dir():
+            remove_temporary_files(self.root / "documents")
+            self.temporary_folder.mkdir(parents=True, exist_ok=True)
+        remove_temporary_files(self.temporary_folder)
 
     def path(self, key: str) -> Path:
         """The file a key maps to; keys are relative POSIX paths without '..'."""
@@ -67,7 +81,7 @@ class FileArtifactStore(ArtifactStore):
 
     def put_bytes(self, key: str, data: bytes) -> None:
         """Write the file atomically."""
-        write_atomic(self.path(key), data)
+        write_atomic(self.path(key), data, self.temporary_folder)
 
     def get_bytes(self, key: str) -> bytes:
         """Read the file; KeyError when absent."""
@@ -100,9 +114,13 @@ class Workspace:
         """Release the database."""
         self.db.close()
 
-    def writing(self) -> AbstractContextManager[None]:
-        """Hold the workspace's single-writer lock (another process writing fails fast)."""
-        return writer_lock(self.root)
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Hold the workspace's single-writer lock (another process writing fails fast);
+        temporary files an interrupted writer left are removed first."""
+        with writer_lock(self.root):
+            self.artifacts.clear_temporary()
+            yield
 
     def document_lock(self, document_id: str) -> threading.Lock:
         """A lock serialising work on one document within this process."""
