@@ -56,5 +56,7 @@ def inspect_command(
         ws.close()
     index = markup(summary.index)
     stdout.print(f"{len(summary.documents)} document report(s) written; open {index}")
+    for source, problem in summary.problems:
+        stdout.print(f"  [yellow]{markup(source)}[/]: {markup(problem)}", highlight=False)
     for source in summary.skipped:
         stdout.print(f"  {markup(source)}: no plan to show (listed on the index)", highlight=False)

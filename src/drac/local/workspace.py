@@ -19,6 +19,7 @@ and a document no path holds any more is retired.
 from __future__ import annotations
 
 import json
+import shlex
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -27,7 +28,7 @@ from pathlib import Path, PurePosixPath
 from drac.commit import Activation, commit_plan, release_source, retire_if_orphaned
 from drac.errors import WorkspaceError
 from drac.ingest import ParsedDocument
-from drac.local.database import Database
+from drac.local.database import DAMAGED_DATABASE_FIX, Database
 from drac.local.files import remove_temporary_files, write_atomic
 from drac.local.fts_index import FtsChunkIndex
 from drac.local.lock import writer_lock
@@ -50,6 +51,15 @@ from drac.models import (
 from drac.ports import ArtifactStore
 
 DEFAULT_WORKSPACE = Path(".drac")
+DATABASE = "drac.sqlite"
+
+
+class DamagedFile(WorkspaceError, KeyError):
+    """A file of the workspace is missing or unreadable; the message names it and the fix.
+    (A KeyError too: callers that treat an absent artifact as absent still can.)"""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 TEMPORARY_FOLDER = "tmp"
@@ -96,9 +106,11 @@ class Workspace:
 
     def __init__(self, root: Path, *, create: bool = True) -> None:
         self.root = root
-        if not create and not (root / "drac.sqlite").exists():
+        database = root / DATABASE
+        if not create and not database.exists():
             raise WorkspaceError(f"no drac workspace at {root} (run `drac ingest` first)")
-        self.db = Database(root / "drac.sqlite")
+        _refuse_an_emptied_database(database, create)
+        self.db = Database(database)
         self.artifacts = FileArtifactStore(root)
         self.registry = SqliteDocumentRegistry(self.db)
         self.elements = SqliteElementTable(self.db)
@@ -151,8 +163,8 @@ class Workspace:
         return f"documents/{document_id}/{name}"
 
     def get_markdown(self, document_id: str) -> str:
-        """The document's converted Markdown."""
-        return self.artifacts.get_text(self.document_key(document_id, "document.md"))
+        """The document's converted Markdown (DamagedFile, a KeyError, when it is gone)."""
+        return self._document_text(document_id, "document.md")
 
     def get_elements(self, document_id: str) -> list[Element]:
         """The document's elements in order."""
@@ -160,8 +172,51 @@ class Workspace:
 
     def get_sections(self, document_id: str) -> list[Section]:
         """The document's planner sections."""
-        data = json.loads(self.artifacts.get_text(self.document_key(document_id, "sections.json")))
-        return [Section.model_validate(item) for item in data]
+        text = self._document_text(document_id, "sections.json")
+        try:
+            return [Section.model_validate(item) for item in json.loads(text)]
+        except (ValueError, TypeError) as exc:
+            raise self._damaged(document_id, "sections.json", exc) from exc
+
+    def plan_chunk_file(self, document_id: str, version: int) -> list[Chunk]:
+        """The chunks of one plan version as its file holds them (DamagedFile when the file
+        is missing or does not parse)."""
+        name = f"chunks/v{version:04d}.jsonl"
+        lines = self._document_text(document_id, name, replan=True).splitlines()
+        try:
+            return [Chunk.model_validate_json(line) for line in lines if line.strip()]
+        except ValueError as exc:
+            raise self._damaged(document_id, name, exc, replan=True) from exc
+
+    def repair_hint(self, document_id: str, *, replan: bool = False) -> str:
+        """What to run to write a document's files again: a re-plan when only plans and
+        chunks are needed, else a forced ingest of its file."""
+        if replan:
+            return f"`drac replan {document_id[:12]}` writes a new plan version"
+        record = self.registry.get(document_id)
+        source = (record.source_path or record.source) if record else document_id
+        return f"`drac ingest --force {shlex.quote(source)}` converts it again"
+
+    def _document_text(self, document_id: str, name: str, *, replan: bool = False) -> str:
+        key = self.document_key(document_id, name)
+        try:
+            return self.artifacts.get_text(key)
+        except KeyError as exc:
+            path = self.artifacts.path(key)
+            raise DamagedFile(
+                f"{path} is missing; {self.repair_hint(document_id, replan=replan)}"
+            ) from exc
+        except (OSError, UnicodeDecodeError) as exc:
+            raise self._damaged(document_id, name, exc, replan=replan) from exc
+
+    def _damaged(
+        self, document_id: str, name: str, error: Exception, *, replan: bool = False
+    ) -> DamagedFile:
+        path = self.artifacts.path(self.document_key(document_id, name))
+        reason = (str(error).splitlines() or [type(error).__name__])[0][:200]
+        return DamagedFile(
+            f"{path} is damaged ({reason}); {self.repair_hint(document_id, replan=replan)}"
+        )
 
     # --- commits ---------------------------------------------------------------------
     def commit_ingest(
@@ -176,19 +231,43 @@ class Workspace:
         """Store a newly converted document with its first plan, make its chunks active, make
         its path hold it, and retire the document the path held before if no path holds that
         one any more: one transaction, after the files are written. `normalised_pdf` is the
-        PDF a non-PDF source was rendered from."""
+        PDF a non-PDF source was rendered from. On any failure the files it created are
+        removed again."""
+        created: list[str] = []
+        try:
+            self._write_ingest_files(record, source, parsed, normalised_pdf, created)
+            self._write_plan_files(plan, chunks, created)
+            return self._activate_ingest(record, parsed, plan, chunks)
+        except BaseException:
+            self._remove_new_files(record.document_id, created)
+            raise
+
+    def _write_ingest_files(
+        self,
+        record: DocumentRecord,
+        source: bytes,
+        parsed: ParsedDocument,
+        normalised_pdf: bytes | None,
+        created: list[str],
+    ) -> None:
         key = self.document_key
-        self.artifacts.put_bytes(key(record.document_id, f"source/{record.source}"), source)
+        document_id = record.document_id
+        self._written_once(created, key(document_id, f"source/{record.source}"), source)
         if normalised_pdf is not None:
-            self.artifacts.put_bytes(key(record.document_id, "normalised.pdf"), normalised_pdf)
-        self.artifacts.put_text(key(record.document_id, "document.md"), parsed.markdown)
-        self.artifacts.put_text(
-            key(record.document_id, "elements.jsonl"),
-            "".join(element.model_dump_json() + "\n" for element in parsed.elements),
-        )
+            self._written_once(created, key(document_id, "normalised.pdf"), normalised_pdf)
+        self._written_once(created, key(document_id, "document.md"), parsed.markdown.encode())
+        elements = "".join(element.model_dump_json() + "\n" for element in parsed.elements)
+        self._written_once(created, key(document_id, "elements.jsonl"), elements.encode())
         sections = json.dumps([s.model_dump(mode="json") for s in parsed.sections], indent=1)
-        self.artifacts.put_text(key(record.document_id, "sections.json"), sections)
-        self._write_plan_files(plan, chunks)
+        self._written_once(created, key(document_id, "sections.json"), sections.encode())
+
+    def _activate_ingest(
+        self,
+        record: DocumentRecord,
+        parsed: ParsedDocument,
+        plan: PlanVersion,
+        chunks: Sequence[Chunk],
+    ) -> Activation:
         with self.db.transaction():
             order = self.registry.next_order()
             record.owner = f"ingest:{order}"
@@ -202,14 +281,41 @@ class Workspace:
             self.add_source(record.source_path or record.source, record.document_id, order)
         return activation
 
+    def _written_once(self, keys: list[str], key: str, data: bytes) -> None:
+        """Write an artifact and remember it when it is new (to remove it on failure)."""
+        if not self.artifacts.path(key).exists():
+            keys.append(key)
+        self.artifacts.put_bytes(key, data)
+
+    def _remove_new_files(self, document_id: str, keys: Sequence[str]) -> None:
+        """Remove the files a failed commit created, and the document's folders it left
+        empty: a document that failed leaves nothing behind."""
+        for key in keys:
+            self.artifacts.path(key).unlink(missing_ok=True)
+        folder = self.root / "documents" / document_id
+        for parent in sorted({self.artifacts.path(k).parent for k in keys}, reverse=True):
+            while parent != folder.parent and parent.is_relative_to(folder):
+                try:
+                    parent.rmdir()
+                except OSError:
+                    break
+                parent = parent.parent
+
     def commit_plan(self, plan: PlanVersion, chunks: Sequence[Chunk]) -> Activation:
         """Store a new plan version of a live document and make its chunks the active ones."""
-        self._write_plan_files(plan, chunks)
-        with self.db.transaction():
-            record = self.registry.get(plan.document_id)
-            if record is None:
-                raise WorkspaceError(f"document {plan.document_id} is not in the workspace")
-            return commit_plan(self.registry, self.plans, self.index, plan, chunks, record.status)
+        created: list[str] = []
+        try:
+            self._write_plan_files(plan, chunks, created)
+            with self.db.transaction():
+                record = self.registry.get(plan.document_id)
+                if record is None:
+                    raise WorkspaceError(f"document {plan.document_id} is not in the workspace")
+                return commit_plan(
+                    self.registry, self.plans, self.index, plan, chunks, record.status
+                )
+        except BaseException:
+            self._remove_new_files(plan.document_id, created)
+            raise
 
     def add_source(self, path: str, document_id: str, order: str | None = None) -> bool:
         """Make `path` hold the document; retire the document it held before when no path
@@ -226,15 +332,19 @@ class Workspace:
         with self.db.transaction():
             return release_source(self.registry, self.index, path, self.registry.next_order())
 
-    def _write_plan_files(self, plan: PlanVersion, chunks: Sequence[Chunk]) -> None:
+    def _write_plan_files(
+        self, plan: PlanVersion, chunks: Sequence[Chunk], created: list[str]
+    ) -> None:
         name = f"v{plan.version:04d}"
-        self.artifacts.put_text(
+        self._written_once(
+            created,
             self.document_key(plan.document_id, f"plans/{name}.json"),
-            plan.model_dump_json(indent=1),
+            plan.model_dump_json(indent=1).encode(),
         )
-        self.artifacts.put_text(
+        self._written_once(
+            created,
             self.document_key(plan.document_id, f"chunks/{name}.jsonl"),
-            "".join(chunk.model_dump_json() + "\n" for chunk in chunks),
+            "".join(chunk.model_dump_json() + "\n" for chunk in chunks).encode(),
         )
 
     # --- reads -----------------------------------------------------------------------
@@ -249,3 +359,23 @@ class Workspace:
     def record(self, entry: LedgerEntry) -> None:
         """Record one model call in the ledger."""
         self.ledger.record(entry)
+
+
+def _refuse_an_emptied_database(database: Path, create: bool) -> None:
+    """A 0-byte database beside stored documents is damage, not an empty workspace (SQLite
+    would read it as one, and `status` would say "no documents")."""
+    try:
+        empty = database.stat().st_size == 0
+    except FileNotFoundError:
+        return
+    holds_documents = (database.parent / "documents").is_dir()
+    if empty and holds_documents:
+        raise WorkspaceError(
+            f"{database} is empty (0 bytes) although the workspace holds documents; "
+            f"{DAMAGED_DATABASE_FIX}"
+        )
+    if empty and not create:
+        raise WorkspaceError(
+            f"no drac workspace at {database.parent} ({database.name} is empty; "
+            "run `drac ingest` first)"
+        )
