@@ -6,12 +6,15 @@ command) starts without loading the rest of drac.
 
 from __future__ import annotations
 
+import errno
 import importlib
+import os
 
 import click
 
 from drac import __version__
 from drac.cli.terminal import printable
+from drac.errors import DracError
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "ingest": ("drac.cli.ingest_commands", "Ingest files or folders (PDF, DOCX, PPTX, HTML, "
@@ -36,6 +39,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
              "MRR, NDCG@k per chunk set."),
     "cost": ("drac.cli.eval_commands", "Tokens and dollars per document and stage, the agentic "
              "equivalent, and projections."),
+    "check": ("drac.cli.check_command", "Verify the workspace: database, every document's files, "
+              "plans, chunks and the search index."),
 }
 """Each command's module and its one-line help (a test checks they match the commands)."""
 
@@ -54,13 +59,20 @@ class LazyGroup(click.Group):
         return self.commands.get(cmd_name)
 
     def invoke(self, ctx: click.Context) -> object:
-        """Run the command; an error message quoting a document or file name is printed
-        without its control characters."""
+        """Run the command. Every failure ends as one line saying what to do, never a
+        traceback (DRAC_TRACEBACK=1 shows it for an unexpected one), and an error quoting a
+        document or file name is printed without its control characters."""
         try:
             return super().invoke(ctx)
         except click.ClickException as exc:
             exc.message = printable(exc.message)
             raise
+        except (click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as exc:
+            if os.environ.get("DRAC_TRACEBACK") and not isinstance(exc, DracError | OSError):
+                raise
+            raise click.ClickException(printable(failure_line(exc))) from exc
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """List the commands with their one-line help, importing none of them."""
@@ -72,6 +84,21 @@ class LazyGroup(click.Group):
 @click.version_option(__version__, prog_name="drac")
 def cli() -> None:
     """drac: convert documents once, plan chunks by element IDs, rebuild text verbatim."""
+
+
+def failure_line(error: Exception) -> str:
+    """One line for an error a command did not handle itself."""
+    if isinstance(error, DracError):
+        return str(error)
+    if isinstance(error, OSError):
+        where = f" ({error.filename})" if error.filename else ""
+        if error.errno == errno.ENOSPC:
+            return f"no space left on the device{where}; free some space and run it again"
+        return f"{error.strerror or error}{where}"
+    return (
+        f"unexpected error ({type(error).__name__}): {error}; set DRAC_TRACEBACK=1 to see "
+        "where, and please report it"
+    )
 
 
 def _register_commands() -> None:

@@ -30,6 +30,7 @@ from drac.cli.options import (
 from drac.cli.terminal import markup
 from drac.documents.spreadsheets import SPREADSHEET_FORMATS, table_rows_advice
 from drac.errors import DracError, WorkspaceError
+from drac.local.database import DatabaseUnusableError
 from drac.local.pipeline import (
     SCAN_HINT,
     IngestSettings,
@@ -85,6 +86,8 @@ def ingest(
     """Ingest files or folders (PDF, DOCX, PPTX, HTML, spreadsheets, Markdown, text, scans)."""
     vision, text_model = build_models(model, strategy)
     files, outcomes, skipped = walk_inputs(list(paths))
+    for missing in outcomes:
+        _print_failed(stderr, missing)
     named = set(paths)
     settings = IngestSettings(strategy=strategy, force=force, tenant=tenant)
     ws = open_workspace(workspace, create=True)
@@ -127,6 +130,8 @@ def _run_all(
 
             try:
                 return run(path, report)
+            except DatabaseUnusableError:
+                raise
             except Exception as exc:  # a bug in one document must not lose the summary
                 error = f"unexpected error ({type(exc).__name__}): {exc}"
                 return Outcome(path=shown_path(path), status="FAILED", error=error)
@@ -145,7 +150,8 @@ def _run_all(
         except KeyboardInterrupt:
             progress.stop()
             _abandon(len(outcomes), len(files))
-        pool.shutdown()
+        finally:
+            pool.shutdown(cancel_futures=True)
     order = {shown_path(path): index for index, path in enumerate(files)}
     return sorted(outcomes, key=lambda o: order.get(o.path, -1))
 
@@ -219,8 +225,8 @@ def _report(outcomes: list[Outcome], as_json: bool, skipped: Sequence[Skipped] =
         scanned = [outcome for outcome in outcomes if SCAN_HINT in outcome.warnings]
         if scanned:
             stderr.print(f"[yellow]hint[/] {len(scanned)} document(s) PARTIAL: {SCAN_HINT}")
-        for outcome in failed:
-            _print_failed(stderr, outcome)
+        if failed:  # each was printed when it failed
+            stderr.print(f"[red]{len(failed)} document(s) FAILED[/] (the reasons are above)")
     if failed:
         raise SystemExit(1)
 
@@ -275,6 +281,8 @@ def replan(
                     outcome = replan_document(record, ws, strategy, text_model=text_model)
                     outcome.warnings[:0] = _table_rows_note(ws, record, strategy)
                     outcomes.append(outcome)
+                except DatabaseUnusableError:
+                    raise  # the same for every document: one line, not one per document
                 except DracError as exc:
                     outcomes.append(
                         Outcome(

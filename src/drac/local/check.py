@@ -1,0 +1,235 @@
+"""`drac check`: verify a workspace and say, for each thing wrong, which file and what to do.
+
+Checked: the database (it opens, SQLite's integrity check), every live document's files (the
+source copy, the Markdown, elements, sections, every plan version and its chunks, each
+present and parseable, chunks matching their plan), the search index (the active chunks are
+the active plan's, every chunk is in the BM25 index), and what interrupted or failed runs
+left (folders of no document, temporary files). Nothing is changed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+from drac.errors import DracError, WorkspaceError
+from drac.local.database import DAMAGED_DATABASE_FIX
+from drac.local.workspace import DATABASE, TEMPORARY_FOLDER, Workspace
+from drac.models import DocumentRecord, DocumentStatus, Element, PlanVersion
+from drac.retrieval.text import TOKENISER
+
+T = TypeVar("T")
+
+
+class Problem(BaseModel):
+    """One thing wrong with a workspace: where, what, and what to do about it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    file: str
+    problem: str
+    fix: str
+
+
+class CheckReport(BaseModel):
+    """What `check_workspace` looked at and what it found."""
+
+    workspace: str
+    documents: int = 0
+    chunks: int = 0
+    problems: list[Problem]
+
+
+def check_workspace(root: Path) -> CheckReport:
+    """Every problem of the workspace at root (an empty list: it is sound)."""
+    database = root / DATABASE
+    if not database.exists():
+        fix = "check the path (or --workspace), or run `drac ingest` to make one"
+        return CheckReport(
+            workspace=str(root), problems=[Problem(file=str(root), problem="no drac workspace here", fix=fix)]
+        )
+    try:
+        ws = Workspace(root, create=False)
+    except DracError as exc:
+        problem = Problem(file=str(database), problem=str(exc), fix=DAMAGED_DATABASE_FIX)
+        return CheckReport(workspace=str(root), problems=[problem])
+    try:
+        return _check(ws)
+    finally:
+        ws.close()
+
+
+def _check(ws: Workspace) -> CheckReport:
+    problems: list[Problem] = []
+    database = str(ws.root / DATABASE)
+    integrity = _guarded(problems, database, lambda: ws.db.query("PRAGMA integrity_check"))
+    if integrity is not None:
+        messages = [str(row[0]) for row in integrity]
+        if messages != ["ok"]:
+            problem = f"SQLite's integrity check fails: {'; '.join(messages[:3])}"
+            problems.append(Problem(file=database, problem=problem, fix=DAMAGED_DATABASE_FIX))
+    records = _guarded(problems, database, ws.documents)
+    if records is None:
+        return CheckReport(workspace=str(ws.root), problems=problems)
+    chunks = 0
+    for record in records:
+        if record.live and record.active_version:
+            problems.extend(_check_document(ws, record))
+            chunks += len(_guarded([], database, lambda r=record: ws.active_chunks(r.document_id)) or [])
+    problems.extend(_check_index(ws, database))
+    problems.extend(_leftovers(ws, records))
+    live = sum(1 for record in records if record.live)
+    return CheckReport(workspace=str(ws.root), documents=live, chunks=chunks, problems=problems)
+
+
+def _guarded(problems: list[Problem], file: str, read: Callable[[], T]) -> T | None:
+    """The read's result, or None with the WorkspaceError it raised recorded as a problem."""
+    try:
+        return read()
+    except WorkspaceError as exc:
+        problems.append(_problem(file, exc))
+        return None
+
+
+def _problem(file: str, error: Exception) -> Problem:
+    """A problem from a drac error whose message ends in `; <what to do>`."""
+    text = str(error)
+    what, _, fix = text.partition("; ")
+    if what.startswith(file):
+        what = what[len(file) :].lstrip(": ") or what
+    return Problem(file=file, problem=what, fix=fix or "see the message")
+
+
+def _check_document(ws: Workspace, record: DocumentRecord) -> Iterator[Problem]:
+    document_id = record.document_id
+    folder = ws.root / "documents" / document_id
+    reconvert = ws.repair_hint(document_id)
+    if not folder.is_dir():
+        yield Problem(file=str(folder), problem="the document's folder is missing", fix=reconvert)
+        return
+    source = folder / "source" / record.source
+    if not source.is_file():
+        yield Problem(file=str(source), problem="the stored copy of the source is missing", fix=reconvert)
+    for name, read in (
+        ("document.md", lambda: ws.get_markdown(document_id)),
+        ("sections.json", lambda: ws.get_sections(document_id)),
+        ("elements.jsonl", lambda: _elements_file(folder / "elements.jsonl")),
+    ):
+        try:
+            read()
+        except (WorkspaceError, KeyError, ValueError, OSError) as exc:
+            yield _problem(str(folder / name), exc if isinstance(exc, WorkspaceError) else
+                           WorkspaceError(f"{folder / name} cannot be read ({exc}); {reconvert}"))
+    database = str(ws.root / DATABASE)
+    elements = _guarded(problems := [], database, lambda: ws.get_elements(document_id))
+    yield from problems
+    versions = _guarded(problems := [], database, lambda: ws.plans.versions(document_id)) or []
+    yield from problems
+    for row in versions:
+        version = int(str(row["version"]))
+        yield from _check_version(ws, record, version, elements)
+
+
+def _elements_file(path: Path) -> list[Element]:
+    return [Element.model_validate_json(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+
+
+def _check_version(
+    ws: Workspace, record: DocumentRecord, version: int, elements: list[Element] | None
+) -> Iterator[Problem]:
+    document_id = record.document_id
+    folder = ws.root / "documents" / document_id
+    replan = ws.repair_hint(document_id, replan=True)
+    plan_file = folder / "plans" / f"v{version:04d}.json"
+    try:
+        PlanVersion.model_validate_json(plan_file.read_bytes())
+    except FileNotFoundError:
+        yield Problem(file=str(plan_file), problem="the plan file is missing", fix=replan)
+    except ValueError as exc:
+        reason = (str(exc).splitlines() or ["not a plan"])[0]
+        yield Problem(file=str(plan_file), problem=f"the plan file is damaged ({reason})", fix=replan)
+    database = str(ws.root / DATABASE)
+    plan = _guarded(problems := [], database, lambda: ws.plans.get_plan(document_id, version))
+    yield from problems
+    chunks_file = folder / "chunks" / f"v{version:04d}.jsonl"
+    chunks = _guarded(problems := [], str(chunks_file), lambda: ws.plan_chunk_file(document_id, version))
+    yield from problems
+    if plan is None or chunks is None:
+        return
+    planned = [tuple(ids) for ids in plan.chunk_ids_arrays]
+    if [chunk.element_ids for chunk in chunks] != planned:
+        yield Problem(
+            file=str(chunks_file),
+            problem=f"its {len(chunks)} chunks do not match the {len(planned)} of plan v{version}",
+            fix=replan,
+        )
+    if elements is not None:
+        known = {element.id for element in elements}
+        unknown = sorted({i for chunk in chunks for i in chunk.element_ids} - known)
+        if unknown:
+            yield Problem(
+                file=str(chunks_file),
+                problem=f"chunks name {len(unknown)} element(s) the document does not have "
+                f"({', '.join(unknown[:3])})",
+                fix=ws.repair_hint(document_id),
+            )
+    if version == record.active_version:
+        indexed = _guarded(problems := [], database, lambda: ws.active_chunks(document_id))
+        yield from problems
+        if indexed is not None and [c.chunk_id for c in indexed] != [c.chunk_id for c in chunks]:
+            yield Problem(
+                file=database,
+                problem=f"the search index holds other chunks of {record.source} than its "
+                f"active plan v{version}",
+                fix=replan,
+            )
+
+
+def _check_index(ws: Workspace, database: str) -> Iterator[Problem]:
+    rows = _guarded(
+        problems := [],
+        database,
+        lambda: ws.db.query(
+            "SELECT COUNT(*) FROM chunks c LEFT JOIN bm25_docs d ON d.chunk_id = c.chunk_id"
+            " WHERE d.chunk_id IS NULL OR d.tokeniser != ?",
+            (TOKENISER,),
+        ),
+    )
+    yield from problems
+    missing = int(rows[0][0]) if rows else 0
+    if missing:
+        yield Problem(
+            file=database,
+            problem=f"{missing} chunk(s) are missing from the BM25 index",
+            fix="any `drac search` indexes them again",
+        )
+
+
+def _leftovers(ws: Workspace, records: list[DocumentRecord]) -> Iterator[Problem]:
+    known = {record.document_id: record for record in records}
+    documents = ws.root / "documents"
+    for folder in sorted(documents.iterdir()) if documents.is_dir() else []:
+        record = known.get(folder.name)
+        if record is None:
+            yield Problem(
+                file=str(folder),
+                problem="a folder of no document (left by an interrupted or failed run)",
+                fix=f"remove it: rm -r {json.dumps(str(folder))}",
+            )
+        elif record.status is DocumentStatus.FAILED and not record.active_version:
+            yield Problem(
+                file=str(folder),
+                problem=f"files of {record.source}, whose ingest FAILED, were left behind",
+                fix=f"remove it: rm -r {json.dumps(str(folder))}",
+            )
+    for path in sorted(ws.root.rglob("*.tmp")):
+        if path.name.startswith(".") and (documents in path.parents or path.parent.name == TEMPORARY_FOLDER):
+            yield Problem(
+                file=str(path),
+                problem="a temporary file an interrupted write left",
+                fix="the next `drac ingest` or `drac replan` removes it",
+            )
