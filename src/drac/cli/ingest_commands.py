@@ -30,7 +30,7 @@ from drac.cli.options import (
 from drac.cli.terminal import markup
 from drac.documents.spreadsheets import SPREADSHEET_FORMATS, table_rows_advice
 from drac.errors import DracError, WorkspaceError
-from drac.local.database import DatabaseUnusableError
+from drac.local.database import WorkspaceUnusableError
 from drac.local.pipeline import (
     SCAN_HINT,
     IngestSettings,
@@ -130,7 +130,7 @@ def _run_all(
 
             try:
                 return run(path, report)
-            except DatabaseUnusableError:
+            except WorkspaceUnusableError:
                 raise
             except Exception as exc:  # a bug in one document must not lose the summary
                 error = f"unexpected error ({type(exc).__name__}): {exc}"
@@ -281,7 +281,7 @@ def replan(
                     outcome = replan_document(record, ws, strategy, text_model=text_model)
                     outcome.warnings[:0] = _table_rows_note(ws, record, strategy)
                     outcomes.append(outcome)
-                except DatabaseUnusableError:
+                except WorkspaceUnusableError:
                     raise  # the same for every document: one line, not one per document
                 except DracError as exc:
                     outcomes.append(

@@ -24,12 +24,12 @@ DAMAGED_DATABASE_FIX = (
 DISK_FULL_FIX = "free some space on that disk and run the command again"
 
 
-class DatabaseUnusableError(WorkspaceError):
+class WorkspaceUnusableError(WorkspaceError):
     """The database cannot be used at all (damaged, or its disk full): no command that
     needs it can go on, for any document."""
 
 
-class DiskFullError(DatabaseUnusableError):
+class DiskFullError(WorkspaceUnusableError):
     """The disk holding the workspace has no space left."""
 
 
@@ -40,7 +40,7 @@ def database_error(path: Path, error: sqlite3.Error) -> WorkspaceError:
     if code == sqlite3.SQLITE_FULL or "disk is full" in text or _disk_is_full(path):
         return DiskFullError(f"{path}: no space left on the device; {DISK_FULL_FIX}")
     if code in (sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT) or "malformed" in text:
-        return DatabaseUnusableError(f"{path} is damaged ({text}); {DAMAGED_DATABASE_FIX}")
+        return WorkspaceUnusableError(f"{path} is damaged ({text}); {DAMAGED_DATABASE_FIX}")
     if code == sqlite3.SQLITE_BUSY or "locked" in text:
         return WorkspaceError(f"{path} is busy ({text}): another drac is writing; try again")
     if code == sqlite3.SQLITE_READONLY or "readonly" in text:

@@ -29,7 +29,7 @@ from drac.ingest import (
     spreadsheet_options,
     status_after_conversion,
 )
-from drac.local.database import DatabaseUnusableError
+from drac.local.database import WorkspaceUnusableError
 from drac.local.files import shown_path
 from drac.local.workspace import Workspace
 from drac.models import (
@@ -201,7 +201,7 @@ def ingest_file(
     """Convert, parse, section, plan and assemble one file into the workspace.
 
     Never raises for a bad document: the outcome says FAILED with the reason, and whatever
-    the workspace held before stays intact (DatabaseUnusableError, when the workspace's
+    the workspace held before stays intact (WorkspaceUnusableError, when the workspace's
     database is damaged or its disk full, is raised: no document could be stored). Only a
     regular file is read; without
     `follow_symlinks` (files found in a folder) a path that has become a link is refused.
@@ -231,7 +231,7 @@ def ingest_file(
                 record.attempt = existing.attempt
                 record.created_at = existing.created_at
             return _ingest(data, record, workspace, settings, vision, text_model, progress, started)
-    except DatabaseUnusableError:
+    except WorkspaceUnusableError:
         raise  # not this document's fault: the whole run must stop
     except (DocumentError, OSError) as exc:
         return _failure(path, workspace, record, data, exc, started)

@@ -18,6 +18,7 @@ and a document no path holds any more is retired.
 
 from __future__ import annotations
 
+import errno
 import json
 import shlex
 import threading
@@ -28,7 +29,7 @@ from pathlib import Path, PurePosixPath
 from drac.commit import Activation, commit_plan, release_source, retire_if_orphaned
 from drac.errors import WorkspaceError
 from drac.ingest import ParsedDocument
-from drac.local.database import DAMAGED_DATABASE_FIX, Database
+from drac.local.database import DAMAGED_DATABASE_FIX, DISK_FULL_FIX, Database, DiskFullError
 from drac.local.files import remove_temporary_files, write_atomic
 from drac.local.fts_index import FtsChunkIndex
 from drac.local.lock import writer_lock
@@ -90,8 +91,16 @@ class FileArtifactStore(ArtifactStore):
         return self.root.joinpath(*parts)
 
     def put_bytes(self, key: str, data: bytes) -> None:
-        """Write the file atomically."""
-        write_atomic(self.path(key), data, self.temporary_folder)
+        """Write the file atomically (DiskFullError when there is no space for it)."""
+        path = self.path(key)
+        try:
+            write_atomic(path, data, self.temporary_folder)
+        except OSError as exc:
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                raise DiskFullError(
+                    f"{path}: no space left on the device; {DISK_FULL_FIX}"
+                ) from exc
+            raise
 
     def get_bytes(self, key: str) -> bytes:
         """Read the file; KeyError when absent."""
