@@ -40,7 +40,9 @@ def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _document_folder(ws: Path, name: str) -> Path:
     with sqlite3.connect(ws / "drac.sqlite") as conn:
-        [(document_id,)] = conn.execute("SELECT document_id FROM documents WHERE source = ?", (name,))
+        [(document_id,)] = conn.execute(
+            "SELECT document_id FROM documents WHERE source = ?", (name,)
+        )
     return ws / "documents" / document_id
 
 

@@ -65,7 +65,7 @@ class LazyGroup(click.Group):
         try:
             return super().invoke(ctx)
         except click.ClickException as exc:
-            exc.message = printable(exc.message)
+            exc.message = printable(exc.message)  # type: ignore[misc]  # Final in click's stubs
             raise
         except (click.exceptions.Exit, click.Abort):
             raise

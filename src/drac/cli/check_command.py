@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import click
-
 from drac.cli import cli
 from drac.cli.options import json_option, print_json, stdout, workspace_option
 from drac.cli.terminal import markup

@@ -51,9 +51,7 @@ def printable(text: object, *, lines: bool = False) -> str:
     if not _ANY_UNSAFE.search(value):
         return value
     kept = "\n\t" if lines else ""
-    return "".join(
-        _visible(char) if _unsafe(char) and char not in kept else char for char in value
-    )
+    return "".join(_visible(char) if _unsafe(char) and char not in kept else char for char in value)
 
 
 def markup(text: object) -> str:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from drac.inspect.build import build_document, report_name
 from drac.errors import DracError
+from drac.inspect.build import build_document, report_name
 from drac.inspect.html import document_html, index_html, unavailable_html
 from drac.inspect.model import IndexRow
 from drac.local.workspace import Workspace
@@ -71,7 +71,9 @@ def write_report(
         if record.status is DocumentStatus.DELETED:
             continue
         page_name = f"{report_name(record)}.html"
-        row = _row(record, counts[record.document_id], page_name if (out / page_name).exists() else None)
+        row = _row(
+            record, counts[record.document_id], page_name if (out / page_name).exists() else None
+        )
         if record.document_id in problems:
             row = row.model_copy(update={"problem": problems[record.document_id]})
         rows.append(row)

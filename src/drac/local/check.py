@@ -9,6 +9,7 @@ left (folders of no document, temporary files). Nothing is changed.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -50,7 +51,8 @@ def check_workspace(root: Path) -> CheckReport:
     if not database.exists():
         fix = "check the path (or --workspace), or run `drac ingest` to make one"
         return CheckReport(
-            workspace=str(root), problems=[Problem(file=str(root), problem="no drac workspace here", fix=fix)]
+            workspace=str(root),
+            problems=[Problem(file=str(root), problem="no drac workspace here", fix=fix)],
         )
     try:
         ws = Workspace(root, create=False)
@@ -79,7 +81,8 @@ def _check(ws: Workspace) -> CheckReport:
     for record in records:
         if record.live and record.active_version:
             problems.extend(_check_document(ws, record))
-            chunks += len(_guarded([], database, lambda r=record: ws.active_chunks(r.document_id)) or [])
+            with contextlib.suppress(WorkspaceError):  # reported by the checks above
+                chunks += len(ws.active_chunks(record.document_id))
     problems.extend(_check_index(ws, database))
     problems.extend(_leftovers(ws, records))
     live = sum(1 for record in records if record.live)
@@ -113,7 +116,9 @@ def _check_document(ws: Workspace, record: DocumentRecord) -> Iterator[Problem]:
         return
     source = folder / "source" / record.source
     if not source.is_file():
-        yield Problem(file=str(source), problem="the stored copy of the source is missing", fix=reconvert)
+        yield Problem(
+            file=str(source), problem="the stored copy of the source is missing", fix=reconvert
+        )
     for name, read in (
         ("document.md", lambda: ws.get_markdown(document_id)),
         ("sections.json", lambda: ws.get_sections(document_id)),
@@ -122,20 +127,28 @@ def _check_document(ws: Workspace, record: DocumentRecord) -> Iterator[Problem]:
         try:
             read()
         except (WorkspaceError, KeyError, ValueError, OSError) as exc:
-            yield _problem(str(folder / name), exc if isinstance(exc, WorkspaceError) else
-                           WorkspaceError(f"{folder / name} cannot be read ({exc}); {reconvert}"))
+            yield _problem(
+                str(folder / name),
+                exc
+                if isinstance(exc, WorkspaceError)
+                else WorkspaceError(f"{folder / name} cannot be read ({exc}); {reconvert}"),
+            )
     database = str(ws.root / DATABASE)
-    elements = _guarded(problems := [], database, lambda: ws.get_elements(document_id))
-    yield from problems
-    versions = _guarded(problems := [], database, lambda: ws.plans.versions(document_id)) or []
-    yield from problems
+    found: list[Problem] = []
+    elements = _guarded(found, database, lambda: ws.get_elements(document_id))
+    versions = _guarded(found, database, lambda: ws.plans.versions(document_id)) or []
+    yield from found
     for row in versions:
         version = int(str(row["version"]))
         yield from _check_version(ws, record, version, elements)
 
 
 def _elements_file(path: Path) -> list[Element]:
-    return [Element.model_validate_json(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+    return [
+        Element.model_validate_json(line)
+        for line in path.read_text("utf-8").splitlines()
+        if line.strip()
+    ]
 
 
 def _check_version(
@@ -151,13 +164,15 @@ def _check_version(
         yield Problem(file=str(plan_file), problem="the plan file is missing", fix=replan)
     except ValueError as exc:
         reason = (str(exc).splitlines() or ["not a plan"])[0]
-        yield Problem(file=str(plan_file), problem=f"the plan file is damaged ({reason})", fix=replan)
+        yield Problem(
+            file=str(plan_file), problem=f"the plan file is damaged ({reason})", fix=replan
+        )
     database = str(ws.root / DATABASE)
-    plan = _guarded(problems := [], database, lambda: ws.plans.get_plan(document_id, version))
-    yield from problems
     chunks_file = folder / "chunks" / f"v{version:04d}.jsonl"
-    chunks = _guarded(problems := [], str(chunks_file), lambda: ws.plan_chunk_file(document_id, version))
-    yield from problems
+    found: list[Problem] = []
+    plan = _guarded(found, database, lambda: ws.plans.get_plan(document_id, version))
+    chunks = _guarded(found, str(chunks_file), lambda: ws.plan_chunk_file(document_id, version))
+    yield from found
     if plan is None or chunks is None:
         return
     planned = [tuple(ids) for ids in plan.chunk_ids_arrays]
@@ -178,8 +193,9 @@ def _check_version(
                 fix=ws.repair_hint(document_id),
             )
     if version == record.active_version:
-        indexed = _guarded(problems := [], database, lambda: ws.active_chunks(document_id))
-        yield from problems
+        found.clear()
+        indexed = _guarded(found, database, lambda: ws.active_chunks(document_id))
+        yield from found
         if indexed is not None and [c.chunk_id for c in indexed] != [c.chunk_id for c in chunks]:
             yield Problem(
                 file=database,
@@ -190,8 +206,9 @@ def _check_version(
 
 
 def _check_index(ws: Workspace, database: str) -> Iterator[Problem]:
+    found: list[Problem] = []
     rows = _guarded(
-        problems := [],
+        found,
         database,
         lambda: ws.db.query(
             "SELECT COUNT(*) FROM chunks c LEFT JOIN bm25_docs d ON d.chunk_id = c.chunk_id"
@@ -199,7 +216,7 @@ def _check_index(ws: Workspace, database: str) -> Iterator[Problem]:
             (TOKENISER,),
         ),
     )
-    yield from problems
+    yield from found
     missing = int(rows[0][0]) if rows else 0
     if missing:
         yield Problem(
@@ -227,7 +244,9 @@ def _leftovers(ws: Workspace, records: list[DocumentRecord]) -> Iterator[Problem
                 fix=f"remove it: rm -r {json.dumps(str(folder))}",
             )
     for path in sorted(ws.root.rglob("*.tmp")):
-        if path.name.startswith(".") and (documents in path.parents or path.parent.name == TEMPORARY_FOLDER):
+        if path.name.startswith(".") and (
+            documents in path.parents or path.parent.name == TEMPORARY_FOLDER
+        ):
             yield Problem(
                 file=str(path),
                 problem="a temporary file an interrupted write left",

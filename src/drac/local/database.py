@@ -6,6 +6,7 @@ says what to do (a damaged file, a full disk, a busy or read-only workspace).
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sqlite3
 import threading
@@ -101,10 +102,8 @@ class Database:
                 raise database_error(self.path, exc) from exc
 
     def _rollback(self) -> None:
-        try:
+        with contextlib.suppress(sqlite3.Error):  # SQLite may have rolled back itself
             self.conn.execute("ROLLBACK")
-        except sqlite3.Error:  # SQLite rolled back itself (a full disk, an I/O error)
-            pass
 
     def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
         """Run a read query and return all rows."""

@@ -34,7 +34,7 @@ def _workspace(tmp_path: Path) -> Path:
     return ws
 
 
-def _record(ws: Path, name: str):  # noqa: ANN202 - a DocumentRecord
+def _record(ws: Path, name: str):
     workspace = Workspace(ws, create=False)
     try:
         return workspace.find_document(name)

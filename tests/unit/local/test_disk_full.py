@@ -18,7 +18,9 @@ from drac.local.workspace import Workspace
 from drac.strategies import resolve_strategy
 
 _register_commands()
-TEXT = "# Returns\n\nReturns are accepted within thirty days.\n\n## Refunds\n\nRefunds take a week.\n"
+TEXT = (
+    "# Returns\n\nReturns are accepted within thirty days.\n\n## Refunds\n\nRefunds take a week.\n"
+)
 
 
 def _full_after(writes: int) -> Callable[..., None]:
