@@ -4,6 +4,7 @@ normal result or ONE line naming the damaged file and what to do, never a traceb
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 from collections.abc import Callable
@@ -171,10 +172,31 @@ def test_check_lists_several_problems_each_with_its_fix(pristine: Path, tmp_path
     _sql(ws, "DELETE FROM bm25_docs")
     code, out, _ = run("check", "-w", str(ws), "--json")
     assert code == 1
-    import json
-
     problems = json.loads(out)["problems"]
     files = " ".join(problem["file"] for problem in problems)
     assert "document.md" in files and "v0001.json" in files and "0123456789abcdef0123" in files
     assert any("index" in problem["problem"] for problem in problems)
     assert all(problem["fix"] for problem in problems)
+
+
+def test_check_repair_writes_lost_files_again_and_removes_leftovers(
+    pristine: Path, tmp_path: Path
+) -> None:
+    ws = tmp_path / "ws"
+    shutil.copytree(pristine / "ws", ws)
+    notes = _document_folder(ws, "notes.md")
+    original_plan = (notes / "plans" / "v0001.json").read_text()
+    original_chunks = (notes / "chunks" / "v0001.jsonl").read_text()
+    (notes / "plans" / "v0001.json").write_text("{")
+    (notes / "chunks" / "v0001.jsonl").unlink()
+    (ws / "documents" / "0123456789abcdef0123").mkdir()
+    (ws / "tmp").mkdir(exist_ok=True)
+    (ws / "tmp" / ".v0001.jsonl.k1ll3d.tmp").write_text("half")
+    code, out, _ = run("check", "-w", str(ws))
+    assert code == 1 and out.count("check --repair") >= 3, out
+    code, out, _ = run("check", "--repair", "-w", str(ws))
+    assert code == 0 and "no problems" in out, out
+    assert json.loads((notes / "plans" / "v0001.json").read_text()) == json.loads(original_plan)
+    assert (notes / "chunks" / "v0001.jsonl").read_text() == original_chunks
+    assert not (ws / "documents" / "0123456789abcdef0123").exists()
+    assert list((ws / "tmp").iterdir()) == []

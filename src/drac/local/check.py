@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from drac.commit import plan_chunks
 from drac.errors import DracError, WorkspaceError
 from drac.local.database import DAMAGED_DATABASE_FIX
 from drac.local.workspace import DATABASE, TEMPORARY_FOLDER, Workspace
@@ -34,6 +36,9 @@ class Problem(BaseModel):
     file: str
     problem: str
     fix: str
+
+
+REPAIR_FIX = "`drac check --repair` writes it again from the database"
 
 
 class CheckReport(BaseModel):
@@ -87,6 +92,14 @@ def _check(ws: Workspace) -> CheckReport:
     problems.extend(_leftovers(ws, records))
     live = sum(1 for record in records if record.live)
     return CheckReport(workspace=str(ws.root), documents=live, chunks=chunks, problems=problems)
+
+
+def _parses(read: Callable[[], object]) -> bool:
+    try:
+        read()
+    except (WorkspaceError, KeyError):
+        return False
+    return True
 
 
 def _guarded(problems: list[Problem], file: str, read: Callable[[], T]) -> T | None:
@@ -158,21 +171,26 @@ def _check_version(
     folder = ws.root / "documents" / document_id
     replan = ws.repair_hint(document_id, replan=True)
     plan_file = folder / "plans" / f"v{version:04d}.json"
+    rewrite = REPAIR_FIX if _parses(lambda: ws.plans.get_plan(document_id, version)) else replan
     try:
         PlanVersion.model_validate_json(plan_file.read_bytes())
     except FileNotFoundError:
-        yield Problem(file=str(plan_file), problem="the plan file is missing", fix=replan)
+        yield Problem(file=str(plan_file), problem="the plan file is missing", fix=rewrite)
     except ValueError as exc:
         reason = (str(exc).splitlines() or ["not a plan"])[0]
         yield Problem(
-            file=str(plan_file), problem=f"the plan file is damaged ({reason})", fix=replan
+            file=str(plan_file), problem=f"the plan file is damaged ({reason})", fix=rewrite
         )
     database = str(ws.root / DATABASE)
     chunks_file = folder / "chunks" / f"v{version:04d}.jsonl"
     found: list[Problem] = []
     plan = _guarded(found, database, lambda: ws.plans.get_plan(document_id, version))
     chunks = _guarded(found, str(chunks_file), lambda: ws.plan_chunk_file(document_id, version))
-    yield from found
+    rebuild = REPAIR_FIX if plan is not None and elements is not None else replan
+    yield from (
+        problem.model_copy(update={"fix": rebuild}) if problem.file == str(chunks_file) else problem
+        for problem in found
+    )
     if plan is None or chunks is None:
         return
     planned = [tuple(ids) for ids in plan.chunk_ids_arrays]
@@ -180,7 +198,7 @@ def _check_version(
         yield Problem(
             file=str(chunks_file),
             problem=f"its {len(chunks)} chunks do not match the {len(planned)} of plan v{version}",
-            fix=replan,
+            fix=rebuild,
         )
     if elements is not None:
         known = {element.id for element in elements}
@@ -235,13 +253,13 @@ def _leftovers(ws: Workspace, records: list[DocumentRecord]) -> Iterator[Problem
             yield Problem(
                 file=str(folder),
                 problem="a folder of no document (left by an interrupted or failed run)",
-                fix=f"remove it: rm -r {json.dumps(str(folder))}",
+                fix=f"`drac check --repair` removes it (or: rm -r {json.dumps(str(folder))})",
             )
         elif record.status is DocumentStatus.FAILED and not record.active_version:
             yield Problem(
                 file=str(folder),
                 problem=f"files of {record.source}, whose ingest FAILED, were left behind",
-                fix=f"remove it: rm -r {json.dumps(str(folder))}",
+                fix=f"`drac check --repair` removes it (or: rm -r {json.dumps(str(folder))})",
             )
     for path in sorted(ws.root.rglob("*.tmp")):
         if path.name.startswith(".") and (
@@ -250,5 +268,59 @@ def _leftovers(ws: Workspace, records: list[DocumentRecord]) -> Iterator[Problem
             yield Problem(
                 file=str(path),
                 problem="a temporary file an interrupted write left",
-                fix="the next `drac ingest` or `drac replan` removes it",
+                fix="the next `drac ingest`, `drac replan` or `drac check --repair` removes it",
             )
+
+
+def repair_workspace(root: Path) -> list[str]:
+    """Write again what the database still holds and the files lost (plan files from the
+    plan rows, chunk files rebuilt from plan and elements, as ingest wrote them), and remove
+    what interrupted or failed runs left; holds the writer lock. Returns what was done."""
+    ws = Workspace(root, create=False)
+    done: list[str] = []
+    try:
+        with ws.writing():  # which also empties the temporary folder
+            records = ws.documents()
+            for record in records:
+                if record.live and record.active_version:
+                    done.extend(_repair_document(ws, record))
+            for problem in list(_leftovers(ws, records)):
+                path = Path(problem.file)
+                if path.is_dir():
+                    shutil.rmtree(path)
+                else:
+                    path.unlink(missing_ok=True)
+                done.append(f"removed {path}")
+    finally:
+        ws.close()
+    return done
+
+
+def _repair_document(ws: Workspace, record: DocumentRecord) -> Iterator[str]:
+    document_id = record.document_id
+    try:
+        elements = ws.get_elements(document_id)
+        versions = [int(str(row["version"])) for row in ws.plans.versions(document_id)]
+    except WorkspaceError:
+        return  # the database itself is damaged: nothing sound to write from
+    for version in versions:
+        try:
+            plan = ws.plans.get_plan(document_id, version)
+        except (WorkspaceError, KeyError):
+            continue
+        plan_key = ws.document_key(document_id, f"plans/v{version:04d}.json")
+        try:
+            PlanVersion.model_validate_json(ws.artifacts.get_bytes(plan_key))
+        except (KeyError, ValueError):
+            ws.artifacts.put_text(plan_key, plan.model_dump_json(indent=1))
+            yield f"wrote {ws.artifacts.path(plan_key)} from the database"
+        chunks_key = ws.document_key(document_id, f"chunks/v{version:04d}.jsonl")
+        planned = [tuple(ids) for ids in plan.chunk_ids_arrays]
+        try:
+            sound = [c.element_ids for c in ws.plan_chunk_file(document_id, version)] == planned
+        except WorkspaceError:
+            sound = False
+        if not sound:
+            chunks = plan_chunks(record, elements, plan, plan.strategy)
+            ws.artifacts.put_text(chunks_key, "".join(c.model_dump_json() + "\n" for c in chunks))
+            yield f"wrote {ws.artifacts.path(chunks_key)} from plan v{version} and the elements"
