@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import importlib
 import os
+import sys
 
 import click
 
@@ -58,6 +59,18 @@ class LazyGroup(click.Group):
             importlib.import_module(COMMANDS[cmd_name][0])
         return self.commands.get(cmd_name)
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """The command named first; a mistyped name gets the closest commands suggested
+        (click suggests among the commands imported so far, which here is none)."""
+        try:
+            return super().resolve_command(ctx, args)
+        except click.exceptions.NoSuchCommand as exc:
+            raise click.exceptions.NoSuchCommand(
+                exc.command_name, possibilities=list(COMMANDS), ctx=ctx
+            ) from None
+
     def invoke(self, ctx: click.Context) -> object:
         """Run the command. Every failure ends as one line saying what to do, never a
         traceback (DRAC_TRACEBACK=1 shows it for an unexpected one), and an error quoting a
@@ -69,6 +82,11 @@ class LazyGroup(click.Group):
             raise
         except (click.exceptions.Exit, click.Abort):
             raise
+        except BrokenPipeError:
+            # The reader has what it wanted (`drac export | head`): end quietly with 0, and
+            # keep Python from complaining again when it flushes stdout at exit.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise click.exceptions.Exit(0) from None
         except Exception as exc:
             if os.environ.get("DRAC_TRACEBACK") and not isinstance(exc, DracError | OSError):
                 raise

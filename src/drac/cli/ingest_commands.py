@@ -88,6 +88,9 @@ def ingest(
     files, outcomes, skipped = walk_inputs(list(paths))
     for missing in outcomes:
         _print_failed(stderr, missing)
+    if not files:  # nothing to ingest: no workspace made, no empty progress bar
+        _report(outcomes, as_json, skipped)
+        return
     named = set(paths)
     settings = IngestSettings(strategy=strategy, force=force, tenant=tenant)
     ws = open_workspace(workspace, create=True)
@@ -300,37 +303,60 @@ def replan(
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("documents", nargs=-1, required=True)
 @workspace_option
 @json_option
-def remove(paths: tuple[Path, ...], workspace: Path, as_json: bool) -> None:
+def remove(documents: tuple[str, ...], workspace: Path, as_json: bool) -> None:
     """Forget ingested files: a document no remaining path holds leaves search.
 
+    Each DOCUMENT is what `status` and `show` take: a path, a file name, a stem or a document
+    id (prefix). A path forgets that path; a name or id forgets every path of its document.
     Files on disk are not touched; ingesting a path again brings its document back.
     """
     ws = open_workspace(workspace)
     results: list[dict[str, str | None]] = []
     try:
         with _writing(ws):
-            for path in paths:
-                source = shown_path(path.resolve())
-                held = ws.registry.source_document(source)
-                retired = ws.remove_source(source) if held else None
-                results.append({"path": shown_path(path), "document_id": held, "retired": retired})
+            for reference in documents:
+                results.extend(_remove_one(ws, reference))
     finally:
         ws.close()
     if as_json:
         print_json(results)
     else:
         for result in results:
+            shown = markup(str(result["path"]))
             if result["document_id"] is None:
-                stderr.print(f"[yellow]not ingested[/] {markup(str(result['path']))}")
+                stderr.print(f"[yellow]not ingested[/] {shown}: {markup(result['error'])}")
             elif result["retired"]:
-                stderr.print(f"removed {markup(str(result['path']))}: its document left search")
+                stderr.print(f"removed {shown}: its document left search")
             else:
                 stderr.print(
-                    f"removed {markup(str(result['path']))}: its document stays (another path"
-                    " holds the same content)"
+                    f"removed {shown}: its document stays (another path holds the same content)"
                 )
     if any(result["document_id"] is None for result in results):
         raise SystemExit(1)
+
+
+def _remove_one(ws: Workspace, reference: str) -> list[dict[str, str | None]]:
+    """Forget a path, or every path of the document a name or id means."""
+    source = shown_path(Path(reference).resolve())
+    held = ws.registry.source_document(source)
+    if held is not None:
+        retired = ws.remove_source(source)
+        return [{"path": reference, "document_id": held, "retired": retired, "error": None}]
+    try:
+        record = ws.find_document(reference)
+    except WorkspaceError as exc:
+        return [{"path": reference, "document_id": None, "retired": None, "error": str(exc)}]
+    sources = ws.registry.sources_of(record.document_id)
+    if not sources:
+        error = f"{record.source} is not held by any path ({record.status.value})"
+        return [{"path": reference, "document_id": None, "retired": None, "error": error}]
+    results: list[dict[str, str | None]] = []
+    for path in sources:
+        retired = ws.remove_source(path)
+        results.append(
+            {"path": path, "document_id": record.document_id, "retired": retired, "error": None}
+        )
+    return results

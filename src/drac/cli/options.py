@@ -15,7 +15,7 @@ from rich.console import Console
 
 from drac.cli.terminal import json_text, printable
 from drac.errors import DracError
-from drac.local.workspace import DEFAULT_WORKSPACE, Workspace
+from drac.local.workspace import DEFAULT_WORKSPACE, Workspace, find_workspace
 from drac.strategies import PRESETS, resolve_strategy
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -27,16 +27,22 @@ stderr = Console(stderr=True, soft_wrap=True, width=None if sys.stderr.isatty() 
 
 
 def workspace_option(function: F) -> F:
-    """Add `--workspace DIR` (default ./.drac, or $DRAC_WORKSPACE)."""
+    """Add `--workspace DIR` (default $DRAC_WORKSPACE, else the `.drac` of this folder or the
+    nearest parent folder that has one, else ./.drac)."""
     return click.option(
         "--workspace",
         "-w",
         type=click.Path(file_okay=False, path_type=Path),
-        default=DEFAULT_WORKSPACE,
+        default=None,
         envvar="DRAC_WORKSPACE",
-        show_default=True,
+        callback=_found_workspace,
+        show_default=f"{DEFAULT_WORKSPACE} here or in the nearest parent folder with one",
         help="Workspace folder holding drac's state.",
     )(function)
+
+
+def _found_workspace(_ctx: click.Context, _param: click.Parameter, value: Path | None) -> Path:
+    return value if value is not None else find_workspace(Path.cwd())
 
 
 def json_option(function: F) -> F:

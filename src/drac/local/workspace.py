@@ -55,6 +55,15 @@ DEFAULT_WORKSPACE = Path(".drac")
 DATABASE = "drac.sqlite"
 
 
+def find_workspace(start: Path) -> Path:
+    """The workspace a command run in `start` means: `.drac` there or in the nearest parent
+    folder that has one (as git finds `.git`), else `.drac` in `start` (to be made)."""
+    for folder in (start, *start.parents):
+        if (folder / DEFAULT_WORKSPACE / DATABASE).exists():
+            return DEFAULT_WORKSPACE if folder == start else folder / DEFAULT_WORKSPACE
+    return DEFAULT_WORKSPACE
+
+
 class DamagedFile(WorkspaceError, KeyError):
     """A file of the workspace is missing or unreadable; the message names it and the fix.
     (A KeyError too: callers that treat an absent artifact as absent still can.)"""
