@@ -19,6 +19,7 @@ from rich.table import Table
 from drac.cli import cli
 from drac.cli.models_setup import build_models
 from drac.cli.options import (
+    chosen_strategy,
     json_option,
     model_option,
     open_workspace,
@@ -76,7 +77,7 @@ def _progress() -> Progress:
 def ingest(
     paths: tuple[Path, ...],
     workspace: Path,
-    strategy: Strategy,
+    strategy: Strategy | None,
     model: str | None,
     tenant: str | None,
     force: bool,
@@ -84,7 +85,6 @@ def ingest(
     as_json: bool,
 ) -> None:
     """Ingest files or folders (PDF, DOCX, PPTX, HTML, spreadsheets, Markdown, text, scans)."""
-    vision, text_model = build_models(model, strategy)
     files, outcomes, skipped = walk_inputs(list(paths))
     for missing in outcomes:
         _print_failed(stderr, missing)
@@ -92,6 +92,8 @@ def ingest(
         _report(outcomes, as_json, skipped)
         return
     named = set(paths)
+    strategy = chosen_strategy(strategy, workspace)
+    vision, text_model = build_models(model, strategy)
     settings = IngestSettings(strategy=strategy, force=force, tenant=tenant)
     ws = open_workspace(workspace, create=True)
     try:
@@ -264,11 +266,17 @@ def _table_rows_note(ws: Workspace, record: DocumentRecord, strategy: Strategy) 
 def replan(
     documents: tuple[str, ...],
     workspace: Path,
-    strategy: Strategy,
+    strategy: Strategy | None,
     model: str | None,
     as_json: bool,
 ) -> None:
-    """Plan stored documents again (all, or those named) without converting anything."""
+    """Plan stored documents again (all, or those named) without converting anything.
+
+    Strategy options given for all documents are remembered: later ingests and re-plans
+    without options use them (`status` shows the workspace's strategy).
+    """
+    remember = strategy is not None and not documents
+    strategy = chosen_strategy(strategy, workspace)
     _, text_model = build_models(model, strategy)
     ws = open_workspace(workspace)
     outcomes: list[Outcome] = []
@@ -297,6 +305,8 @@ def replan(
                     )
                     _print_failed(progress.console, outcomes[-1])
                 progress.advance(task)
+            if remember and not any(outcome.failed for outcome in outcomes):
+                ws.save_strategy(strategy)
     finally:
         ws.close()
     _report(outcomes, as_json)

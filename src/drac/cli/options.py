@@ -16,6 +16,7 @@ from rich.console import Console
 from drac.cli.terminal import json_text, printable
 from drac.errors import DracError
 from drac.local.workspace import DEFAULT_WORKSPACE, Workspace, find_workspace
+from drac.models import Strategy
 from drac.strategies import PRESETS, resolve_strategy
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -91,13 +92,18 @@ _STRATEGY_OVERRIDES = (
 
 def strategy_options(function: F) -> F:
     """Add the strategy options (a preset name plus overrides); the command receives the
-    resolved `Strategy` as its `strategy` argument."""
+    resolved `Strategy` as its `strategy` argument, None when no option was given (the
+    workspace's remembered strategy applies then, see `chosen_strategy`)."""
 
     @functools.wraps(function)
     def resolved(*args: Any, **kwargs: Any) -> Any:
         overrides = {name: kwargs.pop(name) for name in _STRATEGY_OVERRIDES}
+        preset = kwargs.pop("strategy")
+        if preset is None and all(value is None for value in overrides.values()):
+            kwargs["strategy"] = None
+            return function(*args, **kwargs)
         try:
-            kwargs["strategy"] = resolve_strategy(kwargs.pop("strategy"), **overrides)
+            kwargs["strategy"] = resolve_strategy(preset, **overrides)
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="strategy options") from exc
         return function(*args, **kwargs)
@@ -141,6 +147,19 @@ def strategy_options(function: F) -> F:
     for option in reversed(options):
         decorated = option(decorated)
     return cast(F, decorated)
+
+
+def chosen_strategy(asked: Strategy | None, workspace: Path) -> Strategy:
+    """The strategy asked for, else the one the workspace remembers, else the default."""
+    if asked is not None:
+        return asked
+    if not (workspace / "drac.sqlite").exists():
+        return Strategy()
+    ws = open_workspace(workspace)
+    try:
+        return ws.saved_strategy() or Strategy()
+    finally:
+        ws.close()
 
 
 def model_option(function: F) -> F:

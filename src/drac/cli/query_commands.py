@@ -26,7 +26,7 @@ from drac.embedders.factory import CHOICES, embedder_from_spec
 from drac.errors import DracError
 from drac.local.search import default_mode, search_workspace
 from drac.local.workspace import Workspace
-from drac.models import Chunk, DocumentRecord, Element
+from drac.models import Chunk, DocumentRecord, Element, Strategy
 from drac.planning.llm import one_line, preview
 from drac.ports import ModelCallError, SearchHit
 from drac.retrieval.rank import Mode
@@ -101,6 +101,13 @@ def search(
             f"--mode {wanted.value} needs an embedder: --embedder or DRAC_EMBEDDER ({CHOICES})"
         )
     ws = open_workspace(workspace)
+    if not any(record.live for record in ws.documents()):
+        ws.close()
+        if as_json:
+            print_json([])
+        else:
+            stdout.print("no documents ingested yet: `drac ingest FILE|FOLDER` first")
+        return
     try:
         result = search_workspace(
             ws, query, mode=wanted, k=k, embedder=chosen, announce=_announce_embedding
@@ -194,6 +201,7 @@ def status(workspace: Path, as_json: bool) -> None:
     try:
         documents = ws.documents()
         counts = Counter(chunk.document_id for chunk in ws.active_chunks())
+        saved = ws.saved_strategy()
     finally:
         ws.close()
     if as_json:
@@ -203,15 +211,16 @@ def status(workspace: Path, as_json: bool) -> None:
         return
     table = Table(title=f"drac workspace {markup(str(workspace))}")
     notes = {d.document_id: d.error or (d.warnings[0] if d.warnings else "") for d in documents}
+    names = shown_sources(documents)
     for column in ("document", "source", "format", "status", "pages", "chunks", "plan"):
         table.add_column(column, no_wrap=column != "source", overflow="fold")
     if any(notes.values()):
         table.add_column("note", overflow="fold")
     for d in documents:
-        note = [markup(notes[d.document_id][:80])] if any(notes.values()) else []
+        note = [markup(short_note(notes[d.document_id], 80))] if any(notes.values()) else []
         table.add_row(
             d.document_id[:12],
-            markup(d.source),
+            markup(names[d.document_id]),
             markup(d.format),
             d.status.value,
             str(d.pages),
@@ -222,6 +231,47 @@ def status(workspace: Path, as_json: bool) -> None:
     stdout.print(table)
     totals = Counter(d.status.value for d in documents)
     stdout.print(", ".join(f"{n} {s}" for s, n in sorted(totals.items())) or "no documents")
+    strategy = saved or Strategy()
+    origin = "remembered from the last full replan" if saved else "the default"
+    stdout.print(
+        f"strategy for new documents: {markup(strategy.name)} ({strategy.planner} planner, target"
+        f" {strategy.target_chars:,}, hard limit {strategy.hard_limit_chars:,}), {origin}",
+        highlight=False,
+    )
+
+
+def shown_sources(documents: Sequence[DocumentRecord]) -> dict[str, str]:
+    """Each document's name as `status` shows it: its file name, or as much of its path as
+    tells it from another document of the same name; quoted when it starts or ends with
+    white space (which would be invisible)."""
+    by_name: dict[str, list[DocumentRecord]] = {}
+    for record in documents:
+        by_name.setdefault(record.source, []).append(record)
+    shown: dict[str, str] = {}
+    for name, records in by_name.items():
+        paths = {r.document_id: Path(r.source_path or r.source).parts for r in records}
+        depth = 1
+        while len(records) > 1 and depth < max(len(p) for p in paths.values()):
+            tails = [paths[r.document_id][-depth:] for r in records]
+            if len(set(tails)) == len(tails):
+                break
+            depth += 1
+        for record in records:
+            parts = paths[record.document_id]
+            label = "/".join(parts[-depth:]) if len(records) > 1 else name
+            shown[record.document_id] = f'"{label}"' if label != label.strip() else label
+    return shown
+
+
+def short_note(note: str, limit: int) -> str:
+    """A note of at most `limit` characters, cut at a word boundary with '…'."""
+    flat = " ".join(note.split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat[: limit - 1]
+    if " " in cut:
+        cut = cut[: cut.rindex(" ")]
+    return cut.rstrip() + "…"
 
 
 @cli.command()

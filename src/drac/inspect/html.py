@@ -214,9 +214,11 @@ def document_html(view: DocumentView) -> str:
     record = view.record
     chunks = {c.number: c for c in view.chunks}
     target = view.strategy.target_chars
-    versions = " ".join(
+    versions = ", ".join(
         f"<strong>v{v}</strong>" if v == view.version else f"v{v}" for v in view.versions
     )
+    of = len(view.versions)
+    plans = f"plan v{view.version} of {of}" + (f" ({versions})" if of > 1 else "")
     source_note = {
         "source": "pages rendered from the source PDF",
         "normalised": "pages rendered from the PDF made at ingest",
@@ -228,7 +230,7 @@ def document_html(view: DocumentView) -> str:
         f"<h1>{esc(record.source)}</h1>"
         f'<p class="meta"><code>{esc(record.document_id)}</code> · {esc(record.format)} ·'
         f' <span class="badge status-{esc(record.status.value)}">{esc(record.status.value)}'
-        f"</span> · {record.pages} page(s) · plan v{view.version} of {versions}"
+        f"</span> · {record.pages} page(s) · {plans}"
         f" · {esc(source_note)}</p>{notes_html(view.notes)}"
         '<nav class="toc"><a href="#sizes">sizes</a><a href="#pages">pages</a>'
         '<a href="#elements">elements</a>'

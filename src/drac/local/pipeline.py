@@ -361,6 +361,8 @@ def _failure(
     started: float,
 ) -> Outcome:
     reason = _reason(error)
+    if data is not None:
+        reason = _named_for_another_format(path.name, data, reason)
     if record is not None:
         if record.format == UNKNOWN_FORMAT and data is not None:
             record.format = _detected_format(data, record.source)
@@ -375,6 +377,34 @@ def _failure(
         error=reason,
         seconds=time.monotonic() - started,
     )
+
+
+_ZIP = (b"PK\x03\x04", "an Office document", "not a ZIP package")
+_SIGNATURES: dict[str, tuple[bytes, str, str]] = {
+    ".pdf": (b"%PDF-", "a PDF", "no %PDF- header in its first 1,024 bytes"),
+    ".docx": _ZIP,
+    ".pptx": _ZIP,
+    ".xlsx": _ZIP,
+    ".xlsm": _ZIP,
+    ".ods": (b"PK\x03\x04", "an OpenDocument spreadsheet", "not a ZIP package"),
+    ".png": (b"\x89PNG\r\n\x1a\n", "a PNG image", "no PNG signature"),
+    ".jpg": (b"\xff\xd8\xff", "a JPEG image", "no JPEG signature"),
+    ".jpeg": (b"\xff\xd8\xff", "a JPEG image", "no JPEG signature"),
+}
+"""What a file ending promises, the bytes that keep the promise, and what it lacks if not."""
+
+
+def _named_for_another_format(name: str, data: bytes, reason: str) -> str:
+    """The failure of a file whose ending names a format its bytes are not (a `.pdf` that is
+    no PDF): say what it was taken for, why it is not that, and then what went wrong."""
+    suffix = Path(name).suffix.lower()
+    if suffix not in _SIGNATURES:
+        return reason
+    signature, what, lacking = _SIGNATURES[suffix]
+    found = signature in data[:1024] if suffix == ".pdf" else data.startswith(signature)
+    if found:
+        return reason
+    return f"named {suffix} but it is not {what} ({lacking}), so it was read as text: {reason}"
 
 
 def _record_failure(workspace: Workspace, record: DocumentRecord, reason: str) -> None:

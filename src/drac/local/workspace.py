@@ -48,6 +48,7 @@ from drac.models import (
     LedgerEntry,
     PlanVersion,
     Section,
+    Strategy,
 )
 from drac.ports import ArtifactStore
 
@@ -173,6 +174,25 @@ class Workspace:
     def save_document(self, record: DocumentRecord) -> None:
         """Insert or update a document record."""
         self.registry.put(record)
+
+    # --- settings --------------------------------------------------------------------
+    def saved_strategy(self) -> Strategy | None:
+        """The strategy the workspace remembers (of its last full re-plan), if any."""
+        rows = self.db.query("SELECT value FROM settings WHERE name = 'strategy'")
+        if not rows:
+            return None
+        try:
+            return Strategy.model_validate_json(rows[0]["value"])
+        except ValueError:
+            return None  # written by another drac version: plan with the default
+
+    def save_strategy(self, strategy: Strategy) -> None:
+        """Remember the strategy new ingests and re-plans use when none is asked for."""
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO settings (name, value) VALUES ('strategy', ?)",
+                (strategy.model_dump_json(),),
+            )
 
     # --- artifacts -------------------------------------------------------------------
     @staticmethod
