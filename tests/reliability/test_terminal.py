@@ -140,3 +140,18 @@ def test_the_one_function_escapes_each_kind_visibly() -> None:
         "a\x9b\u202e\U000e0001b"
     )
     assert "\u202e" not in json_text(json.dumps("\u202e", ensure_ascii=False))
+
+
+def test_eval_prints_a_hostile_chunk_set_name_escaped(tmp_path: Path) -> None:
+    queries = tmp_path / "queries.csv"
+    queries.write_text(
+        "Enterprise Name,Query Type,Query,Supporting Facts\n"
+        'Acme,Boolean,Can I return it?,"[{""filename"": ""a.md"", ""text"": ""Returns""}]"\n'
+    )
+    other = tmp_path / f"set{HOSTILE}.jsonl"
+    other.write_text(json.dumps({"source": "a.md", "text": "Returns are accepted."}) + "\n")
+    args = ["eval", str(queries), "--compare", str(other), "--embedder", "none"]
+    code, out = run(*args, "-w", str(tmp_path / "none"))
+    assert code == 0, out
+    assert_clean(out, "eval")
+    assert "set\\x1b[2J" in out

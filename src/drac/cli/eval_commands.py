@@ -11,7 +11,7 @@ from rich.table import Table
 
 from drac.cli import cli
 from drac.cli.options import json_option, open_workspace, print_json, stdout, workspace_option
-from drac.cli.terminal import markup
+from drac.cli.terminal import markup, printable
 from drac.costs.prices import load_prices
 from drac.costs.report import CostReport, cost_report
 from drac.errors import DracError
@@ -106,7 +106,8 @@ def eval_command(
                     f"fixed windows: {from_pdf} document(s) from the PDF text layer, "
                     f"{len(fixed.documents) - from_pdf} from converted Markdown"
                 )
-        sets.extend(load_chunk_set(path) for path in compare)
+        # a chunk set is named after its file, and the report prints the name
+        sets.extend(load_chunk_set(path, printable(path.stem)) for path in compare)
         chosen = embedder_from_spec(
             embedder if embedder is not None else os.environ.get("DRAC_EMBEDDER")
         )

@@ -232,10 +232,10 @@ def status(workspace: Path, as_json: bool) -> None:
     totals = Counter(d.status.value for d in documents)
     stdout.print(", ".join(f"{n} {s}" for s, n in sorted(totals.items())) or "no documents")
     strategy = saved or Strategy()
-    origin = "remembered from the last full replan" if saved else "the default"
+    origin = ", remembered from the last full replan" if saved else ""
     stdout.print(
         f"strategy for new documents: {markup(strategy.name)} ({strategy.planner} planner, target"
-        f" {strategy.target_chars:,}, hard limit {strategy.hard_limit_chars:,}), {origin}",
+        f" {strategy.target_chars:,}, hard limit {strategy.hard_limit_chars:,}){origin}",
         highlight=False,
     )
 
