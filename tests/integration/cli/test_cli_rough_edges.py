@@ -70,8 +70,9 @@ def test_remove_takes_a_name_an_id_or_a_path_as_status_and_show_do(tmp_path: Pat
 def test_commands_in_a_subfolder_find_the_workspace_above(tmp_path: Path) -> None:
     (tmp_path / "a.md").write_text(NOTE)
     (tmp_path / "deep" / "er").mkdir(parents=True)
-    subprocess.run([*DRAC, "ingest", "a.md"], cwd=tmp_path, check=True, capture_output=True)
     env = {k: v for k, v in os.environ.items() if k != "DRAC_WORKSPACE"}
+    subprocess.run([*DRAC, "ingest", "a.md", "-w", ".drac"], cwd=tmp_path, check=True,
+                   capture_output=True, env=env)  # fmt: skip
     status = subprocess.run([*DRAC, "status"], cwd=tmp_path / "deep" / "er",
                             capture_output=True, text=True, env=env)  # fmt: skip
     assert status.returncode == 0 and "1 INDEXED" in status.stdout, status.stderr
