@@ -101,7 +101,7 @@ def search(
             f"--mode {wanted.value} needs an embedder: --embedder or DRAC_EMBEDDER ({CHOICES})"
         )
     ws = open_workspace(workspace)
-    if not any(record.live for record in ws.documents()):
+    if not ws.has_live_documents():
         ws.close()
         if as_json:
             print_json([])

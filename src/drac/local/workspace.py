@@ -163,6 +163,13 @@ class Workspace:
         """Every known document, oldest first."""
         return self.registry.documents()
 
+    def has_live_documents(self) -> bool:
+        """Whether any document is searchable (INDEXED or PARTIAL), in one cheap query."""
+        rows = self.db.query(
+            "SELECT 1 FROM documents WHERE status IN ('INDEXED', 'PARTIAL') LIMIT 1"
+        )
+        return bool(rows)
+
     def get_document(self, document_id: str) -> DocumentRecord | None:
         """The document with this id, if known."""
         return self.registry.get(document_id)
