@@ -233,7 +233,7 @@ def ingest_file(
             return _ingest(data, record, workspace, settings, vision, text_model, progress, started)
     except WorkspaceUnusableError:
         raise  # not this document's fault: the whole run must stop
-    except (DocumentError, OSError) as exc:
+    except (DracError, OSError) as exc:  # the document's fault, or the workspace's, named
         return _failure(path, workspace, record, data, exc, started)
     except Exception as exc:  # a bug must not stop the other documents; say what it was
         wrapped = DracError(f"unexpected error ({type(exc).__name__}): {exc}")
