@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from drac.commit import plan_chunks
 from drac.errors import DracError, WorkspaceError
 from drac.local.database import DAMAGED_DATABASE_FIX
+from drac.local.files import is_temporary_name
 from drac.local.workspace import DATABASE, TEMPORARY_FOLDER, Workspace
 from drac.models import DocumentRecord, DocumentStatus, Element, PlanVersion
 from drac.retrieval.text import TOKENISER
@@ -261,10 +262,11 @@ def _leftovers(ws: Workspace, records: list[DocumentRecord]) -> Iterator[Problem
                 problem=f"files of {record.source}, whose ingest FAILED, were left behind",
                 fix=f"`drac check --repair` removes it (or: rm -r {json.dumps(str(folder))})",
             )
-    for path in sorted(ws.root.rglob("*.tmp")):
-        if path.name.startswith(".") and (
-            documents in path.parents or path.parent.name == TEMPORARY_FOLDER
-        ):
+    temporary = ws.root / TEMPORARY_FOLDER
+    leftovers = [*temporary.iterdir()] if temporary.is_dir() else []
+    leftovers += [p for p in documents.rglob(".*.tmp") if is_temporary_name(p.name)]
+    for path in sorted(leftovers):
+        if path.is_file():
             yield Problem(
                 file=str(path),
                 problem="a temporary file an interrupted write left",

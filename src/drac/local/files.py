@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -30,13 +31,23 @@ def write_atomic(path: Path, data: bytes, temporary_folder: Path | None = None) 
         raise
 
 
-def remove_temporary_files(folder: Path) -> int:
+_TEMPORARY_NAME = re.compile(r"\..+\.[a-z0-9_]{8}\.tmp")
+"""What `write_atomic` names a temporary file: `.<name>.<8 random characters>.tmp`."""
+
+
+def is_temporary_name(name: str) -> bool:
+    """Whether a file name is one `write_atomic` gives its temporary files."""
+    return _TEMPORARY_NAME.fullmatch(name) is not None
+
+
+def remove_temporary_files(folder: Path, *, every_file: bool = False) -> int:
     """Remove the temporary files `write_atomic` leaves when a process is killed mid-write
-    (`.<name>.<random>.tmp`) anywhere below folder; return how many there were."""
+    anywhere below folder (names of its pattern, or `every_file` in a folder of nothing
+    else); return how many there were."""
     removed = 0
     for parent, _, names in os.walk(folder):
         for name in names:
-            if name.startswith(".") and name.endswith(".tmp"):
+            if every_file or is_temporary_name(name):
                 Path(parent, name).unlink(missing_ok=True)
                 removed += 1
     return removed

@@ -91,7 +91,7 @@ class FileArtifactStore(ArtifactStore):
         if not self.temporary_folder.is_dir():
             remove_temporary_files(self.root / "documents")
             self.temporary_folder.mkdir(parents=True, exist_ok=True)
-        remove_temporary_files(self.temporary_folder)
+        remove_temporary_files(self.temporary_folder, every_file=True)
 
     def path(self, key: str) -> Path:
         """The file a key maps to; keys are relative POSIX paths without '..'."""

@@ -38,10 +38,11 @@ def test_leftover_temporary_files_are_removed_by_the_next_writer(tmp_path: Path)
     try:
         old_style = tmp_path / "ws" / "documents" / "d" / "chunks"
         old_style.mkdir(parents=True)
-        (old_style / ".v0002.jsonl.k1ll3d.tmp").write_text("left by an earlier drac")
+        (old_style / ".v0002.jsonl.k1ll3d0x.tmp").write_text("left by an earlier drac")
         (old_style / "v0001.jsonl").write_text("{}\n")
+        (old_style / ".notes.tmp").write_text("a user's file of that ending is kept")
         with workspace.writing():
-            assert [p.name for p in old_style.iterdir()] == ["v0001.jsonl"]
+            assert sorted(p.name for p in old_style.iterdir()) == [".notes.tmp", "v0001.jsonl"]
         temporary = workspace.artifacts.temporary_folder
         (temporary / ".v0002.jsonl.abc123.tmp").write_text("half a write, then kill -9")
         with workspace.writing():
