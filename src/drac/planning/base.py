@@ -56,6 +56,7 @@ class Proposal:
     usage: TokenUsage = field(default_factory=TokenUsage)
     notes: list[str] = field(default_factory=list)
     fell_back: bool = False
+    flat: bool = False  # one list of IDs without chunk boundaries (see validate)
 
 
 class Planner(ABC):

@@ -10,7 +10,7 @@ import re
 from drac.clock import utc_now
 from drac.errors import PlanningError
 from drac.models import Element, ElementKind, LedgerEntry, Strategy, TokenUsage
-from drac.planning.answer import expand_ranges, parse_answer
+from drac.planning.answer import expand_ranges, read_answer
 from drac.planning.base import Planner, Proposal, SectionView
 from drac.ports import Ledger, ModelCallError, ModelReply, TextModel
 
@@ -110,18 +110,19 @@ class LlmPlanner(Planner):
                 raise PlanningFailed(f"model call failed: {exc}", usage, notes) from exc
             usage = usage + reply.usage
             try:
-                groups = parse_answer(reply.text)
+                answer = read_answer(reply.text)
             except PlanningError as exc:
                 self._record(document_id, reply, "unparseable")
                 notes.append(f"unparseable answer: {exc}")
                 continue
             self._record(document_id, reply, "ok")
             return Proposal(
-                groups=[expand_ranges(group, content_order) for group in groups],
+                groups=[expand_ranges(group, content_order) for group in answer.groups],
                 planner=self.name,
                 model=reply.model,
                 usage=usage,
                 notes=notes,
+                flat=answer.flat,
             )
         raise PlanningFailed("; ".join(notes), usage, notes)
 

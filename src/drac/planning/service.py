@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from drac.assemble import layout_ids
 from drac.clock import utc_now
 from drac.ids import digest_of
-from drac.models import Element, PlanVersion, Section, SectionPlan, Strategy
+from drac.models import Element, PlanIssues, PlanVersion, Section, SectionPlan, Strategy
 from drac.planning.base import Planner, Proposal, SectionView, section_view, section_views
 from drac.planning.llm import LlmPlanner, PlanningFailed
 from drac.planning.rules import RulesPlanner
@@ -94,17 +94,24 @@ def _plan(
     proposal = _propose(view, strategy, planner, document_id)
     chunks, issues = validate(proposal, view, strategy)
     arrays = tuple(layout_ids([view.by_id[i] for i in chunk]) for chunk in chunks)
+    rebuilt = issues.fell_back_to_rules and not proposal.fell_back
     plan = SectionPlan(
         section_id=view.section.id,
         chunks=arrays,
-        planner=proposal.planner,
+        planner=f"{proposal.planner}->rules" if rebuilt else proposal.planner,
         model=proposal.model,
         usage=proposal.usage,
         issues=issues,
     )
-    if cacheable and cache is not None and not proposal.fell_back:
+    if cacheable and cache is not None and _is_model_plan(issues):
         cache.put(key, plan)
     return plan
+
+
+def _is_model_plan(issues: PlanIssues) -> bool:
+    """True when the plan's chunks are the model's own: nothing fell back to rules and no
+    content had to be added by the rules packer (such plans are asked for again next time)."""
+    return not issues.fell_back_to_rules and not issues.missing_ids
 
 
 def _propose(view: SectionView, strategy: Strategy, planner: Planner, document_id: str) -> Proposal:
