@@ -33,6 +33,16 @@ class Backoff:
             raise ValueError("Backoff needs attempts >= 1 and non-negative waits")
 
 
+class HttpStatusError(ModelCallError):
+    """The server refused the request with a status that retrying cannot change (4xx);
+    `body` holds the start of what it said, so a caller can adapt the request."""
+
+    def __init__(self, message: str, *, status: int, body: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = body
+
+
 class _Retryable(ModelCallError):
     """A failure worth another attempt, with the wait the server asked for (if any)."""
 
@@ -137,7 +147,9 @@ class JsonClient:
                 raise _Retryable(detail, retry="throttled", retry_after_s=_retry_after(response))
             if status >= 500:
                 raise _Retryable(detail, retry="transient", retry_after_s=_retry_after(response))
-            raise ModelCallError(f"{request.url}: {detail}")
+            raise HttpStatusError(
+                f"{request.url}: {detail}", status=status, body=response.text[:2000]
+            )
         try:
             answer = response.json()
         except ValueError as exc:

@@ -15,7 +15,13 @@ from typing import Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from drac.clock import utc_now
-from drac.documents.check import MARKER, check_batch, clean_model_markdown, repair_markers
+from drac.documents.check import (
+    MARKER,
+    check_batch,
+    clean_model_markdown,
+    page_texts,
+    repair_markers,
+)
 from drac.documents.prompt import batch_prompt, conversion_system_prompt, page_marker
 from drac.models import LedgerEntry
 from drac.ports import Ledger, ModelCallError, ModelReply, VisionModel
@@ -102,13 +108,43 @@ def convert_batch(
         if not markdown or (not has_content and any(text_chars.values())):
             ledger.record(_entry(document_id, reply.model, started, reply, "empty"))
             continue
-        ledger.record(_entry(document_id, reply.model, started, reply, "ok"))
+        ledger.record(
+            _entry(document_id, reply.model, started, reply, "cut off" if reply.cut_off else "ok")
+        )
         markdown, notes = repair_markers(markdown, numbers)
+        if reply.cut_off:
+            return _cut_off_batch(markdown, numbers, notes, _cap_of(vision))
         report = check_batch(markdown, numbers, text_chars)
         label = page_span(numbers)
         warnings = [f"{label}: {note}" for note in [*notes, *report.warnings]]
         return BatchResult(pages=numbers, markdown=markdown, warnings=warnings)
     return failed_batch(numbers, EMPTY_ANSWER)
+
+
+def _cap_of(vision: VisionModel) -> str:
+    cap = getattr(vision, "max_tokens", None)
+    return f"{cap} tokens, DRAC_CONVERSION_MAX_TOKENS" if cap else "DRAC_CONVERSION_MAX_TOKENS"
+
+
+def _cut_off_batch(
+    markdown: str, numbers: Sequence[int], notes: Sequence[str], cap: str
+) -> BatchResult:
+    """A batch whose answer stopped at the token cap: the pages finished before the last
+    marker are kept, the page it stopped in and every page after it become error markers."""
+    texts = page_texts(markdown)
+    written = [number for number in numbers if number in texts]
+    complete = written[:-1]  # the last page written is the one the answer stopped in
+    reason = f"answer cut off at the token cap ({cap})"
+    lost = [number for number in numbers if number not in complete]
+    parts = [f"{page_marker(number)}\n\n{texts[number]}" for number in complete]
+    failed = failed_batch(lost, reason)
+    label = page_span(numbers)
+    return BatchResult(
+        pages=list(numbers),
+        markdown="\n\n".join([*parts, failed.markdown]),
+        warnings=[f"{label}: {note}" for note in notes],
+        failure=failed.failure,
+    )
 
 
 def failed_batch(pages: Sequence[int], reason: str) -> BatchResult:

@@ -18,7 +18,6 @@ from drac.errors import PlanningError
 # No `\s*` before the lazy body: the two overlapped, and an unclosed fence followed by blank
 # space took quadratic time. The body is stripped after the match instead.
 _FENCE = re.compile(r"```(?:json)?(.*?)```", re.DOTALL)
-_OPENER = re.compile(r"[\[{]")
 _MAX_ATTEMPTS = 64  # places in an answer to try decoding from
 _RANGE = re.compile(r"^\s*(p[\d.]+)\s*-\s*(p[\d.]+)\s*$")
 _DASHES = re.compile("[\u2010-\u2015\u2212\ufe58\ufe63\uff0d]")
@@ -71,11 +70,9 @@ def _plan_json(text: str) -> tuple[list[list[str]], bool]:
     decoder = json.JSONDecoder()
     complaint: str | None = None
     first_error: str | None = None
-    for attempt, match in enumerate(_OPENER.finditer(text)):
-        if attempt >= _MAX_ATTEMPTS:
-            break
+    for start in _top_level_openers(text):
         try:
-            data, _ = decoder.raw_decode(text, match.start())
+            data, _ = decoder.raw_decode(text, start)
         except json.JSONDecodeError as exc:
             first_error = first_error or exc.msg
             continue
@@ -91,6 +88,34 @@ def _plan_json(text: str) -> tuple[list[list[str]], bool]:
     if first_error is not None:
         raise PlanningError(f"answer is not valid JSON: {first_error}")
     raise PlanningError("answer holds no JSON array")
+
+
+def _top_level_openers(text: str) -> list[int]:
+    """Where a bracket opens outside every other bracket pair (strings inside brackets are
+    skipped), at most _MAX_ATTEMPTS of them: an array inside an answer cut off mid-way, or
+    inside an object, is part of that value, never a plan of its own."""
+    openers: list[int] = []
+    depth = 0
+    in_string = escaped = False
+    for index, char in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char in "[{":
+            if depth == 0:
+                openers.append(index)
+                if len(openers) >= _MAX_ATTEMPTS:
+                    break
+            depth += 1
+        elif char in "]}":
+            depth = max(0, depth - 1)
+        elif char == '"' and depth:
+            in_string = True
+    return openers
 
 
 def _as_plan(data: object) -> tuple[tuple[list[list[str]], bool] | None, str]:

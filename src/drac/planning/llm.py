@@ -6,6 +6,8 @@ The model never writes document text that is kept: its answer is parsed for IDs 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from typing import Any
 
 from drac.clock import utc_now
 from drac.errors import PlanningError
@@ -20,6 +22,18 @@ SYSTEM_PROMPT = (
     "is one topic: 3-8 blocks, about {target} chars, at most {limit}; keep a table's rows "
     "(same t) together; avoid tiny chunks."
 )
+STRUCTURED_PROMPT = (
+    "Group document elements into retrieval chunks. Lines: ID, kind, size, preview. Reply "
+    'JSON only: {{"chunks": [[IDs],...]}} with every p-ID once, in order. A chunk '
+    "is one topic: 3-8 blocks, about {target} chars, at most {limit}; keep a table's rows "
+    "(same t) together; avoid tiny chunks."
+)
+"""The system prompt when the backend enforces the answer's schema (no ranges: the schema
+lists the section's IDs, so the model can write nothing else)."""
+ANSWER_TOKENS_BASE = 48
+ANSWER_TOKENS_PER_ID = 6
+"""An answer's token cap is base + per-ID times the section's content IDs, within the model's
+ceiling: an ID costs about 3 tokens, a chunk of one ID about 5 (BENCHMARKS.md)."""
 RETRY_PROMPT = "That was not a JSON array of arrays of IDs. Answer with the JSON array only."
 _KIND_CODE = {
     ElementKind.PARAGRAPH: "P",
@@ -71,15 +85,44 @@ def section_prompt(view: SectionView, strategy: Strategy) -> str:
     return "\n".join(lines)
 
 
+def plan_schema(content_ids: Sequence[str]) -> dict[str, Any]:
+    """The JSON Schema of a section's plan: {"chunks": [[ID, ...], ...]}, each ID one of the
+    section's own content IDs."""
+    return {
+        "type": "object",
+        "properties": {
+            "chunks": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": {"type": "string", "enum": list(content_ids)},
+                },
+            }
+        },
+        "required": ["chunks"],
+        "additionalProperties": False,
+    }
+
+
+def answer_token_cap(content_ids: int, ceiling: int) -> int:
+    """Output tokens to allow an answer for a section of `content_ids` content elements."""
+    return max(16, min(ceiling, ANSWER_TOKENS_BASE + ANSWER_TOKENS_PER_ID * content_ids))
+
+
 class LlmPlanner(Planner):
     """Plans a section with a text model; one corrective retry, then the caller falls back."""
 
     name = "llm"
 
-    def __init__(self, model: TextModel, ledger: Ledger, max_answer_tokens: int = 1024) -> None:
+    def __init__(
+        self, model: TextModel, ledger: Ledger, max_answer_tokens: int | None = None
+    ) -> None:
+        """`max_answer_tokens` is the ceiling of an answer (default: the model's own)."""
         self.model = model
         self.ledger = ledger
-        self.max_answer_tokens = max_answer_tokens
+        self.max_answer_tokens = max_answer_tokens or model.max_answer_tokens
 
     def _record(self, document_id: str, reply: ModelReply | None, outcome: str) -> None:
         self.ledger.record(
@@ -97,14 +140,17 @@ class LlmPlanner(Planner):
 
     def propose(self, view: SectionView, strategy: Strategy, document_id: str) -> Proposal:
         """Ask the model for ID groups; raise PlanningError (with usage so far) when unusable."""
-        system = SYSTEM_PROMPT.format(target=strategy.target_chars, limit=strategy.hard_limit_chars)
+        template = STRUCTURED_PROMPT if self.model.structured_output else SYSTEM_PROMPT
+        system = template.format(target=strategy.target_chars, limit=strategy.hard_limit_chars)
         prompt = section_prompt(view, strategy)
         usage = TokenUsage()
         notes: list[str] = []
         content_order = [element.id for element in view.content]
+        schema = plan_schema(content_order)
+        cap = answer_token_cap(len(content_order), self.max_answer_tokens)
         for attempt in (prompt, f"{prompt}\n\n{RETRY_PROMPT}"):
             try:
-                reply = self.model.complete(system, attempt, max_tokens=self.max_answer_tokens)
+                reply = self.model.complete(system, attempt, max_tokens=cap, schema=schema)
             except ModelCallError as exc:
                 self._record(document_id, None, f"error: {exc}")
                 raise PlanningFailed(f"model call failed: {exc}", usage, notes) from exc
@@ -112,8 +158,12 @@ class LlmPlanner(Planner):
             try:
                 answer = read_answer(reply.text)
             except PlanningError as exc:
-                self._record(document_id, reply, "unparseable")
-                notes.append(f"unparseable answer: {exc}")
+                if reply.cut_off:
+                    self._record(document_id, reply, "cut off")
+                    notes.append(f"answer cut off at the token cap ({cap} tokens)")
+                else:
+                    self._record(document_id, reply, "unparseable")
+                    notes.append(f"unparseable answer: {exc}")
                 continue
             self._record(document_id, reply, "ok")
             return Proposal(

@@ -31,6 +31,7 @@ class ModelServer(ThreadingHTTPServer):
         self.lock = threading.Lock()
         self.unavailable = 0  # answer this many requests with 503 first
         self.refused = 0
+        self.cut_vision = False  # stop page answers mid-way, at the "token cap"
 
     def of_kind(self, kind: str) -> list[dict[str, Any]]:
         return [r for r in self.requests if _kind(r) == kind]
@@ -76,15 +77,20 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
             return
         prompt = _text(body)
+        finish = "stop"
         if _kind(body) == "vision":
             pages = [int(n) for n in re.findall(r"<!-- Page (\d+) -->", prompt)]
             answer = "\n\n".join(page_markdown(page) for page in pages)
+            if self.server.cut_vision:
+                answer, finish = answer[: answer.index("<!-- Page 2 -->") + 40], "length"
         else:
             ids = re.findall(r"^(p[\d.]+) ", prompt, flags=re.MULTILINE)
             groups = [ids[i : i + 2] for i in range(0, len(ids), 2)]
             answer = json.dumps([[f"{g[0]}-{g[-1]}"] if len(g) > 1 else g for g in groups])
         reply = {
-            "choices": [{"message": {"role": "assistant", "content": answer}}],
+            "choices": [
+                {"message": {"role": "assistant", "content": answer}, "finish_reason": finish}
+            ],
             "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": len(answer) // 4},
         }
         data = json.dumps(reply).encode()
@@ -175,6 +181,27 @@ def test_a_busy_model_server_is_retried(server: ModelServer, tmp_path: Path) -> 
     assert code == 0, out
     assert server.refused == 1
     assert len(server.of_kind("vision")) == 1  # the retried call was answered
-    code, out = run(server, "show", "warranty_and_service.pdf", "-w", str(tmp_path / "ws"),
-                    "--markdown")
+    code, out = run(
+        server, "show", "warranty_and_service.pdf", "-w", str(tmp_path / "ws"), "--markdown"
+    )
     assert "conversion failed" not in out and "Page 1 explains warranty claims" in out
+
+
+def test_a_conversion_cut_off_at_the_token_cap_is_partial_not_indexed(
+    server: ModelServer, tmp_path: Path
+) -> None:
+    pdf = tmp_path / "warranty_and_service.pdf"
+    shutil.copy(EXAMPLES / "warranty_and_service.pdf", pdf)
+    server.cut_vision = True
+    ws = str(tmp_path / "ws")
+
+    code, out = run(server, "ingest", str(pdf), "-w", ws, "--json")
+    assert code == 0, out
+    code, out = run(server, "status", "-w", ws, "--json")
+    [document] = json.loads(out)
+    assert document["status"] == "PARTIAL", out
+    code, out = run(server, "show", "warranty_and_service.pdf", "-w", ws, "--markdown")
+    assert "Page 1 explains warranty claims" in out  # the page finished before the cut stays
+    assert "<!-- Page 2: conversion failed: answer cut off at the token cap" in out
+    assert "<!-- Page 3: conversion failed: answer cut off at the token cap" in out
+    assert "Section 2" not in out  # the half-written page is not indexed as complete
