@@ -65,6 +65,15 @@ Exchange = tuple[str, str]
 """One earlier turn of a conversation: the user's prompt and the model's answer to it."""
 
 
+class ModelUnreachable(ModelCallError):
+    """The model server could not be reached at all (connection refused, unknown host, no
+    connection within the connect timeout): every later call would fail the same way, so a
+    run stops instead of trying each section or page in turn."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, retry="transient")
+
+
 class TextModel(ABC):
     """A chat model that answers a text prompt (used by the LLM planner).
 

@@ -42,6 +42,7 @@ from drac.local.pipeline import (
 )
 from drac.local.workspace import Workspace
 from drac.models import DocumentRecord, Strategy
+from drac.planning.llm import ModelServerUnreachable
 
 
 def _progress() -> Progress:
@@ -230,6 +231,7 @@ def replan(
     _, text_model = build_models(model, strategy)
     ws = open_workspace(workspace)
     outcomes: list[Outcome] = []
+    stopped = ""
     try:
         try:
             records = live_documents(ws, documents)
@@ -242,6 +244,9 @@ def replan(
                     outcome = replan_document(record, ws, strategy, text_model=text_model)
                     outcome.warnings[:0] = _table_rows_note(ws, record, strategy)
                     outcomes.append(outcome)
+                except ModelServerUnreachable as exc:  # every later call would fail the same
+                    stopped = f"{exc} ({len(records) - len(outcomes)} document(s) not re-planned)"
+                    break
                 except DracError as exc:
                     outcomes.append(
                         Outcome(
@@ -255,7 +260,11 @@ def replan(
                 progress.advance(task)
     finally:
         ws.close()
+    if stopped:
+        stderr.print(f"[red]stopped[/]: {escape(stopped)}")
     _report(outcomes, as_json)
+    if stopped:
+        raise SystemExit(1)
 
 
 @cli.command()

@@ -57,6 +57,7 @@ class Proposal:
     notes: list[str] = field(default_factory=list)
     fell_back: bool = False
     flat: bool = False  # one list of IDs without chunk boundaries (see validate)
+    repaired: bool = False  # the answer came in a repair turn
 
 
 class Planner(ABC):

@@ -14,7 +14,14 @@ from drac.errors import PlanningError
 from drac.models import Element, ElementKind, LedgerEntry, Strategy, TokenUsage
 from drac.planning.answer import expand_ranges, read_answer
 from drac.planning.base import Planner, Proposal, SectionView
-from drac.ports import Ledger, ModelCallError, ModelReply, TextModel
+from drac.ports import (
+    Exchange,
+    Ledger,
+    ModelCallError,
+    ModelReply,
+    ModelUnreachable,
+    TextModel,
+)
 
 SYSTEM_PROMPT = (
     "Group document elements into retrieval chunks. Lines: ID, kind, size, preview. Reply "
@@ -34,7 +41,13 @@ ANSWER_TOKENS_BASE = 48
 ANSWER_TOKENS_PER_ID = 6
 """An answer's token cap is base + per-ID times the section's content IDs, within the model's
 ceiling: an ID costs about 3 tokens, a chunk of one ID about 5 (BENCHMARKS.md)."""
-RETRY_PROMPT = "That was not a JSON array of arrays of IDs. Answer with the JSON array only."
+REPAIR_PROMPT = (
+    "That answer cannot be used: {complaint}. Reply with the JSON only, {shape}, every p-ID "
+    "of the list above once, in order, and nothing else."
+)
+"""The repair turn's prompt: it follows the model's own answer, as a new user message."""
+REPAIR_ANSWER_CHARS = 4000
+"""How much of a failed answer the repair turn shows the model again."""
 _KIND_CODE = {
     ElementKind.PARAGRAPH: "P",
     ElementKind.LIST: "L",
@@ -112,7 +125,8 @@ def answer_token_cap(content_ids: int, ceiling: int) -> int:
 
 
 class LlmPlanner(Planner):
-    """Plans a section with a text model; one corrective retry, then the caller falls back."""
+    """Plans a section with a text model; an unusable answer gets one repair turn (the model
+    sees its own answer and what is wrong with it), then the caller falls back to rules."""
 
     name = "llm"
 
@@ -148,9 +162,17 @@ class LlmPlanner(Planner):
         content_order = [element.id for element in view.content]
         schema = plan_schema(content_order)
         cap = answer_token_cap(len(content_order), self.max_answer_tokens)
-        for attempt in (prompt, f"{prompt}\n\n{RETRY_PROMPT}"):
+        shape = '{"chunks": [[IDs],...]}' if self.model.structured_output else "[[IDs],...]"
+        earlier: list[Exchange] = []
+        asked = prompt
+        for turn in range(2):  # the answer, then at most one repair turn
             try:
-                reply = self.model.complete(system, attempt, max_tokens=cap, schema=schema)
+                reply = self.model.complete(
+                    system, asked, max_tokens=cap, schema=schema, earlier=earlier
+                )
+            except ModelUnreachable as exc:
+                self._record(document_id, None, f"error: {exc}")
+                raise ModelServerUnreachable(str(exc)) from exc
             except ModelCallError as exc:
                 self._record(document_id, None, f"error: {exc}")
                 raise PlanningFailed(f"model call failed: {exc}", usage, notes) from exc
@@ -158,14 +180,17 @@ class LlmPlanner(Planner):
             try:
                 answer = read_answer(reply.text)
             except PlanningError as exc:
-                if reply.cut_off:
-                    self._record(document_id, reply, "cut off")
-                    notes.append(f"answer cut off at the token cap ({cap} tokens)")
-                else:
-                    self._record(document_id, reply, "unparseable")
-                    notes.append(f"unparseable answer: {exc}")
+                complaint = (
+                    f"it stopped at the token cap ({cap} tokens) before it ended"
+                    if reply.cut_off
+                    else str(exc)
+                )
+                self._record(document_id, reply, "cut off" if reply.cut_off else "unparseable")
+                notes.append(f"answer {quote(reply.text)} unusable: {complaint}")
+                earlier = [(prompt, reply.text[:REPAIR_ANSWER_CHARS])]
+                asked = REPAIR_PROMPT.format(complaint=complaint, shape=shape)
                 continue
-            self._record(document_id, reply, "ok")
+            self._record(document_id, reply, "ok" if turn == 0 else "repaired")
             return Proposal(
                 groups=[expand_ranges(group, content_order) for group in answer.groups],
                 planner=self.name,
@@ -173,8 +198,19 @@ class LlmPlanner(Planner):
                 usage=usage,
                 notes=notes,
                 flat=answer.flat,
+                repaired=turn > 0,
             )
         raise PlanningFailed("; ".join(notes), usage, notes)
+
+
+def quote(answer: str, limit: int = 60) -> str:
+    """The start of an answer, on one line and quoted, for a warning."""
+    return repr(one_line(answer, limit)) if answer.strip() else "(empty)"
+
+
+class ModelServerUnreachable(PlanningError):
+    """The planner's model server cannot be reached: planning stops instead of falling back
+    section after section."""
 
 
 class PlanningFailed(PlanningError):

@@ -8,6 +8,7 @@ import json
 import re
 import shutil
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -205,3 +206,30 @@ def test_a_conversion_cut_off_at_the_token_cap_is_partial_not_indexed(
     assert "<!-- Page 2: conversion failed: answer cut off at the token cap" in out
     assert "<!-- Page 3: conversion failed: answer cut off at the token cap" in out
     assert "Section 2" not in out  # the half-written page is not indexed as complete
+
+
+def test_a_server_gone_stops_the_replan_with_one_line(server: ModelServer, tmp_path: Path) -> None:
+    ws = str(tmp_path / "ws")
+    for name in ("one.md", "two.md"):
+        (tmp_path / name).write_text(f"# {name}\n\nFirst part.\n\nSecond part.\n")
+        code, out = run(server, "ingest", str(tmp_path / name), "-w", ws, "--strategy", "llm")
+        assert code == 0, out
+    port = server.server_address[1]
+    server.shutdown()
+    server.server_close()  # nothing listens on the port any more
+
+    started = time.monotonic()
+    result = CliRunner().invoke(
+        cli, ["replan", "-w", ws, "--strategy", "llm", "--target-chars", "600"],
+        env={"DRAC_MODEL": "openai", "DRAC_OPENAI_MODEL": "gemma3:27b",
+             "DRAC_OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1"},
+    )  # fmt: skip
+    elapsed = time.monotonic() - started
+    assert result.exit_code == 1, result.output
+    stopped = [line for line in result.output.splitlines() if "unreachable" in line]
+    assert len(stopped) == 1, result.output
+    assert stopped[0].startswith("stopped: model server unreachable")
+    assert "2 document(s) not re-planned" in stopped[0]
+    assert elapsed < 20  # three connection attempts, not six per section
+    code, out = run(server, "show", "one.md", "-w", ws, "--json")
+    assert [v["version"] for v in json.loads(out)["versions"]] == [1]  # nothing stored

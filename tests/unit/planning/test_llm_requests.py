@@ -70,9 +70,9 @@ def test_a_cut_off_answer_is_named_so_not_invalid_json(view, scripted_model) -> 
     plan = plan_section(view.section, list(view.by_id.values()), Strategy(planner="llm"),
                         text_model=scripted_model([cut]), ledger=ledger)  # fmt: skip
     assert plan.planner == "llm->rules"
-    assert "cut off at the token cap (90 tokens)" in (plan.issues.reason or "")
+    assert "stopped at the token cap (90 tokens)" in (plan.issues.reason or "")
     assert "not valid JSON" not in (plan.issues.reason or "")
-    assert ledger.entries[0].outcome == "cut off"
+    assert [e.outcome for e in ledger.entries] == ["cut off", "cut off"]
 
 
 def test_a_complete_plan_before_the_cut_is_used(view, scripted_model) -> None:
@@ -87,3 +87,33 @@ def test_a_complete_plan_before_the_cut_is_used(view, scripted_model) -> None:
 
 def test_plan_schema_of_no_ids_is_still_a_schema() -> None:
     assert plan_schema([])["properties"]["chunks"]["items"]["items"]["enum"] == []
+
+
+def test_an_unreachable_server_stops_planning_instead_of_falling_back(scripted_model) -> None:
+    from drac.planning import plan_document
+    from drac.planning.llm import ModelServerUnreachable
+    from drac.ports import ModelUnreachable
+
+    elements = parse_markdown(DOC)
+    sections = make_sections(elements, 3)
+    assert len(sections) >= 2
+    model = scripted_model([ModelUnreachable("model server unreachable: refused")])
+    ledger = MemoryLedger()
+    with pytest.raises(ModelServerUnreachable, match="refused"):
+        plan_document("d1", elements, sections, Strategy(planner="llm"), 1,
+                      text_model=model, ledger=ledger)  # fmt: skip
+    assert len(model.calls) == 1  # the first section, not every one in turn
+    assert ledger.entries[0].outcome.startswith("error: model server unreachable")
+
+
+def test_the_repair_turn_after_a_cut_off_shows_the_cut_answer(view, scripted_model) -> None:
+    cut = ModelReply(text='[["p1", "p2"', model="m", finish_reason="length")
+    model = scripted_model([cut, '[["p1-p3"], ["p4-p7"]]'])
+    ledger = MemoryLedger()
+    proposal = LlmPlanner(model, ledger).propose(view, Strategy(), "d1")
+    assert model.requests[1]["earlier"] == [(model.calls[0][1], '[["p1", "p2"')]
+    assert model.calls[1][1].startswith(
+        "That answer cannot be used: it stopped at the token cap (90 tokens) before it ended."
+    )
+    assert proposal.repaired and proposal.groups[0] == ["p1", "p2", "p3"]
+    assert [e.outcome for e in ledger.entries] == ["cut off", "repaired"]

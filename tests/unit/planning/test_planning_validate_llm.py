@@ -247,8 +247,16 @@ def test_garbage_then_good_answer_uses_the_retry(view: SectionView, scripted_mod
     proposal = LlmPlanner(model, ledger).propose(view, Strategy(), "d1")
     assert proposal.groups[0] == ["p1", "p2", "p3"]
     assert len(model.calls) == 2
-    assert "JSON array only" in model.calls[1][1]
-    assert [e.outcome for e in ledger.entries] == ["unparseable", "ok"]
+    # the repair turn shows the model its own answer, then what is wrong with it
+    first_prompt = model.calls[0][1]
+    assert model.requests[1]["earlier"] == [(first_prompt, "I cannot help with that.")]
+    assert model.calls[1][1] == (
+        "That answer cannot be used: answer holds no JSON array. Reply with the JSON only, "
+        "[[IDs],...], every p-ID of the list above once, in order, and nothing else."
+    )
+    assert model.calls[1][0] == model.calls[0][0]
+    assert proposal.repaired
+    assert [e.outcome for e in ledger.entries] == ["unparseable", "repaired"]
     assert proposal.usage.input_tokens == sum(e.input_tokens for e in ledger.entries)
 
 
