@@ -149,6 +149,10 @@ class PlanIssues(Frozen):
     split_chunks: int = 0
     fell_back_to_rules: bool = False
     reason: str | None = None
+    repaired: bool = Field(default=False, description="the answer came in a repair turn")
+    failed_answer: str | None = Field(
+        default=None, description="the start of the last unusable model answer (for `drac show`)"
+    )
 
     @property
     def clean(self) -> bool:

@@ -42,6 +42,7 @@ from drac.local.pipeline import (
 )
 from drac.local.workspace import Workspace
 from drac.models import DocumentRecord, Strategy
+from drac.planning import PlanningCounts
 from drac.planning.llm import ModelServerUnreachable
 
 
@@ -197,6 +198,9 @@ def _report(outcomes: list[Outcome], as_json: bool) -> None:
             for warning in warnings[:3]:
                 name = escape(Path(outcome.path).name)
                 stderr.print(f"[yellow]warning[/] {name}: {escape(warning)}")
+        planned = [outcome.planning for outcome in outcomes if outcome.planning]
+        if planned:
+            stderr.print(f"planning: {_planning_total(planned).describe()}")
         scanned = [outcome for outcome in outcomes if SCAN_HINT in outcome.warnings]
         if scanned:
             stderr.print(f"[yellow]hint[/] {len(scanned)} document(s) PARTIAL: {SCAN_HINT}")
@@ -204,6 +208,11 @@ def _report(outcomes: list[Outcome], as_json: bool) -> None:
             _print_failed(stderr, outcome)
     if failed:
         raise SystemExit(1)
+
+
+def _planning_total(counts: Sequence[PlanningCounts]) -> PlanningCounts:
+    fields = PlanningCounts.model_fields
+    return PlanningCounts(**{name: sum(getattr(c, name) for c in counts) for name in fields})
 
 
 def _table_rows_note(ws: Workspace, record: DocumentRecord, strategy: Strategy) -> list[str]:

@@ -58,6 +58,7 @@ class Proposal:
     fell_back: bool = False
     flat: bool = False  # one list of IDs without chunk boundaries (see validate)
     repaired: bool = False  # the answer came in a repair turn
+    failed_answer: str | None = None  # the start of the last unusable answer, if any
 
 
 class Planner(ABC):

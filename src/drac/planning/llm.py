@@ -6,6 +6,7 @@ The model never writes document text that is kept: its answer is parsed for IDs 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -48,6 +49,8 @@ REPAIR_PROMPT = (
 """The repair turn's prompt: it follows the model's own answer, as a new user message."""
 REPAIR_ANSWER_CHARS = 4000
 """How much of a failed answer the repair turn shows the model again."""
+FAILED_ANSWER_CHARS = 500
+"""How much of the last unusable answer a section plan keeps (for `drac show`)."""
 _KIND_CODE = {
     ElementKind.PARAGRAPH: "P",
     ElementKind.LIST: "L",
@@ -138,16 +141,30 @@ class LlmPlanner(Planner):
         self.ledger = ledger
         self.max_answer_tokens = max_answer_tokens or model.max_answer_tokens
 
-    def _record(self, document_id: str, reply: ModelReply | None, outcome: str) -> None:
+    def _record(
+        self,
+        document_id: str,
+        reply: ModelReply | None,
+        outcome: str,
+        *,
+        sent_chars: int = 0,
+        started: float | None = None,
+    ) -> None:
+        """Record one call; a call without a reply (an error, a timeout) is recorded with
+        the input tokens its prompt would have cost (estimated at 4 characters a token) and
+        the time it took."""
+        waited = (time.perf_counter() - started) * 1000 if started is not None else 0.0
+        if reply is None and sent_chars:
+            outcome = f"{outcome} (input tokens estimated)"
         self.ledger.record(
             LedgerEntry(
                 document_id=document_id,
                 stage="planning",
                 model=reply.model if reply else self.model.name,
-                input_tokens=reply.usage.input_tokens if reply else 0,
+                input_tokens=reply.usage.input_tokens if reply else -(-sent_chars // 4),
                 output_tokens=reply.usage.output_tokens if reply else 0,
-                latency_ms=reply.latency_ms if reply else 0.0,
-                outcome=outcome,
+                latency_ms=(reply.latency_ms or waited) if reply else waited,
+                outcome=outcome[:500],
                 at=utc_now(),
             )
         )
@@ -165,17 +182,22 @@ class LlmPlanner(Planner):
         shape = '{"chunks": [[IDs],...]}' if self.model.structured_output else "[[IDs],...]"
         earlier: list[Exchange] = []
         asked = prompt
+        failed_answer: str | None = None
         for turn in range(2):  # the answer, then at most one repair turn
+            started = time.perf_counter()
+            sent = len(system) + len(asked) + sum(len(a) + len(b) for a, b in earlier)
             try:
                 reply = self.model.complete(
                     system, asked, max_tokens=cap, schema=schema, earlier=earlier
                 )
             except ModelUnreachable as exc:
-                self._record(document_id, None, f"error: {exc}")
+                self._record(document_id, None, f"error: {exc}", sent_chars=sent, started=started)
                 raise ModelServerUnreachable(str(exc)) from exc
             except ModelCallError as exc:
-                self._record(document_id, None, f"error: {exc}")
-                raise PlanningFailed(f"model call failed: {exc}", usage, notes) from exc
+                self._record(document_id, None, f"error: {exc}", sent_chars=sent, started=started)
+                raise PlanningFailed(
+                    f"model call failed: {exc}", usage, notes, failed_answer
+                ) from exc
             usage = usage + reply.usage
             try:
                 answer = read_answer(reply.text)
@@ -187,6 +209,7 @@ class LlmPlanner(Planner):
                 )
                 self._record(document_id, reply, "cut off" if reply.cut_off else "unparseable")
                 notes.append(f"answer {quote(reply.text)} unusable: {complaint}")
+                failed_answer = reply.text[:FAILED_ANSWER_CHARS]
                 earlier = [(prompt, reply.text[:REPAIR_ANSWER_CHARS])]
                 asked = REPAIR_PROMPT.format(complaint=complaint, shape=shape)
                 continue
@@ -199,8 +222,9 @@ class LlmPlanner(Planner):
                 notes=notes,
                 flat=answer.flat,
                 repaired=turn > 0,
+                failed_answer=failed_answer,
             )
-        raise PlanningFailed("; ".join(notes), usage, notes)
+        raise PlanningFailed("; ".join(notes), usage, notes, failed_answer)
 
 
 def quote(answer: str, limit: int = 60) -> str:
@@ -216,7 +240,14 @@ class ModelServerUnreachable(PlanningError):
 class PlanningFailed(PlanningError):
     """The model gave no usable plan; carries the tokens already spent."""
 
-    def __init__(self, reason: str, usage: TokenUsage, notes: list[str]) -> None:
+    def __init__(
+        self,
+        reason: str,
+        usage: TokenUsage,
+        notes: list[str],
+        failed_answer: str | None = None,
+    ) -> None:
         super().__init__(reason)
         self.usage = usage
         self.notes = notes
+        self.failed_answer = failed_answer

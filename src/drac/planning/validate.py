@@ -59,6 +59,8 @@ def validate(
         split_chunks=splits,
         fell_back_to_rules=fell_back,
         reason="; ".join(notes) or None,
+        repaired=proposal.repaired,
+        failed_answer=proposal.failed_answer,
     )
     return chunks, issues
 

@@ -33,6 +33,7 @@ class ModelServer(ThreadingHTTPServer):
         self.unavailable = 0  # answer this many requests with 503 first
         self.refused = 0
         self.cut_vision = False  # stop page answers mid-way, at the "token cap"
+        self.plan_answers: list[str] = []  # answer the next planning requests with these
 
     def of_kind(self, kind: str) -> list[dict[str, Any]]:
         return [r for r in self.requests if _kind(r) == kind]
@@ -84,8 +85,11 @@ class _Handler(BaseHTTPRequestHandler):
             answer = "\n\n".join(page_markdown(page) for page in pages)
             if self.server.cut_vision:
                 answer, finish = answer[: answer.index("<!-- Page 2 -->") + 40], "length"
+        elif self.server.plan_answers:
+            answer = self.server.plan_answers.pop(0)
         else:
-            ids = re.findall(r"^(p[\d.]+) ", prompt, flags=re.MULTILINE)
+            asked = "\n".join(str(m["content"]) for m in body["messages"] if m["role"] == "user")
+            ids = re.findall(r"^(p[\d.]+) ", asked, flags=re.MULTILINE)  # a repair turn too
             groups = [ids[i : i + 2] for i in range(0, len(ids), 2)]
             answer = json.dumps([[f"{g[0]}-{g[-1]}"] if len(g) > 1 else g for g in groups])
         reply = {
@@ -233,3 +237,40 @@ def test_a_server_gone_stops_the_replan_with_one_line(server: ModelServer, tmp_p
     assert elapsed < 20  # three connection attempts, not six per section
     code, out = run(server, "show", "one.md", "-w", ws, "--json")
     assert [v["version"] for v in json.loads(out)["versions"]] == [1]  # nothing stored
+
+
+def test_failed_planning_is_visible_and_stores_no_version(
+    server: ModelServer, tmp_path: Path
+) -> None:
+    ws = str(tmp_path / "ws")
+    (tmp_path / "guide.md").write_text("# Guide\n\nFirst part.\n\nSecond part.\n")
+    code, out = run(server, "ingest", str(tmp_path / "guide.md"), "-w", ws, "--strategy", "llm")
+    assert code == 0, out
+    assert "planning: 1 section(s): 1 by the model" in out
+    code, out = run(server, "status", "-w", ws, "--json")
+    assert json.loads(out)[0]["planning"] == {
+        "sections": 1, "by_model": 1, "repaired": 0, "cached": 0, "fell_back": 0,
+    }  # fmt: skip
+
+    server.plan_answers = ["- [ ] First part\n- [ ] Second part"] * 2  # an echo, twice
+    code, out = run(server, "replan", "-w", ws, "--strategy", "llm", "--target-chars", "600")
+    assert code == 1, out
+    assert "every one of 1 section(s) fell back to rules" in out
+    assert "no new plan version stored" in out
+    for line in (line for line in out.splitlines() if "fell back" in line):
+        assert line.count("unusable") == 2  # each answer once, not again in the reason
+    code, out = run(server, "show", "guide.md", "-w", ws, "--json")
+    assert [v["version"] for v in json.loads(out)["versions"]] == [1]
+
+    # an answer that fails once and is then repaired is stored, counted and shown
+    server.plan_answers = ["Sure, I can group these."]
+    code, out = run(server, "replan", "-w", ws, "--strategy", "llm", "--target-chars", "700")
+    assert code == 0, out
+    assert "planning: 1 section(s): 1 by the model (1 repaired)" in out
+    code, out = run(server, "status", "-w", ws, "--json")
+    assert json.loads(out)[0]["planning"]["repaired"] == 1
+    code, out = run(server, "show", "guide.md", "-w", ws)
+    assert "the model answered: 'Sure, I can group these.'" in out
+    repair = server.of_kind("planning")[-1]["messages"]
+    assert [m["role"] for m in repair] == ["system", "user", "assistant", "user"]
+    assert repair[2]["content"] == "Sure, I can group these."
