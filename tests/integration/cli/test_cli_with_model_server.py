@@ -34,6 +34,8 @@ class ModelServer(ThreadingHTTPServer):
         self.refused = 0
         self.cut_vision = False  # stop page answers mid-way, at the "token cap"
         self.plan_answers: list[str] = []  # answer the next planning requests with these
+        self.page_answer: dict[int, str] = {}  # write this for a page instead of its Markdown
+        self.echo_prompt = False  # answer page images with the system prompt (text-only model)
 
     def of_kind(self, kind: str) -> list[dict[str, Any]]:
         return [r for r in self.requests if _kind(r) == kind]
@@ -82,7 +84,11 @@ class _Handler(BaseHTTPRequestHandler):
         finish = "stop"
         if _kind(body) == "vision":
             pages = [int(n) for n in re.findall(r"<!-- Page (\d+) -->", prompt)]
-            answer = "\n\n".join(page_markdown(page) for page in pages)
+            answer = "\n\n".join(
+                self.server.page_answer.get(page, page_markdown(page)) for page in pages
+            )
+            if self.server.echo_prompt:
+                answer = body["messages"][0]["content"]
             if self.server.cut_vision:
                 answer, finish = answer[: answer.index("<!-- Page 2 -->") + 40], "length"
         elif self.server.plan_answers:
@@ -274,3 +280,43 @@ def test_failed_planning_is_visible_and_stores_no_version(
     repair = server.of_kind("planning")[-1]["messages"]
     assert [m["role"] for m in repair] == ["system", "user", "assistant", "user"]
     assert repair[2]["content"] == "Sure, I can group these."
+
+
+def _ingest_warranty(server: ModelServer, tmp_path: Path) -> tuple[str, str]:
+    """Ingest the example PDF: its status and its Markdown."""
+    pdf = tmp_path / "warranty_and_service.pdf"
+    shutil.copy(EXAMPLES / "warranty_and_service.pdf", pdf)
+    ws = str(tmp_path / "ws")
+    run(server, "ingest", str(pdf), "-w", ws)
+    _, out = run(server, "status", "-w", ws, "--json")
+    [document] = json.loads(out)
+    if document["status"] == "FAILED":  # no Markdown stored
+        return document["status"], document["error"]
+    _, markdown = run(server, "show", "warranty_and_service.pdf", "-w", ws, "--markdown")
+    return document["status"], markdown
+
+
+def test_a_text_only_model_repeating_the_prompt_is_not_indexed(
+    server: ModelServer, tmp_path: Path
+) -> None:
+    server.echo_prompt = True
+    status, said = _ingest_warranty(server, tmp_path)
+    assert status == "FAILED"  # every page failed: nothing of the document is indexed
+    assert "pages 1-3: conversion failed: the answer repeats the conversion prompt" in said
+    assert "text-only model" in said
+
+
+def test_a_page_that_shares_nothing_with_its_text_layer_is_not_indexed(
+    server: ModelServer, tmp_path: Path
+) -> None:
+    server.page_answer = {
+        2: "<!-- Page 2 -->\n\n## Bananas\n\nBananas grow in tropical climates; ripe fruit "
+        "turns yellow, then brown spots appear while sugars develop inside the peel quickly."
+    }
+    status, markdown = _ingest_warranty(server, tmp_path)
+    assert status == "PARTIAL"
+    assert "Bananas" not in markdown
+    assert re.search(r"<!-- Page 2: conversion failed: the answer shares \d% of its words "
+                     r"with the page's text layer: it is not this page -->", markdown)  # fmt: skip
+    assert "Page 1 explains warranty claims" in markdown  # the other pages stay
+    assert "Page 3 explains warranty claims" in markdown
