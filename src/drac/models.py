@@ -99,7 +99,11 @@ class Strategy(Frozen):
         le=400,
         description="planner preview length (half right after a heading)",
     )
-    planner_model: str | None = None
+    planner_model: str | None = Field(
+        default=None,
+        description="the LLM planner's model id on the backend (default: the settings' "
+        "planning model); part of the plan cache key",
+    )
     table_rows: TableRows = Field(
         default="pipe",
         description="spreadsheet rows as pipe-table rows or 'Column: value; ...' sentences "

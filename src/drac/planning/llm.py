@@ -63,13 +63,15 @@ _KIND_CODE = {
 
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _URL = re.compile(r"https?://\S+")
-_MARKUP = re.compile(r"^[ \t]*(?:[-+*]|\d{1,3}[.)])[ \t]+|[*_`#|>]+", re.MULTILINE)
+# `>` is markup only as a quote marker at a line's start; inside text it is text ("a > b")
+_MARKUP = re.compile(r"^[ \t]*(?:>[ \t>]*|(?:[-+*]|\d{1,3}[.)])[ \t]+)|[*_`#|]+", re.MULTILINE)
+_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]{0,30}(?:\s[^<>]{0,300})?/?>")
 
 
 def preview(element: Element, limit: int) -> str:
-    """One-line preview of an element for the planner: Markdown syntax and URLs removed
-    (they carry no topic), then cut to at most `limit` characters."""
-    text = _URL.sub("", _LINK.sub(r"\1", element.text))
+    """One-line preview of an element for the planner: Markdown syntax, HTML tags and URLs
+    removed (they carry no topic), then cut to at most `limit` characters."""
+    text = _URL.sub("", _LINK.sub(r"\1", _TAG.sub(" ", element.text)))
     return one_line(_MARKUP.sub(" ", text), limit)
 
 
@@ -232,9 +234,12 @@ def quote(answer: str, limit: int = 60) -> str:
     return repr(one_line(answer, limit)) if answer.strip() else "(empty)"
 
 
-class ModelServerUnreachable(PlanningError):
+class ModelServerUnreachable(PlanningError, ModelCallError):
     """The planner's model server cannot be reached: planning stops instead of falling back
-    section after section."""
+    section after section (on AWS, Step Functions retries it as a transient error)."""
+
+    def __init__(self, message: str) -> None:
+        ModelCallError.__init__(self, message, retry="transient")
 
 
 class PlanningFailed(PlanningError):

@@ -117,3 +117,34 @@ def test_the_repair_turn_after_a_cut_off_shows_the_cut_answer(view, scripted_mod
     )
     assert proposal.repaired and proposal.groups[0] == ["p1", "p2", "p3"]
     assert [e.outcome for e in ledger.entries] == ["cut off", "repaired"]
+
+
+@pytest.mark.parametrize(
+    ("markdown", "shown"),
+    [
+        ("<details><summary>Setup steps</summary>Plug it in<br>then wait</details>",
+         "Setup steps Plug it in then wait"),  # no '<br', no '<details <summary'
+        ("Voltage > 5 V and a -> b", "Voltage > 5 V and a -> b"),  # '>' in text is text
+        ("> quoted advice\n> more", "quoted advice more"),  # a quote marker is markup
+        ("a <b>bold</b> word", "a bold word"),
+    ],
+)  # fmt: skip
+def test_previews_drop_html_tags_whole_and_keep_a_greater_than_sign(
+    markdown: str, shown: str
+) -> None:
+    from drac.planning.llm import preview
+
+    [element] = parse_markdown(markdown)
+    assert preview(element, 120) == shown
+
+
+def test_a_strategys_planner_model_chooses_the_model(monkeypatch) -> None:
+    from drac.cli.models_setup import build_models
+    from drac.clients.openai_compat import OpenAICompatTextModel
+
+    monkeypatch.setenv("DRAC_MODEL", "openai")
+    monkeypatch.setenv("DRAC_OPENAI_MODEL", "gemma3:27b")
+    _, chosen = build_models(None, Strategy(planner="llm", planner_model="qwen3:8b"))
+    _, default = build_models(None, Strategy(planner="llm"))
+    assert isinstance(chosen, OpenAICompatTextModel) and isinstance(default, OpenAICompatTextModel)
+    assert (chosen.model, default.model) == ("qwen3:8b", "gemma3:27b")
