@@ -199,10 +199,13 @@ def layer_share(page_markdown: str, layer: str) -> float | None:
     """The share of a page answer's distinct words found in the page's text layer, or None
     when there is too little of either to judge."""
     words = set(_words(MARKER.sub(" ", page_markdown)))
-    layer_words = set(_words(layer))
+    found = _words(layer)
     if len(words) < JUDGED_WORDS or len(layer.strip()) < TEXT_HEAVY_CHARS:
         return None
-    return len(words & layer_words) / len(words)
+    letters = sum(1 for char in layer if not char.isspace())
+    if sum(len(word) for word in found) < 0.5 * letters:
+        return None  # a layer of glyph codes or symbols (a broken font map) proves nothing
+    return len(words & set(found)) / len(words)
 
 
 def foreign_pages(markdown: str, layers: Mapping[int, str]) -> dict[int, float]:
