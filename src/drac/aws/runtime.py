@@ -147,6 +147,7 @@ class Runtime:
             model_id or self.settings.planning_model,
             client=self._bedrock(),
             temperature=self.settings.temperature,
+            max_answer_tokens=self.settings.planning_max_tokens,
         )
 
     def embedder(self) -> Embedder:

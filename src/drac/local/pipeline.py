@@ -18,7 +18,7 @@ from drac.commit import plan_chunks
 from drac.documents.convert import ConversionOptions, convert_to_markdown
 from drac.documents.detect import detect_format
 from drac.documents.spreadsheets import SPREADSHEET_FORMATS, table_rows_advice
-from drac.errors import DocumentError, DracError
+from drac.errors import DocumentError, DracError, PlanningError
 from drac.ids import ContentDigest
 from drac.ingest import (
     ParsedDocument,
@@ -153,7 +153,7 @@ def ingest_file(
                 record.attempt = existing.attempt
                 record.created_at = existing.created_at
             return _ingest(data, record, workspace, settings, vision, text_model, progress, started)
-    except (DocumentError, OSError) as exc:
+    except (DocumentError, PlanningError, OSError) as exc:  # PlanningError: server unreachable
         return _failure(path, workspace, record, data, exc, started)
     except Exception as exc:  # a bug must not stop the other documents; say what it was
         wrapped = DracError(f"unexpected error ({type(exc).__name__}): {exc}")

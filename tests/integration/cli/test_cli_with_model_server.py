@@ -320,3 +320,27 @@ def test_a_page_that_shares_nothing_with_its_text_layer_is_not_indexed(
                      r"with the page's text layer: it is not this page -->", markdown)  # fmt: skip
     assert "Page 1 explains warranty claims" in markdown  # the other pages stay
     assert "Page 3 explains warranty claims" in markdown
+
+
+def test_ingest_with_no_server_fails_each_document_fast_and_plainly(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # nothing listens here once the socket is closed
+    names = ["one.md", "two.md"]
+    for name in names:
+        (tmp_path / name).write_text(f"# {name}\n\nFirst part.\n\nSecond part.\n")
+    started = time.monotonic()
+    result = CliRunner().invoke(
+        cli, ["ingest", *(str(tmp_path / n) for n in names), "-w", str(tmp_path / "ws"),
+              "--strategy", "llm"],
+        env={"DRAC_MODEL": "openai", "DRAC_OPENAI_MODEL": "gemma3:27b",
+             "DRAC_OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1"},
+    )  # fmt: skip
+    assert result.exit_code == 1
+    assert time.monotonic() - started < 20  # 3 connection attempts once, then none
+    failed = [line for line in result.output.splitlines() if line.startswith("FAILED")]
+    assert {Path(line.split(":")[0]).name for line in failed} == set(names)
+    assert all(": model server unreachable: " in line for line in failed)
+    assert "unexpected error" not in result.output
