@@ -158,8 +158,9 @@ class OpenAICompatTextModel(_ChatCompletions, TextModel):
 
     @property
     def structured_output(self) -> bool:  # type: ignore[override]
-        """True while answers are constrained to the schema asked for."""
-        return self.structured == "json_schema"
+        """True while answers are asked for as a JSON object (`json_schema` enforces the
+        schema itself, `json_object` only an object: the prompt then names its shape)."""
+        return self.structured != "none"
 
     def complete(
         self,

@@ -84,8 +84,10 @@ def test_another_400_is_not_taken_for_a_refused_format() -> None:
                                                 ("none", None)])  # fmt: skip
 def test_the_structured_setting_chooses_the_form(mode, expected) -> None:
     with FakeServer([_ok("{}")]) as server:
-        _text_model(server, structured=mode).complete("s", "p", schema=SCHEMA)
+        model = _text_model(server, structured=mode)
+        model.complete("s", "p", schema=SCHEMA)
     assert server.requests[0]["body"].get("response_format") == expected
+    assert model.structured_output == (mode == "json_object")  # the prompt names the object
 
 
 def test_no_schema_no_response_format() -> None:
