@@ -15,13 +15,14 @@ build in minutes.
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 
 from _common import CORPUS, machine, write_section
 
 from drac.models import Strategy
 from drac.parsing import parse_markdown
-from drac.planning import section_prompt, section_view
+from drac.planning import RulesPlanner, compress_ranges, section_prompt, section_view
 from drac.planning.llm import REPAIR_ANSWER_CHARS, REPAIR_PROMPT, SYSTEM_PROMPT, answer_token_cap
 from drac.sectioning import make_sections
 
@@ -38,6 +39,8 @@ def main() -> None:
     first: list[float] = []
     repair: list[float] = []
     before: list[float] = []
+    ranged = listed = schema_ranged = chunks = 0.0
+    headroom: list[float] = []  # cap over the tokens of the longest answer: listed, 1 ID a chunk
     for path in sorted(CORPUS.rglob("*.md")):
         elements = parse_markdown(path.read_text(encoding="utf-8"))
         for section in make_sections(elements, strategy.section_budget):
@@ -53,6 +56,15 @@ def main() -> None:
             first.append(prompt_tokens + cap)
             repair.append(prompt_tokens + shown + asked + cap)
             before.append(2 * (prompt_tokens + OLD_CAP))  # the old answer and its retry
+            groups = RulesPlanner().propose(view, strategy, "").groups
+            order = [element.id for element in view.content]
+            runs = [compress_ranges(g, order) for g in groups]
+            ranged += len(json.dumps(runs, separators=(",", ":"))) / 4
+            schema_ranged += len(json.dumps({"chunks": runs}, separators=(",", ":"))) / 4
+            listed += len(json.dumps({"chunks": groups}, separators=(",", ":"))) / 4
+            chunks += len(groups)
+            worst = len(json.dumps({"chunks": [[i] for i in order]}, separators=(",", ":"))) / 4
+            headroom.append(cap / worst)
     failed_now = [a + b for a, b in zip(first, repair, strict=True)]
     rows = [
         ("sections", f"{len(caps)}"),
@@ -63,6 +75,10 @@ def main() -> None:
         ("the same before (cap 1,024), median", f"{statistics.median(before):.0f}"),
         ("total for every section failing twice, now / before",
          f"{sum(failed_now):,.0f} / {sum(before):,.0f}"),
+        ("output per chunk, rules' plans with ranges (plain)", f"{ranged / chunks:.2f}"),
+        ("output per chunk, {\"chunks\"} with ranges (schema)", f"{schema_ranged / chunks:.2f}"),
+        ("output per chunk, {\"chunks\"} every ID listed", f"{listed / chunks:.2f}"),
+        ("cap / longest answer (every ID its own chunk), min", f"{min(headroom):.2f}"),
     ]  # fmt: skip
     body = "\n".join(
         [

@@ -32,12 +32,14 @@ SYSTEM_PROMPT = (
 )
 STRUCTURED_PROMPT = (
     "Group document elements into retrieval chunks. Lines: ID, kind, size, preview. Reply "
-    'JSON only: {{"chunks": [[IDs],...]}} with every p-ID once, in order. A chunk '
-    "is one topic: 3-8 blocks, about {target} chars, at most {limit}; keep a table's rows "
-    "(same t) together; avoid tiny chunks."
+    'JSON only: {{"chunks": [[IDs],...]}} with every p-ID once, in order; write runs as '
+    '"pA-pB". A chunk is one topic: 3-8 blocks, about {target} chars, at most {limit}; keep a '
+    "table's rows (same t) together; avoid tiny chunks."
 )
-"""The system prompt when the backend enforces the answer's schema (no ranges: the schema
-lists the section's IDs, so the model can write nothing else)."""
+"""The system prompt when the client asks for a JSON object (the schema's shape)."""
+RANGE_PATTERN = r"^p[0-9]+(\.[0-9]+)?-p[0-9]+(\.[0-9]+)?$"
+"""A run of IDs, "pA-pB": the schema allows it beside the section's IDs because it saves
+two thirds of the output tokens (BENCHMARKS.md, "Planning: what a failed answer costs")."""
 ANSWER_TOKENS_BASE = 48
 ANSWER_TOKENS_PER_ID = 6
 """An answer's token cap is base + per-ID times the section's content IDs, within the model's
@@ -104,8 +106,14 @@ def section_prompt(view: SectionView, strategy: Strategy) -> str:
 
 
 def plan_schema(content_ids: Sequence[str]) -> dict[str, Any]:
-    """The JSON Schema of a section's plan: {"chunks": [[ID, ...], ...]}, each ID one of the
-    section's own content IDs."""
+    """The JSON Schema of a section's plan: {"chunks": [[ID, ...], ...]}, each item one of
+    the section's own content IDs or a run "pA-pB" (validation judges the run's ends)."""
+    item = {
+        "anyOf": [
+            {"type": "string", "enum": list(content_ids)},
+            {"type": "string", "pattern": RANGE_PATTERN},
+        ]
+    }
     return {
         "type": "object",
         "properties": {
@@ -115,7 +123,7 @@ def plan_schema(content_ids: Sequence[str]) -> dict[str, Any]:
                 "items": {
                     "type": "array",
                     "minItems": 1,
-                    "items": {"type": "string", "enum": list(content_ids)},
+                    "items": item,
                 },
             }
         },
