@@ -42,6 +42,8 @@ from drac.local.pipeline import (
 )
 from drac.local.workspace import Workspace
 from drac.models import DocumentRecord, Strategy
+from drac.planning import PlanningCounts
+from drac.planning.llm import ModelServerUnreachable
 
 
 def _progress() -> Progress:
@@ -196,6 +198,9 @@ def _report(outcomes: list[Outcome], as_json: bool) -> None:
             for warning in warnings[:3]:
                 name = escape(Path(outcome.path).name)
                 stderr.print(f"[yellow]warning[/] {name}: {escape(warning)}")
+        planned = [outcome.planning for outcome in outcomes if outcome.planning]
+        if planned:
+            stderr.print(f"planning: {_planning_total(planned).describe()}")
         scanned = [outcome for outcome in outcomes if SCAN_HINT in outcome.warnings]
         if scanned:
             stderr.print(f"[yellow]hint[/] {len(scanned)} document(s) PARTIAL: {SCAN_HINT}")
@@ -203,6 +208,11 @@ def _report(outcomes: list[Outcome], as_json: bool) -> None:
             _print_failed(stderr, outcome)
     if failed:
         raise SystemExit(1)
+
+
+def _planning_total(counts: Sequence[PlanningCounts]) -> PlanningCounts:
+    fields = PlanningCounts.model_fields
+    return PlanningCounts(**{name: sum(getattr(c, name) for c in counts) for name in fields})
 
 
 def _table_rows_note(ws: Workspace, record: DocumentRecord, strategy: Strategy) -> list[str]:
@@ -230,6 +240,7 @@ def replan(
     _, text_model = build_models(model, strategy)
     ws = open_workspace(workspace)
     outcomes: list[Outcome] = []
+    stopped = ""
     try:
         try:
             records = live_documents(ws, documents)
@@ -242,6 +253,9 @@ def replan(
                     outcome = replan_document(record, ws, strategy, text_model=text_model)
                     outcome.warnings[:0] = _table_rows_note(ws, record, strategy)
                     outcomes.append(outcome)
+                except ModelServerUnreachable as exc:  # every later call would fail the same
+                    stopped = f"{exc} ({len(records) - len(outcomes)} document(s) not re-planned)"
+                    break
                 except DracError as exc:
                     outcomes.append(
                         Outcome(
@@ -255,7 +269,11 @@ def replan(
                 progress.advance(task)
     finally:
         ws.close()
+    if stopped:
+        stderr.print(f"[red]stopped[/]: {escape(stopped)}")
     _report(outcomes, as_json)
+    if stopped:
+        raise SystemExit(1)
 
 
 @cli.command()

@@ -18,7 +18,7 @@ from drac.commit import plan_chunks
 from drac.documents.convert import ConversionOptions, convert_to_markdown
 from drac.documents.detect import detect_format
 from drac.documents.spreadsheets import SPREADSHEET_FORMATS, table_rows_advice
-from drac.errors import DocumentError, DracError
+from drac.errors import DocumentError, DracError, PlanningError
 from drac.ids import ContentDigest
 from drac.ingest import (
     ParsedDocument,
@@ -35,7 +35,7 @@ from drac.models import (
     PlanVersion,
     Strategy,
 )
-from drac.planning import plan_document
+from drac.planning import PlanningCounts, plan_document, planning_counts, require_model_plans
 from drac.ports import TextModel, VisionModel
 from drac.sectioning import make_sections
 
@@ -82,6 +82,7 @@ class Outcome(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     error: str | None = None
     seconds: float = 0.0
+    planning: PlanningCounts | None = None  # how the sections were planned (LLM strategies)
 
     @property
     def failed(self) -> bool:
@@ -152,7 +153,7 @@ def ingest_file(
                 record.attempt = existing.attempt
                 record.created_at = existing.created_at
             return _ingest(data, record, workspace, settings, vision, text_model, progress, started)
-    except (DocumentError, OSError) as exc:
+    except (DocumentError, PlanningError, OSError) as exc:  # PlanningError: server unreachable
         return _failure(path, workspace, record, data, exc, started)
     except Exception as exc:  # a bug must not stop the other documents; say what it was
         wrapped = DracError(f"unexpected error ({type(exc).__name__}): {exc}")
@@ -338,6 +339,7 @@ def replan_document(
         sections=tuple(make_sections(elements, strategy.section_budget)),
     )
     planned = _plan(record, parsed, strategy, workspace, text_model)
+    require_model_plans(planned.plan)  # a rules plan called "llm" is no new version
     activation = workspace.commit_plan(planned.plan, planned.chunks)
     if not activation.activated:
         raise DracError(f"{record.source}: the document changed while it was re-planned")
@@ -387,6 +389,7 @@ def _outcome(
         plan_version=planned.plan.version,
         warnings=[*warnings, *_plan_warnings(planned.plan)],
         seconds=time.monotonic() - started,
+        planning=planning_counts(planned.plan) if planned.plan.strategy.planner == "llm" else None,
     )
 
 
