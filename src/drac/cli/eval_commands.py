@@ -193,6 +193,8 @@ def print_cost(report: CostReport) -> None:
             "[dim]No model calls are recorded in this workspace (offline conversion and rules"
             " planning cost nothing); ingest with --model bedrock|openai to see model costs.[/]"
         )
+    for warning in report.warnings:
+        stdout.print(f"[yellow]warning[/] {markup(warning)}")
     if report.unpriced_models:
         stdout.print(
             f"[yellow]No price for: {markup(', '.join(report.unpriced_models))} "

@@ -45,6 +45,8 @@ from drac.local.pipeline import (
 )
 from drac.local.workspace import Workspace
 from drac.models import DocumentRecord, Strategy
+from drac.planning import PlanningCounts
+from drac.planning.llm import ModelServerUnreachable
 
 
 def _progress() -> Progress:
@@ -227,6 +229,9 @@ def _report(outcomes: list[Outcome], as_json: bool, skipped: Sequence[Skipped] =
             for warning in warnings[:3]:
                 name = markup(Path(outcome.path).name)
                 stderr.print(f"[yellow]warning[/] {name}: {markup(warning)}")
+        planned = [outcome.planning for outcome in outcomes if outcome.planning]
+        if planned:
+            stderr.print(f"planning: {_planning_total(planned).describe()}")
         scanned = [outcome for outcome in outcomes if SCAN_HINT in outcome.warnings]
         if scanned:
             stderr.print(f"[yellow]hint[/] {len(scanned)} document(s) PARTIAL: {SCAN_HINT}")
@@ -247,6 +252,11 @@ def _print_skipped(skipped: Sequence[Skipped]) -> None:
         if len(entries) > _SKIPS_LISTED:
             more = len(entries) - _SKIPS_LISTED
             stderr.print(f"[dim]skipped[/] {more} more like these (`--json` lists every one)")
+
+
+def _planning_total(counts: Sequence[PlanningCounts]) -> PlanningCounts:
+    fields = PlanningCounts.model_fields
+    return PlanningCounts(**{name: sum(getattr(c, name) for c in counts) for name in fields})
 
 
 def _table_rows_note(ws: Workspace, record: DocumentRecord, strategy: Strategy) -> list[str]:
@@ -280,6 +290,7 @@ def replan(
     _, text_model = build_models(model, strategy)
     ws = open_workspace(workspace)
     outcomes: list[Outcome] = []
+    stopped = ""
     try:
         try:
             records = live_documents(ws, documents)
@@ -294,6 +305,9 @@ def replan(
                     outcomes.append(outcome)
                 except WorkspaceUnusableError:
                     raise  # the same for every document: one line, not one per document
+                except ModelServerUnreachable as exc:  # every later call would fail the same
+                    stopped = f"{exc} ({len(records) - len(outcomes)} document(s) not re-planned)"
+                    break
                 except DracError as exc:
                     outcomes.append(
                         Outcome(
@@ -305,11 +319,15 @@ def replan(
                     )
                     _print_failed(progress.console, outcomes[-1])
                 progress.advance(task)
-            if remember and not any(outcome.failed for outcome in outcomes):
+            if remember and not stopped and not any(o.failed for o in outcomes):
                 ws.save_strategy(strategy)
     finally:
         ws.close()
+    if stopped:
+        stderr.print(f"[red]stopped[/]: {markup(stopped)}")
     _report(outcomes, as_json)
+    if stopped:
+        raise SystemExit(1)
 
 
 @cli.command()

@@ -23,6 +23,8 @@ def build_models(
         settings = Settings.load()
         if backend:
             settings = settings.model_copy(update={"backend": backend})
+        if strategy.planner_model:  # the strategy's own planner model wins over the settings'
+            settings = settings.model_copy(update={"planning_model_id": strategy.planner_model})
         vision = make_vision_model(settings)
         text_model = make_text_model(settings) if strategy.planner == "llm" else None
     except DracError as exc:

@@ -27,6 +27,7 @@ from drac.errors import DracError
 from drac.local.search import default_mode, search_workspace
 from drac.local.workspace import Workspace
 from drac.models import Chunk, DocumentRecord, Element, Strategy
+from drac.planning import PlanningCounts, planning_counts
 from drac.planning.llm import one_line, preview
 from drac.ports import ModelCallError, SearchHit
 from drac.retrieval.rank import Mode
@@ -202,11 +203,19 @@ def status(workspace: Path, as_json: bool) -> None:
         documents = ws.documents()
         counts = Counter(chunk.document_id for chunk in ws.active_chunks())
         saved = ws.saved_strategy()
+        planning = _model_planning(ws, documents)
     finally:
         ws.close()
     if as_json:
         print_json(
-            [{**d.model_dump(mode="json"), "chunks": counts[d.document_id]} for d in documents]
+            [
+                {
+                    **d.model_dump(mode="json"),
+                    "chunks": counts[d.document_id],
+                    "planning": planning.get(d.document_id),
+                }
+                for d in documents
+            ]
         )
         return
     table = Table(title=f"drac workspace {markup(str(workspace))}")
@@ -214,6 +223,8 @@ def status(workspace: Path, as_json: bool) -> None:
     names = shown_sources(documents)
     for column in ("document", "source", "format", "status", "pages", "chunks", "plan"):
         table.add_column(column, no_wrap=column != "source", overflow="fold")
+    if planning:  # sections planned by the model / repaired / fallen back to rules
+        table.add_column("llm/repaired/rules", no_wrap=True)
     if any(notes.values()):
         table.add_column("note", overflow="fold")
     for d in documents:
@@ -226,6 +237,7 @@ def status(workspace: Path, as_json: bool) -> None:
             str(d.pages),
             str(counts[d.document_id]),
             f"v{d.active_version}" if d.active_version else "-",
+            *([_planning_cell(planning.get(d.document_id))] if planning else []),
             *note,
         )
     stdout.print(table)
@@ -272,6 +284,21 @@ def short_note(note: str, limit: int) -> str:
     if " " in cut:
         cut = cut[: cut.rindex(" ")]
     return cut.rstrip() + "…"
+
+
+def _model_planning(ws: Workspace, documents: list[DocumentRecord]) -> dict[str, PlanningCounts]:
+    """How the active plan of each document planned by the model was made."""
+    found: dict[str, PlanningCounts] = {}
+    for d in documents:
+        if d.active_version:
+            plan = ws.plans.get_plan(d.document_id, d.active_version)
+            if plan.strategy.planner == "llm":
+                found[d.document_id] = planning_counts(plan)
+    return found
+
+
+def _planning_cell(counts: PlanningCounts | None) -> str:
+    return f"{counts.by_model}/{counts.repaired}/{counts.fell_back}" if counts else "-"
 
 
 @cli.command()
@@ -344,6 +371,14 @@ def _show(ws: Workspace, record: DocumentRecord, version: int | None, as_json: b
         stdout.print(f"\n[bold]chunks of v{plan.version}[/]")
         for index, ids in enumerate(plan.chunk_ids_arrays, start=1):
             stdout.print(f"  {index:3d}. {' '.join(ids)}", highlight=False)
+        for planned in plan.sections:  # what the model said where its answer was unusable
+            if planned.issues.failed_answer is not None:
+                stdout.print(
+                    f"[yellow]{planned.section_id} ({markup(planned.planner)})[/]"
+                    f" {markup(planned.issues.reason or '')}; the model answered:"
+                    f" {markup(repr(planned.issues.failed_answer))}",
+                    highlight=False,
+                )
 
 
 def _outline(elements: list[Element]) -> Tree:

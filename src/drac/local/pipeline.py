@@ -39,7 +39,7 @@ from drac.models import (
     PlanVersion,
     Strategy,
 )
-from drac.planning import plan_document
+from drac.planning import PlanningCounts, plan_document, planning_counts, require_model_plans
 from drac.ports import TextModel, VisionModel
 from drac.sectioning import make_sections
 
@@ -86,6 +86,7 @@ class Outcome(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     error: str | None = None
     seconds: float = 0.0
+    planning: PlanningCounts | None = None  # how the sections were planned (LLM strategies)
 
     @property
     def failed(self) -> bool:
@@ -470,6 +471,7 @@ def replan_document(
         sections=tuple(make_sections(elements, strategy.section_budget)),
     )
     planned = _plan(record, parsed, strategy, workspace, text_model)
+    require_model_plans(planned.plan)  # a rules plan called "llm" is no new version
     activation = workspace.commit_plan(planned.plan, planned.chunks)
     if not activation.activated:
         raise DracError(f"{record.source}: the document changed while it was re-planned")
@@ -519,6 +521,7 @@ def _outcome(
         plan_version=planned.plan.version,
         warnings=[*warnings, *_plan_warnings(planned.plan)],
         seconds=time.monotonic() - started,
+        planning=planning_counts(planned.plan) if planned.plan.strategy.planner == "llm" else None,
     )
 
 
