@@ -29,6 +29,13 @@ def build_models(
         text_model = make_text_model(settings) if strategy.planner == "llm" else None
     except DracError as exc:
         raise click.UsageError(str(exc)) from exc
+    except Exception as exc:
+        if type(exc).__name__ == "NoRegionError":  # botocore's, without importing it here
+            raise click.UsageError(
+                "--model bedrock needs an AWS region: set AWS_REGION (or the region of your "
+                "AWS profile in ~/.aws/config)"
+            ) from exc
+        raise
     if strategy.planner == "llm" and text_model is None:
         raise click.UsageError(
             "the llm planner needs a model: pass --model bedrock or --model openai"
