@@ -188,7 +188,7 @@ HOSTILE_SET: tuple[Hostile, ...] = (
     Hostile("DOCX, truncated to half", b"truncated.docx",
             _truncated(lambda: docx_padded(1), 0.5), "FAILED", "corrupt ZIP"),
     Hostile("DOCX, broken XML body", b"broken-xml.docx", _broken_xml_docx, "FAILED",
-            "LibreOffice|no text content", libreoffice=True),
+            "LibreOffice|no text content|not well-formed", libreoffice=True),
     Hostile("zip named .docx holding a member named [/]", b"markup-member.docx",
             lambda: _zip_with_entry("[/]"), "FAILED", r"it holds \[/\]"),
     Hostile("OLE file (legacy or password-protected Office)", b"protected.docx",

@@ -82,7 +82,7 @@ def test_the_human_summary_survives_markup_and_names_every_failure(batch) -> Non
         if item.status == "FAILED":
             assert any(name in line for line in failed_lines), name
     assert "it holds [/])" in run.stderr  # the member name, printed as it is
-    assert "Error: source file could not be loaded" in run.stderr  # LibreOffice's own words
+    assert "'word/document.xml' is not well-formed" in run.stderr  # refused before LibreOffice
     assert "--model bedrock|openai --force" in run.stderr  # the scan hint
 
 

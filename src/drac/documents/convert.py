@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from drac.documents.batches import BatchResult, convert_batch, join_batches
 from drac.documents.detect import DocumentFormat, detect_format
-from drac.documents.normalise import normalise_to_pdf
+from drac.documents.normalise import normalise
 from drac.documents.offline import offline_markdown
 from drac.documents.options import ConversionOptions
 from drac.documents.render import PageImage, batched, page_count, render_pages
@@ -87,12 +87,13 @@ def convert_to_markdown(
             warnings=[*warnings, *sheets.warnings],
             model="none",
         )
-    pdf = normalise_to_pdf(
+    pdf, normalise_warnings = normalise(
         data,
         detection.format,
         timeout_s=options.libreoffice_timeout_s,
         max_pages=options.max_pages,
     )
+    warnings.extend(normalise_warnings)
     if vision is None:
         result = _convert_offline(pdf, detection.format, warnings, options, progress)
     else:

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
@@ -20,6 +21,8 @@ from drac.documents.archive import check_inflation
 from drac.documents.delimited import SAMPLE_CHARS, sniff_delimiter
 from drac.documents.detect import DocumentFormat
 from drac.documents.lo_guard import CANNOT_START
+from drac.documents.lo_profile import LINK_SETTINGS, ProfileSetting, write_settings
+from drac.documents.references import removal_warning, write_without_external_references
 from drac.errors import DocumentError
 
 DEFAULT_IMAGE_DPI = 200
@@ -47,6 +50,50 @@ _SUFFIX = {
 }
 
 
+@dataclass(frozen=True)
+class Defences:
+    """What stands between a document and the machine while LibreOffice converts it: its
+    external references removed first (`references.py`), and the profile settings that stop
+    link updates and network access (`lo_profile.py`). Tests turn layers off one at a time
+    to show what each holds; every other caller uses the defaults."""
+
+    strip_references: bool = True
+    settings: tuple[ProfileSetting, ...] = LINK_SETTINGS
+
+
+ALL_DEFENCES = Defences()
+
+
+class Converted(NamedTuple):
+    """What LibreOffice wrote, and the warnings for the document (references removed)."""
+
+    data: bytes
+    warnings: list[str]
+
+
+def normalise(
+    data: bytes,
+    fmt: DocumentFormat,
+    *,
+    timeout_s: float = 180.0,
+    max_pages: int = 5000,
+) -> Converted:
+    """Return the document as PDF (PDF as-is, office/HTML via LibreOffice, images via
+    Pillow) with the warnings the normalisation has for the document.
+
+    Raises DocumentError naming the reason when the document cannot be normalised.
+    """
+    if fmt is DocumentFormat.PDF:
+        return Converted(data, [])
+    if fmt.is_office:
+        if fmt.is_zip_container:
+            check_inflation(data)  # before LibreOffice inflates anything
+        return convert_with_libreoffice(data, _SUFFIX[fmt], "pdf", timeout_s=timeout_s)
+    if fmt.is_image:
+        return Converted(image_to_pdf(data, max_pages=max_pages), [])
+    raise DocumentError(f"{fmt.value} documents are not converted to PDF (used as text as-is)")
+
+
 def normalise_to_pdf(
     data: bytes,
     fmt: DocumentFormat,
@@ -54,19 +101,11 @@ def normalise_to_pdf(
     timeout_s: float = 180.0,
     max_pages: int = 5000,
 ) -> bytes:
-    """Return the document as PDF: PDF as-is, office/HTML via LibreOffice, images via Pillow.
+    """Return the document as PDF, as `normalise` does, without its warnings.
 
     Raises DocumentError naming the reason when the document cannot be normalised.
     """
-    if fmt is DocumentFormat.PDF:
-        return data
-    if fmt.is_office:
-        if fmt.is_zip_container:
-            check_inflation(data)  # before LibreOffice inflates anything
-        return libreoffice_to_pdf(data, _SUFFIX[fmt], timeout_s=timeout_s)
-    if fmt.is_image:
-        return image_to_pdf(data, max_pages=max_pages)
-    raise DocumentError(f"{fmt.value} documents are not converted to PDF (used as text as-is)")
+    return normalise(data, fmt, timeout_s=timeout_s, max_pages=max_pages).data
 
 
 def find_soffice() -> str:
@@ -110,21 +149,46 @@ def libreoffice_convert(
     memory_bytes: int = LIBREOFFICE_MEMORY_BYTES,
 ) -> bytes:
     """Convert one file LibreOffice reads (its kind named by `suffix`, e.g. ".ods") to the
-    `target` format (a LibreOffice --convert-to extension: "pdf", "xlsx").
+    `target` format (a LibreOffice --convert-to extension: "pdf", "xlsx"), as
+    `convert_with_libreoffice` does, without the warnings."""
+    return convert_with_libreoffice(
+        data, suffix, target, timeout_s=timeout_s, memory_bytes=memory_bytes
+    ).data
 
-    Same guarantees as `libreoffice_to_pdf`: a private profile per call, the process group
-    killed on timeout, DocumentError naming what failed.
+
+def convert_with_libreoffice(
+    data: bytes,
+    suffix: str,
+    target: str,
+    *,
+    timeout_s: float = 180.0,
+    memory_bytes: int = LIBREOFFICE_MEMORY_BYTES,
+    defences: Defences = ALL_DEFENCES,
+) -> Converted:
+    """Convert one file LibreOffice reads (its kind named by `suffix`) to `target`, with the
+    warnings for the document (one when external references were removed).
+
+    LibreOffice only ever sees the file with its external references removed, runs with
+    the profile settings that stop links and network access, in a private profile per call
+    (so calls may run concurrently), its process group killed on timeout. DocumentError
+    names what failed.
     """
     soffice = find_soffice()
     kind = suffix.lstrip(".").upper()
     goal = target.upper()
+    warnings: list[str] = []
     with tempfile.TemporaryDirectory(prefix="drac-lo-") as tmp:
         work = Path(tmp)
         source = work / f"document{suffix}"
-        source.write_bytes(data)
+        with source.open("wb") as copy:
+            if defences.strip_references:
+                removed = write_without_external_references(data, suffix, copy)
+                warnings.extend(filter(None, [removal_warning(removed)]))
+            else:
+                copy.write(data)
         outdir = work / "out"
         profile = work / "profile"
-        _seed_profile(profile)
+        _seed_profile(profile, defences.settings)
         command = [
             soffice,
             f"-env:UserInstallation={profile.as_uri()}",
@@ -152,7 +216,7 @@ def libreoffice_convert(
         if not result.is_file() or result.stat().st_size == 0:
             raise DocumentError(_no_output_reason(run, kind, goal, memory_bytes))
         _keep_profile(profile)
-        return result.read_bytes()
+        return Converted(result.read_bytes(), warnings)
 
 
 def _import_filter(suffix: str, data: bytes) -> list[str]:
@@ -174,13 +238,15 @@ def _import_filter(suffix: str, data: bytes) -> list[str]:
     return []
 
 
-def _seed_profile(profile: Path) -> None:
-    """Start this call's private profile as a copy of the cached template, when there is one."""
+def _seed_profile(profile: Path, settings: tuple[ProfileSetting, ...] = LINK_SETTINGS) -> None:
+    """Start this call's private profile as a copy of the cached template, when there is one,
+    and write the settings that stop link updates and network access into it."""
     folder = _cache_folder()
     template = folder / _PROFILE_NAME if folder else None
     if template is not None and template.is_dir():
         with contextlib.suppress(OSError):
             shutil.copytree(template, profile, symlinks=True, dirs_exist_ok=True)
+    write_settings(profile, settings)
 
 
 def _keep_profile(profile: Path) -> None:

@@ -14,9 +14,13 @@ from pathlib import Path
 
 import pytest
 from polling import wait_for
+from reliability.hostile_links import package
 
 from drac.documents.normalise import libreoffice_to_pdf
 from drac.errors import DocumentError
+
+# a package LibreOffice stand-ins are given: the reference sanitizer refuses anything not a ZIP
+PACKAGE = package({"[Content_Types].xml": "<Types/>"})
 
 _CONVERTS = """
 for a; do
@@ -51,7 +55,7 @@ def test_libreoffice_runs_under_the_memory_limit(tmp_path, monkeypatch):
     limits = tmp_path / "limits"
     soffice = _fake_soffice(tmp_path, f"ulimit -v > {limits}\n{_CONVERTS}")
     monkeypatch.setenv("DRAC_SOFFICE", soffice)
-    libreoffice_to_pdf(b"PK", ".docx", timeout_s=10, memory_bytes=768 * 1024 * 1024)
+    libreoffice_to_pdf(PACKAGE, ".docx", timeout_s=10, memory_bytes=768 * 1024 * 1024)
     assert limits.read_text().strip() == str(768 * 1024)  # ulimit -v counts KiB
 
 
@@ -59,14 +63,14 @@ def test_a_crash_names_the_signal_and_the_memory_limit(tmp_path, monkeypatch):
     soffice = _fake_soffice(tmp_path, "echo 'std::bad_alloc' >&2\nkill -ABRT $$\n")
     monkeypatch.setenv("DRAC_SOFFICE", soffice)
     with pytest.raises(DocumentError, match=r"crashed \(SIGABRT\).*2 GiB memory limit.*bad_alloc"):
-        libreoffice_to_pdf(b"PK", ".docx", timeout_s=10, memory_bytes=2 * 1024**3)
+        libreoffice_to_pdf(PACKAGE, ".docx", timeout_s=10, memory_bytes=2 * 1024**3)
 
 
 def test_no_folder_is_left_behind_and_one_profile_template_is_reused(tmp_path, monkeypatch):
     scratch, cache = _isolated(tmp_path, monkeypatch)
     monkeypatch.setenv("DRAC_SOFFICE", _fake_soffice(tmp_path, _CONVERTS))
     for _ in range(3):
-        assert libreoffice_to_pdf(b"PK", ".docx", timeout_s=10).startswith(b"%PDF")
+        assert libreoffice_to_pdf(PACKAGE, ".docx", timeout_s=10).startswith(b"%PDF")
     assert list(scratch.iterdir()) == []
     assert [path.name for path in (cache / "drac").iterdir()] == ["libreoffice-profile"]
     template = cache / "drac" / "libreoffice-profile" / "user" / "registrymodifications.xcu"
@@ -77,7 +81,7 @@ _CONVERT_AND_HANG = """
 import os, sys
 sys.path[:0] = {paths!r}
 from drac.documents.normalise import libreoffice_to_pdf
-libreoffice_to_pdf(b"PK", ".docx", timeout_s=120)
+libreoffice_to_pdf({data!r}, ".docx", timeout_s=120)
 """
 
 
@@ -87,7 +91,7 @@ def test_killing_drac_kills_libreoffice_and_removes_its_folder(tmp_path, monkeyp
     # LibreOffice's real shape: the started program forks the converter, which outlives it
     body = f"sleep 300 &\necho $! >> {pids}\necho $$ >> {pids}\nwait\n"
     monkeypatch.setenv("DRAC_SOFFICE", _fake_soffice(tmp_path, body))
-    code = textwrap.dedent(_CONVERT_AND_HANG.format(paths=sys.path))
+    code = textwrap.dedent(_CONVERT_AND_HANG.format(paths=sys.path, data=PACKAGE))
     drac = subprocess.Popen([sys.executable, "-c", code])
     try:
         wait_for(lambda: pids.exists() and len(pids.read_text().split()) == 2, timeout_s=10.0)
@@ -114,7 +118,7 @@ def _gone(pid: int) -> bool:
 def test_the_guard_itself_exits_when_its_command_exits(tmp_path, monkeypatch):
     monkeypatch.setenv("DRAC_SOFFICE", _fake_soffice(tmp_path, _CONVERTS))
     before = {p for p in os.listdir("/proc") if p.isdigit()}
-    libreoffice_to_pdf(b"PK", ".docx", timeout_s=10)
+    libreoffice_to_pdf(PACKAGE, ".docx", timeout_s=10)
     after = {p for p in os.listdir("/proc") if p.isdigit()} - before
     assert not [pid for pid in after if "lo_guard" in _cmdline(pid)]
 

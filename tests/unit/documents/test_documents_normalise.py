@@ -6,11 +6,15 @@ from pathlib import Path
 import pytest
 from pdfs import make_pdf
 from PIL import Image
+from reliability.hostile_links import package
 
 from drac.documents.detect import DocumentFormat
 from drac.documents.normalise import image_to_pdf, libreoffice_to_pdf, normalise_to_pdf
 from drac.documents.render import page_count, render_pages
 from drac.errors import DocumentError
+
+# a package LibreOffice stand-ins are given: the reference sanitizer refuses anything not a ZIP
+PACKAGE = package({"[Content_Types].xml": "<Types/>"})
 
 
 def _png(size=(400, 200), mode="RGBA", dpi=None) -> bytes:
@@ -74,7 +78,7 @@ def test_a_libreoffice_timeout_kills_the_whole_process_group(tmp_path, monkeypat
     monkeypatch.setenv("DRAC_SOFFICE", soffice)
     started = time.monotonic()
     with pytest.raises(DocumentError, match=r"timed out after 0.5 s converting the DOCX"):
-        libreoffice_to_pdf(b"PK", ".docx", timeout_s=0.5)
+        libreoffice_to_pdf(PACKAGE, ".docx", timeout_s=0.5)
     assert time.monotonic() - started < 10
     child = int(pid_file.read_text())
     time.sleep(0.2)
@@ -95,10 +99,10 @@ def test_libreoffice_producing_nothing_is_a_clear_error(tmp_path, monkeypatch):
         _fake_soffice(tmp_path, "echo 'Error: source file could not be loaded' >&2\n"),
     )
     with pytest.raises(DocumentError, match=r"could not convert the PPTX.*could not be loaded"):
-        libreoffice_to_pdf(b"PK", ".pptx", timeout_s=5)
+        libreoffice_to_pdf(PACKAGE, ".pptx", timeout_s=5)
 
 
 def test_a_missing_libreoffice_is_named(monkeypatch):
     monkeypatch.setenv("DRAC_SOFFICE", "/nonexistent/soffice")
     with pytest.raises(DocumentError, match="cannot start LibreOffice"):
-        libreoffice_to_pdf(b"PK", ".xlsx", timeout_s=5)
+        libreoffice_to_pdf(PACKAGE, ".xlsx", timeout_s=5)

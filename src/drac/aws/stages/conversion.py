@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from drac.aws import keys
 from drac.aws.errors import retried_by_step_functions
@@ -13,7 +13,7 @@ from drac.aws.runtime import Runtime
 from drac.aws.stages.fanout import MAX_ITEMS, ItemGroup, item_groups
 from drac.documents.batches import BatchResult, StoredPage, convert_batch, failed_batch
 from drac.documents.detect import DocumentFormat
-from drac.documents.normalise import normalise_to_pdf
+from drac.documents.normalise import normalise
 from drac.documents.render import RenderOptions, page_batches, render_pages
 from drac.errors import DocumentError
 
@@ -35,6 +35,11 @@ class PdfLocation(BaseModel):
     pdf_bucket: str
     pdf_key: str
     pdf_version_id: str | None = None
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="what normalising removed from the document (external references); Render "
+        "adds them to the record, as Normalise has no access to it",
+    )
 
 
 class RenderInput(PdfLocation):
@@ -81,12 +86,13 @@ class BatchDone(BaseModel):
 
 
 def normalise_document(rt: Runtime, event: NormaliseInput) -> PdfLocation:
-    """Convert the upload to PDF (LibreOffice, Pillow) and store it in the artifacts bucket."""
+    """Convert the upload to PDF (LibreOffice, Pillow) and store it in the artifacts bucket;
+    return where it is and the normalisation's warnings (external references removed)."""
     data = rt.bucket(event.bucket).get_bytes(event.key, version_id=event.version_id)
-    pdf = normalise_to_pdf(data, DocumentFormat(event.format), max_pages=rt.settings.max_pages)
+    pdf, warnings = normalise(data, DocumentFormat(event.format), max_pages=rt.settings.max_pages)
     key = keys.pdf_key(event.document_id)
     rt.artifacts.put_bytes(key, pdf)
-    return PdfLocation(pdf_bucket=rt.resources.artifacts_bucket, pdf_key=key)
+    return PdfLocation(pdf_bucket=rt.resources.artifacts_bucket, pdf_key=key, warnings=warnings)
 
 
 def render_document(rt: Runtime, event: RenderInput) -> Rendered:
@@ -106,8 +112,19 @@ def render_document(rt: Runtime, event: RenderInput) -> Rendered:
             f"{count} pages in batches of {rt.settings.batch_size} make {batches} batches, more"
             f" than {MAX_ITEMS}: raise the batchSize setting"
         )
-    rt.registry.update(event.document_id, owner=event.execution, pages=count)
+    rt.registry.update(
+        event.document_id, owner=event.execution, pages=count, **_with_warnings(rt, event)
+    )
     return Rendered(page_count=count, batch_count=batches, groups=item_groups(batches))
+
+
+def _with_warnings(rt: Runtime, event: RenderInput) -> dict[str, list[str]]:
+    """The record's warnings with Normalise's added (once: Render may be retried)."""
+    if not event.warnings:
+        return {}
+    record = rt.registry.get(event.document_id)
+    known = record.warnings if record else []
+    return {"warnings": [*known, *(w for w in event.warnings if w not in known)]}
 
 
 def convert_pages(rt: Runtime, event: ConvertInput) -> BatchDone:

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from drac.documents.archive import check_inflation
 from drac.documents.delimited import DELIMITERS, read_rows, sniff_delimiter
 from drac.documents.detect import DocumentFormat
-from drac.documents.normalise import libreoffice_convert
+from drac.documents.normalise import convert_with_libreoffice
 from drac.documents.spreadsheets.grid import SheetGrid, non_empty, used_columns
 from drac.documents.spreadsheets.rows import RowStats
 from drac.documents.spreadsheets.sheet import write_sheet
@@ -71,11 +71,13 @@ def read_spreadsheet(
         return _delimited(data, fmt, stem, options)
     if fmt.is_zip_container:
         check_inflation(data)  # before openpyxl or LibreOffice inflates anything
-    if fmt in _LIBREOFFICE_FIRST:
-        data = libreoffice_convert(
-            data, _LIBREOFFICE_FIRST[fmt], "xlsx", timeout_s=options.libreoffice_timeout_s
-        )
-    return _workbook(data, fmt, stem, options)
+    if fmt not in _LIBREOFFICE_FIRST:
+        return _workbook(data, fmt, stem, options)
+    converted = convert_with_libreoffice(
+        data, _LIBREOFFICE_FIRST[fmt], "xlsx", timeout_s=options.libreoffice_timeout_s
+    )
+    result = _workbook(converted.data, fmt, stem, options)
+    return result.model_copy(update={"warnings": [*converted.warnings, *result.warnings]})
 
 
 def _workbook(
