@@ -302,7 +302,8 @@ def run(
                 raise DocumentError(f"the contained worker sent a bad answer {doing}")
     finally:
         if not finished and worker.alive:
-            worker.kill()  # an abandoned stream: the worker is mid-call
+            with contextlib.suppress(Exception):  # also at interpreter shutdown
+                worker.kill()  # an abandoned stream: the worker is mid-call
 
 
 def protections(limits: Limits | None = None) -> tuple[str, ...]:
