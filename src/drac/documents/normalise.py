@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import shutil
 import signal
@@ -19,7 +20,7 @@ from PIL import Image, ImageSequence, UnidentifiedImageError
 from drac.documents.archive import check_inflation
 from drac.documents.delimited import SAMPLE_CHARS, sniff_delimiter
 from drac.documents.detect import DocumentFormat
-from drac.documents.lo_guard import CANNOT_START
+from drac.documents.lo_guard import CANNOT_START, PROTECTIONS_PREFIX
 from drac.errors import DocumentError
 
 DEFAULT_IMAGE_DPI = 200
@@ -31,6 +32,16 @@ LIBREOFFICE_MEMORY_BYTES = 4 * 1024**3
 corpus' office files peaks far below it (RELIABILITY.md); a document that needs more fails
 with a clear reason instead of exhausting the machine."""
 
+LIBREOFFICE_READABLE = [
+    "/usr", "/bin", "/lib", "/lib64", "/opt", "/etc/fonts", "/etc/ld.so.cache",
+    "/etc/libreoffice", "/dev/urandom",
+]  # fmt: skip
+"""What LibreOffice may read besides its work folder (Landlock, where the kernel has it):
+its program and libraries, fonts and their configuration, its registry, the linker cache,
+random bytes; found by converting with less until conversions failed (LibreOffice 7.4).
+Not /etc (passwd, hostname, ...), /proc (version, other processes), /home, /tmp, /root."""
+LIBREOFFICE_WRITABLE: list[str] = []
+"""Folders LibreOffice may write besides its work folder: none (tests add one for fakes)."""
 _GUARD = Path(__file__).with_name("lo_guard.py")
 _PROFILE_NAME = "libreoffice-profile"
 _PROFILE_LOCK = threading.Lock()
@@ -226,6 +237,8 @@ def _cache_folder() -> Path | None:
 class _Run(NamedTuple):
     returncode: int
     stderr: str
+    protections: tuple[str, ...]
+    """The layers the guard had in force (containment.policy's names)."""
 
 
 def _run_guarded(
@@ -241,6 +254,7 @@ def _run_guarded(
     (the guard kills LibreOffice's whole group) and raise DocumentError."""
     guarded = [
         sys.executable, "-I", "-S", str(_GUARD), str(os.getpid()), str(memory_bytes), workdir,
+        json.dumps({"readable": LIBREOFFICE_READABLE, "writable": LIBREOFFICE_WRITABLE}),
         "--", *command,
     ]  # fmt: skip
     try:
@@ -265,7 +279,11 @@ def _run_guarded(
     finally:
         if process.poll() is None:
             _stop(process)
-    return _Run(process.returncode, err.decode("utf-8", "replace"))
+    text = err.decode("utf-8", "replace")
+    first, _, rest = text.partition("\n")
+    if first.startswith(PROTECTIONS_PREFIX):
+        return _Run(process.returncode, rest, tuple(first[len(PROTECTIONS_PREFIX) :].split(", ")))
+    return _Run(process.returncode, text, ())
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:

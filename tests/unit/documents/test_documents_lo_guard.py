@@ -15,8 +15,16 @@ from pathlib import Path
 import pytest
 from polling import wait_for
 
+from drac.documents import normalise
 from drac.documents.normalise import libreoffice_to_pdf
 from drac.errors import DocumentError
+
+
+@pytest.fixture(autouse=True)
+def _fakes_may_write_their_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fakes below write pid files to tmp_path: the guard's Landlock policy lets the real
+    LibreOffice write only its work folder."""
+    monkeypatch.setattr(normalise, "LIBREOFFICE_WRITABLE", [str(tmp_path)])
 
 _CONVERTS = """
 for a; do
@@ -31,6 +39,8 @@ printf '%%PDF-1.4 fake' > "$out/document.pdf"
 
 
 def _fake_soffice(tmp_path: Path, body: str) -> str:
+    """A fake LibreOffice in tmp_path, which it may also write (the guard's Landlock policy
+    lets the real one write only its work folder)."""
     script = tmp_path / "soffice"
     script.write_text("#!/bin/sh\n" + body)
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
@@ -48,11 +58,11 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Pa
 
 
 def test_libreoffice_runs_under_the_memory_limit(tmp_path, monkeypatch):
-    limits = tmp_path / "limits"
-    soffice = _fake_soffice(tmp_path, f"ulimit -v > {limits}\n{_CONVERTS}")
-    monkeypatch.setenv("DRAC_SOFFICE", soffice)
-    libreoffice_to_pdf(b"PK", ".docx", timeout_s=10, memory_bytes=768 * 1024 * 1024)
-    assert limits.read_text().strip() == str(768 * 1024)  # ulimit -v counts KiB
+    # the fake reports its limit inside its "PDF": it may write nothing outside its work folder
+    body = _CONVERTS.replace("'%%PDF-1.4 fake'", "'%%PDF-1.4 %s' \"$(ulimit -v)\"")
+    monkeypatch.setenv("DRAC_SOFFICE", _fake_soffice(tmp_path, body))
+    pdf = libreoffice_to_pdf(b"PK", ".docx", timeout_s=10, memory_bytes=768 * 1024 * 1024)
+    assert pdf.split()[-1] == str(768 * 1024).encode()  # ulimit -v counts KiB
 
 
 def test_a_crash_names_the_signal_and_the_memory_limit(tmp_path, monkeypatch):
@@ -76,8 +86,9 @@ def test_no_folder_is_left_behind_and_one_profile_template_is_reused(tmp_path, m
 _CONVERT_AND_HANG = """
 import os, sys
 sys.path[:0] = {paths!r}
-from drac.documents.normalise import libreoffice_to_pdf
-libreoffice_to_pdf(b"PK", ".docx", timeout_s=120)
+from drac.documents import normalise
+normalise.LIBREOFFICE_WRITABLE[:] = [{writable!r}]
+normalise.libreoffice_to_pdf(b"PK", ".docx", timeout_s=120)
 """
 
 
@@ -87,7 +98,7 @@ def test_killing_drac_kills_libreoffice_and_removes_its_folder(tmp_path, monkeyp
     # LibreOffice's real shape: the started program forks the converter, which outlives it
     body = f"sleep 300 &\necho $! >> {pids}\necho $$ >> {pids}\nwait\n"
     monkeypatch.setenv("DRAC_SOFFICE", _fake_soffice(tmp_path, body))
-    code = textwrap.dedent(_CONVERT_AND_HANG.format(paths=sys.path))
+    code = textwrap.dedent(_CONVERT_AND_HANG.format(paths=sys.path, writable=str(tmp_path)))
     drac = subprocess.Popen([sys.executable, "-c", code])
     try:
         wait_for(lambda: pids.exists() and len(pids.read_text().split()) == 2, timeout_s=10.0)

@@ -37,6 +37,8 @@ _EXECUTE = 1 << 0
 _WRITE_FILE = 1 << 1
 _READ_FILE = 1 << 2
 _READ_DIR = 1 << 3
+_REMOVE_FILE = 1 << 5
+_MAKE_SOCK = 1 << 9
 _TRUNCATE = 1 << 14
 _IOCTL_DEV = 1 << 15
 _NET_BIND_TCP = 1 << 0
@@ -124,7 +126,11 @@ def _write(path: str, text: str) -> None:
 
 
 def restrict_files(
-    readable: Iterable[str], writable: Iterable[str] = (), *, network: bool = False
+    readable: Iterable[str],
+    writable: Iterable[str] = (),
+    *,
+    sockets: Iterable[str] = (),
+    network: bool = False,
 ) -> list[str]:
     """Let this process (and what it starts) read only beneath `readable` and write only
     beneath `writable` (and, unless `network`, connect nowhere), with Landlock; the names
@@ -156,6 +162,8 @@ def restrict_files(
             _allow(libc, fd, path, _READ & handled_fs)
         for path in writable:
             _allow(libc, fd, path, handled_fs)
+        for path in sockets:  # create and remove a socket there: no reading, no writing
+            _allow(libc, fd, path, _MAKE_SOCK | _REMOVE_FILE)
         if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             return []
         if libc.syscall(_SYS_LANDLOCK["restrict_self"], fd, 0) != 0:
@@ -187,6 +195,7 @@ def apply_policy(
     memory_bytes: int,
     readable: Iterable[str],
     writable: Iterable[str] = (),
+    sockets: Iterable[str] = (),
     network_namespace: bool = True,
     landlock: bool = True,
 ) -> list[str]:
@@ -197,5 +206,5 @@ def apply_policy(
     if network_namespace and leave_network():
         applied.append("network namespace")
     if landlock:
-        applied.extend(restrict_files(readable, writable))
+        applied.extend(restrict_files(readable, writable, sockets=sockets))
     return applied
