@@ -96,14 +96,13 @@ def text_bomb_pdf(shows: int = 100_000, run: int = 1000) -> bytes:
     body = b"BT /F1 1 Tf 0 10 Td\n"  # the stream is one text object; BT/ET outside the repeats
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [5 0 R] /Count 1 >>",
+        b"<< /Type /Pages /Kids [6 0 R] /Count 1 >>",
         _FONT,
         flate_stream(body),
         content,
         b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
         b"/Resources << /Font << /F1 3 0 R >> >> /Contents [4 0 R 5 0 R] >>",
     ]
-    objects[1] = b"<< /Type /Pages /Kids [6 0 R] /Count 1 >>"
     return pdf_document(objects)
 
 
