@@ -9,9 +9,9 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from drac.documents.batches import BatchResult, convert_batch, join_batches
+from drac.documents.containment import contained_call
 from drac.documents.detect import DocumentFormat, detect_format
 from drac.documents.normalise import normalise_to_pdf
-from drac.documents.containment import contained_call
 from drac.documents.offline import OfflinePage
 from drac.documents.options import ConversionOptions
 from drac.documents.render import PDF_LIMITS, PageImage, batched, pdf_facts, render_pages

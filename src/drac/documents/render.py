@@ -89,7 +89,7 @@ def render_scale(
     return scale
 
 
-class CheckedDocument(pdfium.PdfDocument):  # type: ignore[misc]
+class CheckedDocument(pdfium.PdfDocument):
     """A PdfDocument whose pages are checked against the page limits as they load, and that
     names each page it loads as the worker's current step."""
 
@@ -126,7 +126,7 @@ class CheckedDocument(pdfium.PdfDocument):  # type: ignore[misc]
         )
 
 
-class CheckedPage(pdfium.PdfPage):  # type: ignore[misc]
+class CheckedPage(pdfium.PdfPage):
     """A page whose text layer is refused when it holds too many characters."""
 
     number = 0

@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from polling import wait_for
 
 from drac.documents.containment import GIB, Limits, contained_call, contained_stream, protections
 from drac.documents.containment.policy import landlock_abi
@@ -18,9 +19,7 @@ from drac.errors import DocumentError
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
 
-BASE = Limits(
-    memory_bytes=1 * GIB, cpu_s=4, step_cpu_s=2, wall_s=30, preload=("contained_tasks",)
-)
+BASE = Limits(memory_bytes=1 * GIB, cpu_s=4, step_cpu_s=2, wall_s=30, preload=("contained_tasks",))
 NETNS_ONLY = replace(BASE, landlock=False)
 LANDLOCK_ONLY = replace(BASE, network_namespace=False)
 NO_LAYERS = replace(BASE, network_namespace=False, landlock=False)
@@ -74,7 +73,7 @@ def test_results_and_bytes_come_back_and_workers_are_reused():
 def test_the_listener_is_reachable_without_the_layers(listener):
     """The control: the probe itself works, so the refusals below are the layers'."""
     assert _call("connect", listener.port, limits=NO_LAYERS) == "connected"
-    assert listener.accepted == 1
+    wait_for(lambda: listener.accepted == 1, timeout_s=5.0)  # accept() runs in its thread
 
 
 def test_the_network_namespace_alone_blocks_the_loopback(listener):

@@ -26,6 +26,7 @@ def _fakes_may_write_their_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     LibreOffice write only its work folder."""
     monkeypatch.setattr(normalise, "LIBREOFFICE_WRITABLE", [str(tmp_path)])
 
+
 _CONVERTS = """
 for a; do
   case "$prev" in --outdir) out="$a";; esac
@@ -110,7 +111,6 @@ def test_killing_drac_kills_libreoffice_and_removes_its_folder(tmp_path, monkeyp
         wait_for(lambda: list(scratch.iterdir()) == [], timeout_s=10.0)
     finally:
         drac.kill()
-
 
 
 def _gone(pid: int) -> bool:

@@ -33,9 +33,7 @@ __all__ = [
 ]
 
 
-def contained_call(
-    target: str, *args: Any, limits: Limits, what: str, **kwargs: Any
-) -> Any:
+def contained_call(target: str, *args: Any, limits: Limits, what: str, **kwargs: Any) -> Any:
     """Run the module-level function `target` ("module:function") with the arguments in a
     contained worker and return its result; DocumentError names why it failed.
 

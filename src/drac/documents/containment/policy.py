@@ -78,7 +78,9 @@ def landlock_abi() -> int:
     libc = _libc()
     if libc is None:
         return 0
-    version = libc.syscall(_SYS_LANDLOCK["create"], None, ctypes.c_size_t(0), _CREATE_RULESET_VERSION)
+    version = libc.syscall(
+        _SYS_LANDLOCK["create"], None, ctypes.c_size_t(0), _CREATE_RULESET_VERSION
+    )
     return max(0, int(version))
 
 
@@ -185,7 +187,9 @@ def _allow(libc: ctypes.CDLL, ruleset_fd: int, path: str, access: int) -> None:
         if not os.path.isdir(path):
             access &= _FILE_ONLY
         rule = _PathBeneath(access, fd)
-        libc.syscall(_SYS_LANDLOCK["add_rule"], ruleset_fd, _RULE_PATH_BENEATH, ctypes.byref(rule), 0)
+        libc.syscall(
+            _SYS_LANDLOCK["add_rule"], ruleset_fd, _RULE_PATH_BENEATH, ctypes.byref(rule), 0
+        )
     finally:
         os.close(fd)
 

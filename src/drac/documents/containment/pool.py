@@ -176,7 +176,7 @@ class Pool:
         result = answer.get()
         if isinstance(result, BaseException):
             raise result
-        return result  # type: ignore[no-any-return]
+        return result
 
     def _spawn_loop(self) -> None:
         while True:
@@ -209,7 +209,12 @@ def import_paths() -> list[str]:
     here = Path(__file__).resolve().parents[3]  # the folder holding the drac package
     folders.add(str(here))
     for entry in sys.path:
-        if entry and entry != "/" and Path(entry).is_dir() and any(Path(entry).glob("*/__init__.py")):
+        if (
+            entry
+            and entry != "/"
+            and Path(entry).is_dir()
+            and any(Path(entry).glob("*/__init__.py"))
+        ):
             folders.add(entry)
     return sorted(folder for folder in folders if folder and folder != "/")
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import importlib
-import inspect
 import json
 import math
 import os
@@ -15,7 +14,7 @@ import pickle
 import resource
 import signal
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from drac.documents.containment import policy, wire
@@ -114,10 +113,9 @@ def _fail(out: int, kind: str, message: str) -> None:
 
 
 def _items(result: object) -> Iterator[object]:
-    if inspect.isgenerator(result) or isinstance(result, Iterator):
-        yield from result
-    else:
-        yield from result  # type: ignore[call-overload]
+    if not isinstance(result, Iterable):
+        raise TypeError(f"a streamed call returned {type(result).__name__}, not an iterable")
+    yield from result
 
 
 def _resolve(target: str) -> Callable[..., Any]:
@@ -125,7 +123,7 @@ def _resolve(target: str) -> Callable[..., Any]:
     function = getattr(importlib.import_module(module), name)
     if not callable(function):
         raise TypeError(f"{target} is not a function")
-    return function  # type: ignore[no-any-return]
+    return function
 
 
 def _cpu_used() -> float:
