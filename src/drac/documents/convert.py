@@ -77,7 +77,10 @@ def convert_to_markdown(
         )
     if detection.format.is_spreadsheet:
         sheet_options = (spreadsheet or SpreadsheetOptions()).model_copy(
-            update={"libreoffice_timeout_s": options.libreoffice_timeout_s}
+            update={
+                "libreoffice_timeout_s": options.libreoffice_timeout_s,
+                "max_pages": options.max_pages,
+            }
         )
         sheets = read_spreadsheet(data, detection.format, filename, sheet_options)
         return ConversionResult(
