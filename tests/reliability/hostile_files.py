@@ -24,6 +24,7 @@ from hostile_office import (
 )
 from hostile_pdf import (
     big_image_pdf,
+    empty_password_pdf,
     many_pages_pdf,
     nested_q_pdf,
     page_tree_loop_pdf,
@@ -230,6 +231,8 @@ HOSTILE_SET: tuple[Hostile, ...] = (
             "FAILED", "empty|no text"),
     Hostile("PDF, 20 pages sharing one 15,000 x 15,000 image", b"big-image.pdf",
             lambda: big_image_pdf(15_000, pages=20), "PARTIAL", "no text layer"),
+    Hostile("PDF, encrypted with an empty user password", b"empty-password.pdf",
+            empty_password_pdf, "INDEXED", "encrypted with an empty user password"),
     Hostile("PDF, page tree that contains itself", b"page-tree-loop.pdf", page_tree_loop_pdf,
             "FAILED", "page 1 cannot be read"),
     # images

@@ -150,3 +150,54 @@ def page_tree_loop_pdf() -> bytes:
             b"<< /Type /Pages /Parent 2 0 R /Kids [2 0 R] /Count 1 >>",
         ]
     )
+
+
+_PASSWORD_PAD = bytes.fromhex("28BF4E5E4E758A4164004E56FFFA01082E2E00B6D0683E802F0CA9FE6453697A")
+
+
+def _rc4(key: bytes, data: bytes) -> bytes:
+    box = list(range(256))
+    j = 0
+    for i in range(256):
+        j = (j + box[i] + key[i % len(key)]) % 256
+        box[i], box[j] = box[j], box[i]
+    out = bytearray()
+    i = j = 0
+    for byte in data:
+        i = (i + 1) % 256
+        j = (j + box[i]) % 256
+        box[i], box[j] = box[j], box[i]
+        out.append(byte ^ box[(box[i] + box[j]) % 256])
+    return bytes(out)
+
+
+def empty_password_pdf(text: str = "Readable by anyone") -> bytes:
+    """A one-page PDF encrypted (RC4, 40-bit, revision 2) with an empty user password and an
+    owner password, as many "protected" PDFs are: it opens without a password."""
+    import hashlib
+
+    document_id = hashlib.md5(b"drac").digest()
+    permissions = -44  # printing allowed, copying and changing not
+    owner_key = hashlib.md5((b"owner" + _PASSWORD_PAD)[:32]).digest()[:5]
+    owner = _rc4(owner_key, _PASSWORD_PAD)
+    key = hashlib.md5(
+        _PASSWORD_PAD + owner + permissions.to_bytes(4, "little", signed=True) + document_id
+    ).digest()[:5]
+    user = _rc4(key, _PASSWORD_PAD)
+    content = f"BT /F1 24 Tf 72 700 Td ({text}) Tj ET".encode()
+    object_key = hashlib.md5(key + (4).to_bytes(3, "little") + (0).to_bytes(2, "little")).digest()
+    sealed = _rc4(object_key[:10], content)
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [6 0 R] /Count 1 >>",
+        _FONT,
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(sealed), sealed),
+        b"<< /Filter /Standard /V 1 /R 2 /O <%s> /U <%s> /P %d >>"
+        % (owner.hex().encode(), user.hex().encode(), permissions),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+        b"/Resources << /Font << /F1 3 0 R >> >> /Contents 4 0 R >>",
+    ]
+    hex_id = document_id.hex().encode()
+    return pdf_document(
+        objects, trailer_extra=b"/Encrypt 5 0 R /ID [<%s> <%s>] " % (hex_id, hex_id)
+    )
