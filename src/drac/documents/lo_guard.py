@@ -30,6 +30,7 @@ import shutil
 import signal
 import sys
 import urllib.parse
+from collections.abc import Callable
 from types import ModuleType
 
 PR_SET_PDEATHSIG = 1
@@ -52,14 +53,21 @@ def main(argv: list[str]) -> int:
     if os.getppid() != parent:  # drac died before the death signal was armed
         _remove(workdir)
         return 1
-    applied = _load_policy().apply_policy(
-        memory_bytes=memory_bytes,
-        readable=[*paths["readable"], os.path.dirname(os.path.realpath(command[0]))],
-        writable=[workdir, os.devnull, *paths["writable"]],
-        sockets=_SOCKET_DIRS,  # LibreOffice's own IPC socket (it ignores TMPDIR for it)
-    )
-    os.write(2, f"{PROTECTIONS_PREFIX}{', '.join(applied)}\n".encode())
-    child = _start(_private_caches(command, workdir))
+    policy = _load_policy()
+    # The guard keeps the right to remove WORKDIR: Landlock is applied in the child only.
+    applied = policy.apply_policy(memory_bytes=memory_bytes, readable=[], landlock=False)
+
+    def seal() -> None:
+        applied.extend(
+            policy.restrict_files(
+                [*paths["readable"], os.path.dirname(os.path.realpath(command[0]))],
+                [workdir, os.devnull, *paths["writable"]],
+                sockets=_SOCKET_DIRS,  # LibreOffice's IPC socket (it ignores TMPDIR for it)
+            )
+        )
+        os.write(2, f"{PROTECTIONS_PREFIX}{', '.join(applied)}\n".encode())
+
+    child = _start(_private_caches(command, workdir), seal)
     while True:
         status = os.waitid(os.P_PID, child, os.WEXITED | os.WNOHANG | os.WNOWAIT)
         if status is not None:
@@ -124,11 +132,12 @@ def _die_with_parent() -> None:
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
 
 
-def _start(command: list[str]) -> int:
+def _start(command: list[str], seal: Callable[[], None]) -> int:
     pid = os.fork()
     if pid == 0:  # the guard is single-threaded: fork then exec is safe here
         try:
             os.setpgid(0, 0)
+            seal()
             signal.pthread_sigmask(signal.SIG_SETMASK, set())
             os.execvp(command[0], command)
         except OSError as exc:

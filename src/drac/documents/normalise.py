@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import NamedTuple
 
@@ -131,6 +132,7 @@ def libreoffice_convert(
     goal = target.upper()
     with tempfile.TemporaryDirectory(prefix="drac-lo-") as tmp:
         work = Path(tmp)
+        _claim(work)  # first: a kill from here on leaves a folder the next run removes
         source = work / f"document{suffix}"
         source.write_bytes(data)
         outdir = work / "out"
@@ -251,7 +253,13 @@ def _run_guarded(
     what: str,
 ) -> _Run:
     """Run a LibreOffice command under `lo_guard` in a session of its own; on timeout stop it
-    (the guard kills LibreOffice's whole group) and raise DocumentError."""
+    (the guard kills LibreOffice's whole group) and raise DocumentError.
+
+    The work folder is marked as this process's, and work folders that dead drac processes
+    left beside it are removed first (a kill between the folder's creation and the guard's
+    start, or after the guard's end, leaves one the guard cannot remove)."""
+    _claim(Path(workdir))
+    _sweep_stale(Path(workdir).parent)
     guarded = [
         sys.executable, "-I", "-S", str(_GUARD), str(os.getpid()), str(memory_bytes), workdir,
         json.dumps({"readable": LIBREOFFICE_READABLE, "writable": LIBREOFFICE_WRITABLE}),
@@ -284,6 +292,55 @@ def _run_guarded(
     if first.startswith(PROTECTIONS_PREFIX):
         return _Run(process.returncode, rest, tuple(first[len(PROTECTIONS_PREFIX) :].split(", ")))
     return _Run(process.returncode, text, ())
+
+
+_OWNER_FILE = ".drac-owner"
+_UNCLAIMED_MAX_AGE_S = 3600.0
+"""A work folder without an owner mark older than this was abandoned before it was marked."""
+
+
+def _claim(workdir: Path) -> None:
+    with contextlib.suppress(OSError):
+        (workdir / _OWNER_FILE).write_text(_process_identity(os.getpid()) or str(os.getpid()))
+
+
+def _process_identity(pid: int) -> str | None:
+    """ "PID START-TIME" of a running process (start time tells a reused pid apart); None when
+    there is no such process."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        if sys.platform.startswith("linux"):
+            return None
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None
+        except PermissionError:
+            pass
+        return str(pid)
+    return f"{pid} {stat.rsplit(')', 1)[-1].split()[19]}"
+
+
+def _sweep_stale(folder: Path) -> None:
+    """Remove the `drac-lo-*` work folders in `folder` whose drac process is gone."""
+    try:
+        candidates = [path for path in folder.glob("drac-lo-*") if path.is_dir()]
+    except OSError:
+        return
+    for path in candidates:
+        with contextlib.suppress(OSError):
+            if path.stat().st_uid != os.getuid():
+                continue
+            owner = path / _OWNER_FILE
+            if owner.is_file():
+                mark = owner.read_text().strip()
+                pid = int(mark.split()[0])
+                if _process_identity(pid) == mark or (pid == os.getpid()):
+                    continue
+            elif time.time() - path.stat().st_mtime < _UNCLAIMED_MAX_AGE_S:
+                continue
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:

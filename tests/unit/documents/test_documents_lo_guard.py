@@ -135,3 +135,25 @@ def _cmdline(pid: str) -> str:
         return Path(f"/proc/{pid}/cmdline").read_text()
     except OSError:
         return ""
+
+
+def test_work_folders_of_dead_drac_processes_are_removed_by_the_next_conversion(
+    tmp_path, monkeypatch
+):
+    """A kill between the work folder's creation and the guard's start (or after the guard
+    ended) leaves a folder no guard removes: the next conversion does."""
+    scratch, _ = _isolated(tmp_path, monkeypatch)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = scratch / "drac-lo-stale"
+    stale.mkdir()
+    (stale / ".drac-owner").write_text(f"{dead.pid} 1")
+    (stale / "document.docx").write_bytes(b"source copy")
+    unmarked_recent = scratch / "drac-lo-starting"  # another process's, being prepared
+    unmarked_recent.mkdir()
+    live = scratch / "drac-lo-live"
+    live.mkdir()
+    (live / ".drac-owner").write_text(normalise._process_identity(os.getppid()) or "")
+    monkeypatch.setenv("DRAC_SOFFICE", _fake_soffice(tmp_path, _CONVERTS))
+    libreoffice_to_pdf(b"PK", ".docx", timeout_s=10)
+    assert sorted(path.name for path in scratch.iterdir()) == ["drac-lo-live", "drac-lo-starting"]
