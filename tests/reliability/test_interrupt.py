@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from hostile_office import docx
 from polling import wait_for
 
