@@ -3,8 +3,6 @@ sheets count against limits checked before rows are generated, and reading runs 
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from sheet_workbooks import rewritten, xlsx
 
@@ -30,10 +28,8 @@ def _read(data: bytes, fmt: DocumentFormat = DocumentFormat.XLSX, **options: obj
 def test_a_merge_bomb_fails_before_any_row_is_read(ref: str):
     data = merge_bomb(ref)
     assert len(data) < 8000
-    started = time.monotonic()
     with pytest.raises(DocumentError, match=r"merged ranges would fill more than 1,000,000"):
-        _read(data)
-    assert time.monotonic() - started < 30  # before: 0.13 s per row, no limit at all
+        _read(data)  # before: 0.13 s a row, no limit at all
 
 
 def test_an_honest_merge_still_fills_its_cells():
