@@ -18,7 +18,14 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 from pydantic import BaseModel, ConfigDict, Field
 
-from drac.documents.containment import GIB, Limits, contained_call, contained_stream, step
+from drac.documents.containment import (
+    GIB,
+    Limits,
+    contained_call,
+    contained_stream,
+    in_worker,
+    step,
+)
 from drac.errors import DocumentError
 
 POINTS_PER_INCH = 72.0
@@ -211,6 +218,8 @@ def page_count(data: bytes, max_pages: int = 5000) -> int:
 def pdf_facts(data: bytes, max_pages: int = 5000) -> PdfFacts:
     """Open the PDF in a contained worker: its page count and warnings (DocumentError when
     it cannot be opened)."""
+    if in_worker():  # already contained (e.g. an OCR task that renders): no nested worker
+        return facts_here(data, max_pages)
     found = contained_call(
         "drac.documents.render:facts_here", data, max_pages,
         limits=PDF_LIMITS, what="while opening the PDF",
@@ -234,6 +243,9 @@ def render_pages(
     rendered in a contained worker (DocumentError names a page that failed and why)."""
     options = options or RenderOptions()
     numbers = None if pages is None else list(pages)
+    if in_worker():  # already contained: render here
+        yield from render_here(data, options, numbers)
+        return
     items = contained_stream(
         "drac.documents.render:render_here", data, options, numbers,
         limits=PDF_LIMITS, what="while opening the PDF",

@@ -176,13 +176,13 @@ class Pool:
         result = answer.get()
         if isinstance(result, BaseException):
             raise result
-        return result
+        return _ready(result)  # waited for here: workers of several threads start at once
 
     def _spawn_loop(self) -> None:
         while True:
             limits, answer = self._spawns.get()
             try:
-                answer.put(_spawn(limits))
+                answer.put(_launch(limits))
             except BaseException as exc:  # handed to the waiting caller
                 answer.put(exc)
 
@@ -225,7 +225,8 @@ _BOOT = (
 )
 
 
-def _spawn(limits: Limits) -> _Worker:
+def _launch(limits: Limits) -> _Worker:
+    """Start a worker process (it is not ready yet: see `_ready`)."""
     readable = [*import_paths(), *limits.readable]
     config = {
         "memory_bytes": limits.memory_bytes,
@@ -242,7 +243,11 @@ def _spawn(limits: Limits) -> _Worker:
         )
     except OSError as exc:
         raise DocumentError(f"cannot start a contained worker: {exc}") from exc
-    worker = _Worker(process, (), 0.0, _key(limits))
+    return _Worker(process, (), 0.0, _key(limits))
+
+
+def _ready(worker: _Worker) -> _Worker:
+    """Wait for a started worker's first frame: the protections it applied."""
     try:
         ready = wire.receive(worker.from_worker, time.monotonic() + _START_TIMEOUT_S)
     except wire.WireError as exc:

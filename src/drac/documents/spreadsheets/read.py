@@ -10,7 +10,7 @@ from pathlib import PurePath
 from pydantic import BaseModel, ConfigDict, Field
 
 from drac.documents.archive import check_inflation
-from drac.documents.containment import GIB, Limits, contained_call, step
+from drac.documents.containment import GIB, Limits, contained_call, in_worker, step
 from drac.documents.delimited import DELIMITERS, read_rows, sniff_delimiter
 from drac.documents.detect import DocumentFormat
 from drac.documents.normalise import libreoffice_convert
@@ -87,6 +87,8 @@ def read_spreadsheet(
         data = libreoffice_convert(
             data, _LIBREOFFICE_FIRST[fmt], "xlsx", timeout_s=options.libreoffice_timeout_s
         )
+    if in_worker():
+        return _workbook(data, fmt, stem, options)
     found = contained_call(
         "drac.documents.spreadsheets.read:workbook_here", data, fmt, stem, options,
         limits=SHEET_LIMITS, what="while opening the workbook",
