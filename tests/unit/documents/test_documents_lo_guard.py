@@ -6,6 +6,7 @@ PDF and a profile, or hangs with a grandchild, as each test needs.
 
 import os
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -157,3 +158,56 @@ def test_work_folders_of_dead_drac_processes_are_removed_by_the_next_conversion(
     monkeypatch.setenv("DRAC_SOFFICE", _fake_soffice(tmp_path, _CONVERTS))
     libreoffice_to_pdf(b"PK", ".docx", timeout_s=10)
     assert sorted(path.name for path in scratch.iterdir()) == ["drac-lo-live", "drac-lo-starting"]
+
+
+_PROBE = r"""
+out=""
+for a; do
+  case "$prev" in --outdir) out="$a";; esac
+  prev="$a"
+done
+mkdir -p "$out"
+/usr/bin/python3 - "$out/document.pdf" <<'PY'
+import socket, sys
+said = []
+try:
+    socket.create_connection(("127.0.0.1", PORT), timeout=3).close()
+    said.append("connected")
+except OSError as exc:
+    said.append(f"refused {exc.errno}")
+try:
+    said.append(open("CANARY").read())
+except OSError as exc:
+    said.append(f"denied {exc.errno}")
+open(sys.argv[1], "w").write("%PDF-1.4 " + " | ".join(said))
+PY
+"""
+
+
+@pytest.mark.skipif(not Path("/usr/bin/python3").exists(), reason="the probe needs python3")
+def test_libreoffice_under_the_guard_reaches_no_listener_and_no_canary(tmp_path, monkeypatch):
+    """Whatever LibreOffice does (here a probe in its place), it connects nowhere, not even to
+    127.0.0.1, and reads no file outside its work folder and system paths."""
+    from drac.documents.containment.policy import landlock_abi
+
+    monkeypatch.setattr(normalise, "LIBREOFFICE_WRITABLE", [])
+    secret = tmp_path.parent / f"{tmp_path.name}-secret"  # not beneath the fake's own folder
+    secret.mkdir()
+    canary = secret / "canary.txt"
+    canary.write_text("CANARY-5e1d")
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.5)
+    port = server.getsockname()[1]
+    probe = _PROBE.replace("PORT", str(port)).replace("CANARY", str(canary))
+    monkeypatch.setenv("DRAC_SOFFICE", _fake_soffice(tmp_path, probe))
+    try:
+        said = libreoffice_to_pdf(b"PK", ".docx", timeout_s=30).decode()
+        with pytest.raises(TimeoutError):
+            server.accept()  # nothing ever connected
+    finally:
+        server.close()
+    assert "connected" not in said and "refused" in said
+    assert "CANARY" not in said
+    if landlock_abi() == 0:
+        pytest.skip(f"the canary was readable: no Landlock here ({said})")
+    assert "denied" in said
