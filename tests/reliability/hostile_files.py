@@ -22,7 +22,15 @@ from hostile_office import (
     docx_padded,
     docx_with_body,
 )
-from hostile_pdf import many_pages_pdf
+from hostile_pdf import (
+    big_image_pdf,
+    empty_password_pdf,
+    many_pages_pdf,
+    nested_q_pdf,
+    page_tree_loop_pdf,
+    shared_form_pdf,
+    text_bomb_pdf,
+)
 from hostile_text import comment_bomb, hostile_text
 from hostile_zip import RawEntry, deflated, zip_bytes
 from PIL import Image
@@ -211,6 +219,22 @@ HOSTILE_SET: tuple[Hostile, ...] = (
             "no pages"),
     Hostile("PDF, image only (scan)", b"scan.pdf", _scan_pdf, "PARTIAL",
             "--model bedrock|openai"),
+    # PDF amplification (issue 16): each fails alone, or is indexed within the limits
+    Hostile("PDF, one page showing 100,000 x 1,000 letters (213 KB)", b"text-bomb.pdf",
+            lambda: text_bomb_pdf(100_000), "FAILED", "100,000 content objects"),
+    Hostile("PDF, one page showing 20,000 x 1,000 letters (43 KB)", b"text-bomb-small.pdf",
+            lambda: text_bomb_pdf(20_000), "FAILED",
+            "exceeded the 2 GiB memory limit while reading page 1"),
+    Hostile("PDF, 2,000 pages drawing one 5,000-character form", b"shared-form.pdf",
+            shared_form_pdf, "FAILED", "more than 2,000,000 characters"),
+    Hostile("PDF, 10 million nested q operators (20 KB)", b"nested-q.pdf", nested_q_pdf,
+            "FAILED", "empty|no text"),
+    Hostile("PDF, 20 pages sharing one 15,000 x 15,000 image", b"big-image.pdf",
+            lambda: big_image_pdf(15_000, pages=20), "PARTIAL", "no text layer"),
+    Hostile("PDF, encrypted with an empty user password", b"empty-password.pdf",
+            empty_password_pdf, "INDEXED", "encrypted with an empty user password"),
+    Hostile("PDF, page tree that contains itself", b"page-tree-loop.pdf", page_tree_loop_pdf,
+            "FAILED", "page 1 cannot be read"),
     # images
     Hostile("PNG declaring 40,000 x 40,000 px", b"bomb.png", _png_bomb, "FAILED",
             "pixel limit|decompression bomb"),

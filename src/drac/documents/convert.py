@@ -9,11 +9,12 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from drac.documents.batches import BatchResult, convert_batch, join_batches
+from drac.documents.containment import contained_call
 from drac.documents.detect import DocumentFormat, detect_format
 from drac.documents.normalise import normalise
-from drac.documents.offline import offline_markdown
+from drac.documents.offline import OfflinePage
 from drac.documents.options import ConversionOptions
-from drac.documents.render import PageImage, batched, page_count, render_pages
+from drac.documents.render import PDF_LIMITS, PageImage, batched, pdf_facts, render_pages
 from drac.documents.spreadsheets import SpreadsheetOptions, read_spreadsheet
 from drac.documents.text import decode_text
 from drac.errors import DocumentError
@@ -76,7 +77,10 @@ def convert_to_markdown(
         )
     if detection.format.is_spreadsheet:
         sheet_options = (spreadsheet or SpreadsheetOptions()).model_copy(
-            update={"libreoffice_timeout_s": options.libreoffice_timeout_s}
+            update={
+                "libreoffice_timeout_s": options.libreoffice_timeout_s,
+                "max_pages": options.max_pages,
+            }
         )
         sheets = read_spreadsheet(data, detection.format, filename, sheet_options)
         return ConversionResult(
@@ -112,7 +116,12 @@ def _convert_offline(
     options: ConversionOptions,
     progress: Progress | None,
 ) -> ConversionResult:
-    pages = offline_markdown(pdf, max_pages=options.max_pages)
+    found = contained_call(
+        "drac.documents.render:offline_here", pdf, options.max_pages,
+        limits=PDF_LIMITS, what="while opening the PDF",
+    )  # fmt: skip
+    pages = [OfflinePage.model_validate(page) for page in found["pages"]]
+    warnings.extend(str(warning) for warning in found["warnings"])
     scanned = [page.number for page in pages if not page.has_text_layer]
     for page in pages:
         warnings.extend(page.warnings)
@@ -140,7 +149,9 @@ def _convert_with_model(
     progress: Progress | None,
 ) -> ConversionResult:
     """Render lazily and convert `max_in_flight` batches at a time (the method's 5)."""
-    total = page_count(pdf, options.max_pages)
+    facts = pdf_facts(pdf, options.max_pages)
+    total = facts.pages
+    warnings.extend(facts.warnings)
     results: list[BatchResult] = []
     done_pages = 0
 

@@ -1,9 +1,13 @@
 """Run one LibreOffice command under a memory limit, and take it down with drac.
 
-drac starts this file as a script (`python -I -S lo_guard.py PARENT_PID LIMIT WORKDIR --
-COMMAND...`, standard library only) in a session of its own. The guard caps the address space
-(RLIMIT_AS, inherited by every LibreOffice process), starts the command in a process group of
-its own, and waits. Whichever ends first decides:
+drac starts this file as a script (`python -I -S lo_guard.py PARENT_PID LIMIT WORKDIR
+POLICY_JSON -- COMMAND...`, standard library only) in a session of its own. The guard
+applies the containment policy (`containment/policy.py`, loaded by path: the address space
+capped with RLIMIT_AS, no core files, a private network namespace, and Landlock letting
+LibreOffice read only the system paths POLICY_JSON names and write only WORKDIR, each where
+the platform allows; all inherited by every LibreOffice process), prints the layers in force
+as its first line on stderr, starts the command in a process group of its own, and waits.
+Whichever ends first decides:
 
 - the command exits: the guard kills whatever the command left in its group, exits with the
   command's status (128 + N when signal N killed it);
@@ -19,11 +23,15 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import importlib.util
+import json
 import os
-import resource
 import shutil
 import signal
 import sys
+import urllib.parse
+from collections.abc import Callable
+from types import ModuleType
 
 PR_SET_PDEATHSIG = 1
 _STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
@@ -31,19 +39,35 @@ _WATCHED = {signal.SIGCHLD, *_STOP_SIGNALS}
 POLL_S = 1.0
 CANNOT_START = 127
 """The guard's status when the command cannot be executed (as a shell's)."""
+PROTECTIONS_PREFIX = "drac-guard: protections: "
+_SOCKET_DIRS = ("/tmp", "/var/tmp")
+"""Where LibreOffice makes its single-instance socket whenever the folder looks writable."""
+_POLICY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "containment", "policy.py")
 
 
 def main(argv: list[str]) -> int:
     """Run the command after `--` in argv as described in the module docstring; its status."""
-    parent, memory_bytes, workdir, command = _arguments(argv)
+    parent, memory_bytes, workdir, paths, command = _arguments(argv)
     signal.pthread_sigmask(signal.SIG_BLOCK, _WATCHED)
     _die_with_parent()
     if os.getppid() != parent:  # drac died before the death signal was armed
         _remove(workdir)
         return 1
-    if memory_bytes > 0:
-        _limit_memory(memory_bytes)
-    child = _start(command)
+    policy = _load_policy()
+    # The guard keeps the right to remove WORKDIR: Landlock is applied in the child only.
+    applied = policy.apply_policy(memory_bytes=memory_bytes, readable=[], landlock=False)
+
+    def seal() -> None:
+        applied.extend(
+            policy.restrict_files(
+                [*paths["readable"], os.path.dirname(os.path.realpath(command[0]))],
+                [workdir, os.devnull, *paths["writable"]],
+                sockets=_SOCKET_DIRS,  # LibreOffice's IPC socket (it ignores TMPDIR for it)
+            )
+        )
+        os.write(2, f"{PROTECTIONS_PREFIX}{', '.join(applied)}\n".encode())
+
+    child = _start(_private_caches(command, workdir), seal)
     while True:
         status = os.waitid(os.P_PID, child, os.WEXITED | os.WNOHANG | os.WNOWAIT)
         if status is not None:
@@ -63,18 +87,40 @@ def main(argv: list[str]) -> int:
     return 128 + status.si_status
 
 
-def _arguments(argv: list[str]) -> tuple[int, int, str, list[str]]:
-    if len(argv) < 5 or argv[3] != "--":
-        raise SystemExit("usage: lo_guard.py PARENT_PID MEMORY_BYTES WORKDIR -- COMMAND...")
-    return int(argv[0]), int(argv[1]), argv[2], argv[4:]
+def _arguments(argv: list[str]) -> tuple[int, int, str, dict[str, list[str]], list[str]]:
+    """PARENT_PID MEMORY_BYTES WORKDIR POLICY_JSON -- COMMAND...; POLICY_JSON is
+    {"readable": [...], "writable": [...]} (paths besides WORKDIR)."""
+    if len(argv) < 6 or argv[4] != "--":
+        raise SystemExit(
+            "usage: lo_guard.py PARENT_PID MEMORY_BYTES WORKDIR POLICY_JSON -- COMMAND..."
+        )
+    policy = json.loads(argv[3])
+    paths = {key: [str(path) for path in policy.get(key, [])] for key in ("readable", "writable")}
+    return int(argv[0]), int(argv[1]), argv[2], paths, argv[5:]
 
 
-def _limit_memory(memory_bytes: int) -> None:
-    """Cap the address space, never above a hard limit set outside drac."""
-    _, hard = resource.getrlimit(resource.RLIMIT_AS)
-    if hard != resource.RLIM_INFINITY:
-        memory_bytes = min(memory_bytes, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+def _private_caches(command: list[str], workdir: str) -> list[str]:
+    """LibreOffice with its shared and bundled extension caches in the work folder: run as
+    root it would write them into its installation (which Landlock forbids, so it aborts)."""
+    if not os.path.basename(command[0]).startswith(("soffice", "libreoffice")):
+        return command
+    uri = "file://" + urllib.parse.quote(os.path.join(workdir, "uno-cache"))
+    return [
+        command[0],
+        f"-env:UNO_SHARED_PACKAGES_CACHE={uri}/shared",
+        f"-env:BUNDLED_EXTENSIONS_USER={uri}/bundled",
+        *command[1:],
+    ]
+
+
+def _load_policy() -> ModuleType:
+    """The containment policy, by path (this script runs without drac on its path)."""
+    spec = importlib.util.spec_from_file_location("drac_containment_policy", _POLICY)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"cannot load the containment policy from {_POLICY}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _die_with_parent() -> None:
@@ -86,11 +132,12 @@ def _die_with_parent() -> None:
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
 
 
-def _start(command: list[str]) -> int:
+def _start(command: list[str], seal: Callable[[], None]) -> int:
     pid = os.fork()
     if pid == 0:  # the guard is single-threaded: fork then exec is safe here
         try:
             os.setpgid(0, 0)
+            seal()
             signal.pthread_sigmask(signal.SIG_SETMASK, set())
             os.execvp(command[0], command)
         except OSError as exc:

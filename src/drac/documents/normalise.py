@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import shutil
 import signal
@@ -11,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -20,7 +22,7 @@ from PIL import Image, ImageSequence, UnidentifiedImageError
 from drac.documents.archive import check_inflation
 from drac.documents.delimited import SAMPLE_CHARS, sniff_delimiter
 from drac.documents.detect import DocumentFormat
-from drac.documents.lo_guard import CANNOT_START
+from drac.documents.lo_guard import CANNOT_START, PROTECTIONS_PREFIX
 from drac.documents.lo_profile import LINK_SETTINGS, ProfileSetting, write_settings
 from drac.documents.references import removal_warning, write_without_external_references
 from drac.errors import DocumentError
@@ -34,6 +36,16 @@ LIBREOFFICE_MEMORY_BYTES = 4 * 1024**3
 corpus' office files peaks far below it (RELIABILITY.md); a document that needs more fails
 with a clear reason instead of exhausting the machine."""
 
+LIBREOFFICE_READABLE = [
+    "/usr", "/bin", "/lib", "/lib64", "/opt", "/etc/fonts", "/etc/ld.so.cache",
+    "/etc/libreoffice", "/dev/urandom",
+]  # fmt: skip
+"""What LibreOffice may read besides its work folder (Landlock, where the kernel has it):
+its program and libraries, fonts and their configuration, its registry, the linker cache,
+random bytes; found by converting with less until conversions failed (LibreOffice 7.4).
+Not /etc (passwd, hostname, ...), /proc (version, other processes), /home, /tmp, /root."""
+LIBREOFFICE_WRITABLE: list[str] = []
+"""Folders LibreOffice may write besides its work folder: none (tests add one for fakes)."""
 _GUARD = Path(__file__).with_name("lo_guard.py")
 _PROFILE_NAME = "libreoffice-profile"
 _PROFILE_LOCK = threading.Lock()
@@ -179,6 +191,7 @@ def convert_with_libreoffice(
     warnings: list[str] = []
     with tempfile.TemporaryDirectory(prefix="drac-lo-") as tmp:
         work = Path(tmp)
+        _claim(work)  # first: a kill from here on leaves a folder the next run removes
         source = work / f"document{suffix}"
         with source.open("wb") as copy:
             if defences.strip_references:
@@ -292,6 +305,8 @@ def _cache_folder() -> Path | None:
 class _Run(NamedTuple):
     returncode: int
     stderr: str
+    protections: tuple[str, ...]
+    """The layers the guard had in force (containment.policy's names)."""
 
 
 def _run_guarded(
@@ -304,9 +319,16 @@ def _run_guarded(
     what: str,
 ) -> _Run:
     """Run a LibreOffice command under `lo_guard` in a session of its own; on timeout stop it
-    (the guard kills LibreOffice's whole group) and raise DocumentError."""
+    (the guard kills LibreOffice's whole group) and raise DocumentError.
+
+    The work folder is marked as this process's, and work folders that dead drac processes
+    left beside it are removed first (a kill between the folder's creation and the guard's
+    start, or after the guard's end, leaves one the guard cannot remove)."""
+    _claim(Path(workdir))
+    _sweep_stale(Path(workdir).parent)
     guarded = [
         sys.executable, "-I", "-S", str(_GUARD), str(os.getpid()), str(memory_bytes), workdir,
+        json.dumps({"readable": LIBREOFFICE_READABLE, "writable": LIBREOFFICE_WRITABLE}),
         "--", *command,
     ]  # fmt: skip
     try:
@@ -331,7 +353,60 @@ def _run_guarded(
     finally:
         if process.poll() is None:
             _stop(process)
-    return _Run(process.returncode, err.decode("utf-8", "replace"))
+    text = err.decode("utf-8", "replace")
+    first, _, rest = text.partition("\n")
+    if first.startswith(PROTECTIONS_PREFIX):
+        return _Run(process.returncode, rest, tuple(first[len(PROTECTIONS_PREFIX) :].split(", ")))
+    return _Run(process.returncode, text, ())
+
+
+_OWNER_FILE = ".drac-owner"
+_UNCLAIMED_MAX_AGE_S = 3600.0
+"""A work folder without an owner mark older than this was abandoned before it was marked."""
+
+
+def _claim(workdir: Path) -> None:
+    with contextlib.suppress(OSError):
+        (workdir / _OWNER_FILE).write_text(_process_identity(os.getpid()) or str(os.getpid()))
+
+
+def _process_identity(pid: int) -> str | None:
+    """ "PID START-TIME" of a running process (start time tells a reused pid apart); None when
+    there is no such process."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        if sys.platform.startswith("linux"):
+            return None
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None
+        except PermissionError:
+            pass
+        return str(pid)
+    return f"{pid} {stat.rsplit(')', 1)[-1].split()[19]}"
+
+
+def _sweep_stale(folder: Path) -> None:
+    """Remove the `drac-lo-*` work folders in `folder` whose drac process is gone."""
+    try:
+        candidates = [path for path in folder.glob("drac-lo-*") if path.is_dir()]
+    except OSError:
+        return
+    for path in candidates:
+        with contextlib.suppress(OSError):
+            if path.stat().st_uid != os.getuid():
+                continue
+            owner = path / _OWNER_FILE
+            if owner.is_file():
+                mark = owner.read_text().strip()
+                pid = int(mark.split()[0])
+                if _process_identity(pid) == mark or (pid == os.getpid()):
+                    continue
+            elif time.time() - path.stat().st_mtime < _UNCLAIMED_MAX_AGE_S:
+                continue
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:

@@ -19,7 +19,7 @@ import pypdfium2.raw as pdfium_c
 from pydantic import BaseModel, ConfigDict
 
 from drac.documents.prompt import page_marker
-from drac.documents.render import PDFIUM_LOCK, open_pdf
+from drac.documents.render import open_pdf
 from drac.documents.tables import CELL_GAP, find_tables
 
 BULLETS = frozenset("•●○◦▪▫■□➢➤►▶✓✔❖◆◇‣⁃∙·")
@@ -72,7 +72,7 @@ class _Line:
 
 def offline_markdown(data: bytes, max_pages: int = 5000) -> list[OfflinePage]:
     """Return one OfflinePage per page of the PDF, in order, each starting with its page marker."""
-    with open_pdf(data, max_pages) as document, PDFIUM_LOCK:
+    with open_pdf(data, max_pages) as document:
         heights = []
         pictured: list[bool] = []
         pages: list[list[_Line]] = []

@@ -1,24 +1,54 @@
-"""Stage 1b: rasterise PDF pages to PNG, one page at a time (a generator, never the whole file)."""
+"""Stage 1b: rasterise PDF pages to PNG, one page at a time (a generator, never the whole file).
+
+Every call into pdfium runs in a contained worker (`drac.documents.containment`): one
+process per document at a time, under memory, CPU and time limits, without network or files.
+PDFium is not thread-safe, but each worker is single-threaded, so no lock is shared between
+documents. What a page may cost is checked as soon as pdfium can tell (`PAGE_LIMITS`).
+"""
 
 from __future__ import annotations
 
 import io
 import math
-import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
 from pydantic import BaseModel, ConfigDict, Field
 
+from drac.documents.containment import (
+    GIB,
+    Limits,
+    contained_call,
+    contained_stream,
+    in_worker,
+    step,
+)
 from drac.errors import DocumentError
-
-PDFIUM_LOCK = threading.RLock()
-"""PDFium is not thread-safe: every call into it, from any document, holds this lock."""
 
 POINTS_PER_INCH = 72.0
 T = TypeVar("T")
+
+MAX_PAGE_OBJECTS = 50_000
+"""Content objects (text runs, paths, images, forms) one page may hold, counted right after
+pdfium parses the page, before any text or pixel is produced."""
+MAX_PAGE_CHARS = 200_000
+"""Characters one page's text layer may hold (a dense page holds about 5,000)."""
+MAX_DOCUMENT_CHARS = 2_000_000
+"""Characters a whole PDF may hold (about 650 dense pages): bounds the offline converter's
+time (about 17 us a character) and memory however often pages repeat a shared form."""
+MAX_PAGE_IMAGE_PIXELS = 120_000_000
+"""Pixels of the images one page draws (the input image limit), checked before rendering."""
+PDF_LIMITS = Limits(
+    memory_bytes=2 * GIB,
+    cpu_s=300.0,
+    step_cpu_s=30.0,
+    wall_s=600.0,
+    preload=("drac.documents.render", "drac.documents.offline", "PIL.PngImagePlugin"),
+)
+"""What the pdfium worker may use for one document (CPU per document and per page)."""
 
 
 class RenderOptions(BaseModel):
@@ -67,24 +97,89 @@ def render_scale(
     return scale
 
 
-@contextmanager
-def open_pdf(data: bytes, max_pages: int = 5000) -> Iterator[pdfium.PdfDocument]:
-    """Open PDF bytes, raising DocumentError for corrupt, encrypted, empty or oversized files."""
-    with PDFIUM_LOCK:
+class CheckedDocument(pdfium.PdfDocument):
+    """A PdfDocument whose pages are checked against the page limits as they load, and that
+    names each page it loads as the worker's current step."""
+
+    chars = 0
+
+    def get_page(self, index: int) -> pdfium.PdfPage:
+        """The page at 0-based `index`, refused when it holds too many objects."""
+        number = index + 1
+        step(f"reading page {number}")
         try:
-            document = pdfium.PdfDocument(data)
+            page = super().get_page(index)
         except pdfium.PdfiumError as exc:
-            raise DocumentError(_open_error_reason(exc, data)) from exc
-        pages = len(document)
+            raise DocumentError(
+                f"page {number} cannot be read (damaged page or looping page tree)"
+            ) from exc
+        objects = pdfium_c.FPDFPage_CountObjects(page)
+        if objects > MAX_PAGE_OBJECTS:
+            page.close()
+            raise DocumentError(
+                f"page {number} holds {objects:,} content objects, more than the "
+                f"{MAX_PAGE_OBJECTS:,} a page may have"
+            )
+        page.__class__ = CheckedPage
+        page.number = number
+        return page
+
+    def encryption_warning(self) -> str | None:
+        """A warning when the PDF is encrypted yet opened without a password."""
+        if pdfium_c.FPDF_GetSecurityHandlerRevision(self) < 0:
+            return None
+        return (
+            "the PDF is encrypted with an empty user password: it was opened without one, "
+            "and the restrictions its author set (copying, printing) are not kept"
+        )
+
+
+class CheckedPage(pdfium.PdfPage):
+    """A page whose text layer is refused when it holds too many characters."""
+
+    number = 0
+
+    def get_textpage(self) -> pdfium.PdfTextPage:
+        """The page's text layer, counted against the page and document character limits."""
+        textpage = super().get_textpage()
+        count = textpage.count_chars()
+        document = self.pdf
+        chars = getattr(document, "chars", 0) + count
+        if isinstance(document, CheckedDocument):
+            document.chars = chars
+        number = self.number
+        if count > MAX_PAGE_CHARS:
+            textpage.close()
+            raise DocumentError(
+                f"page {number} holds {count:,} characters, more than the "
+                f"{MAX_PAGE_CHARS:,} a page may have"
+            )
+        if chars > MAX_DOCUMENT_CHARS:
+            textpage.close()
+            raise DocumentError(
+                f"the PDF holds more than {MAX_DOCUMENT_CHARS:,} characters (reached at page "
+                f"{number}), the most a document may have"
+            )
+        return textpage
+
+
+@contextmanager
+def open_pdf(data: bytes, max_pages: int = 5000) -> Iterator[CheckedDocument]:
+    """Open PDF bytes, raising DocumentError for corrupt, encrypted, empty or oversized files."""
+    step("opening the PDF")
     try:
+        document = CheckedDocument(data)
+    except pdfium.PdfiumError as exc:
+        raise DocumentError(_open_error_reason(exc, data)) from exc
+    try:
+        pages = len(document)
         if pages == 0:
             raise DocumentError("PDF has no pages")
         if pages > max_pages:
             raise DocumentError(f"PDF has {pages} pages, more than the {max_pages} page limit")
         yield document
     finally:
-        with PDFIUM_LOCK:
-            document.close()
+        document.close()
 
 
 _OPEN_ERRORS = {
@@ -109,10 +204,35 @@ def _open_error_reason(exc: pdfium.PdfiumError, data: bytes) -> str:
     return f"PDF cannot be opened ({exc})"
 
 
+class PdfFacts(BaseModel):
+    """What opening a PDF tells: its pages, and warnings about it (e.g. an empty password)."""
+
+    pages: int
+    warnings: list[str] = Field(default_factory=list)
+
+
 def page_count(data: bytes, max_pages: int = 5000) -> int:
     """Return the number of pages of a PDF (DocumentError when it cannot be opened)."""
-    with open_pdf(data, max_pages) as document, PDFIUM_LOCK:
-        return len(document)
+    return pdf_facts(data, max_pages).pages
+
+
+def pdf_facts(data: bytes, max_pages: int = 5000) -> PdfFacts:
+    """Open the PDF in a contained worker: its page count and warnings (DocumentError when
+    it cannot be opened)."""
+    if in_worker():  # already contained (e.g. an OCR task that renders): no nested worker
+        return facts_here(data, max_pages)
+    found = contained_call(
+        "drac.documents.render:facts_here", data, max_pages,
+        limits=PDF_LIMITS, what="while opening the PDF",
+    )  # fmt: skip
+    return PdfFacts.model_validate(found)
+
+
+def facts_here(data: bytes, max_pages: int = 5000) -> PdfFacts:
+    """`pdf_facts` in this process (the worker's side)."""
+    with open_pdf(data, max_pages) as document:
+        warning = document.encryption_warning()
+        return PdfFacts(pages=len(document), warnings=[warning] if warning else [])
 
 
 def render_pages(
@@ -120,11 +240,28 @@ def render_pages(
     options: RenderOptions | None = None,
     pages: Iterable[int] | None = None,
 ) -> Iterator[PageImage]:
-    """Yield each page (1-based numbers, default all) as a PNG, one at a time, in order."""
+    """Yield each page (1-based numbers, default all) as a PNG, one at a time, in order,
+    rendered in a contained worker (DocumentError names a page that failed and why)."""
+    options = options or RenderOptions()
+    numbers = None if pages is None else list(pages)
+    if in_worker():  # already contained: render here
+        yield from render_here(data, options, numbers)
+        return
+    items = contained_stream(
+        "drac.documents.render:render_here", data, options, numbers,
+        limits=PDF_LIMITS, what="while opening the PDF",
+    )  # fmt: skip
+    for item in items:
+        yield PageImage.model_validate(item)
+
+
+def render_here(
+    data: bytes, options: RenderOptions | None = None, pages: Iterable[int] | None = None
+) -> Iterator[PageImage]:
+    """`render_pages` in this process (the worker's side)."""
     options = options or RenderOptions()
     with open_pdf(data, options.max_pages) as document:
-        with PDFIUM_LOCK:
-            total = len(document)
+        total = len(document)
         numbers = range(1, total + 1) if pages is None else pages
         for number in numbers:
             if not 1 <= number <= total:
@@ -132,28 +269,39 @@ def render_pages(
             yield _render_one(document, number, options)
 
 
-def _render_one(document: pdfium.PdfDocument, number: int, options: RenderOptions) -> PageImage:
-    with PDFIUM_LOCK:
-        page = document[number - 1]
+def offline_here(data: bytes, max_pages: int = 5000) -> dict[str, Any]:
+    """The offline converter's pages of a PDF and the PDF's warnings, in this process (the
+    worker's side of `drac.documents.convert`'s offline conversion)."""
+    from drac.documents.offline import offline_markdown
+
+    facts = facts_here(data, max_pages)
+    pages = offline_markdown(data, max_pages=max_pages)
+    return {"pages": [page.model_dump() for page in pages], "warnings": facts.warnings}
+
+
+def _render_one(document: CheckedDocument, number: int, options: RenderOptions) -> PageImage:
+    page = document[number - 1]
+    try:
+        width_pt, height_pt = page.get_size()
+        _check_page_size(number, width_pt, height_pt, options.max_page_side_in)
+        scale = render_scale(width_pt, height_pt, options.dpi, options.max_side_px)
+        textpage = page.get_textpage()
         try:
-            width_pt, height_pt = page.get_size()
-            _check_page_size(number, width_pt, height_pt, options.max_page_side_in)
-            scale = render_scale(width_pt, height_pt, options.dpi, options.max_side_px)
-            textpage = page.get_textpage()
-            try:
-                text_layer = textpage.get_text_range().strip()
-                text_chars = len(text_layer)
-            finally:
-                textpage.close()
-            bitmap = page.render(scale=scale, grayscale=options.grayscale)
-            try:
-                image = bitmap.to_pil()
-            finally:
-                bitmap.close()
-        except pdfium.PdfiumError as exc:
-            raise DocumentError(f"page {number} cannot be rendered ({exc})") from exc
+            text_layer = textpage.get_text_range().strip()
+            text_chars = len(text_layer)
         finally:
-            page.close()
+            textpage.close()
+        _check_image_pixels(page, number)
+        step(f"rendering page {number}")
+        bitmap = page.render(scale=scale, grayscale=options.grayscale)
+        try:
+            image = bitmap.to_pil()
+        finally:
+            bitmap.close()
+    except pdfium.PdfiumError as exc:
+        raise DocumentError(f"page {number} cannot be rendered ({exc})") from exc
+    finally:
+        page.close()
     if options.grayscale and image.mode != "L":
         image = image.convert("L")
     elif not options.grayscale and image.mode != "RGB":
@@ -173,6 +321,23 @@ def _render_one(document: pdfium.PdfDocument, number: int, options: RenderOption
         png=buffer.getvalue(),
         text_layer=text_layer,
     )
+
+
+def _check_image_pixels(page: pdfium.PdfPage, number: int) -> None:
+    """Refuse a page whose images (also inside forms) add up to more than the pixel limit:
+    pdfium decodes each image whole to draw it, however small it is drawn."""
+    pixels = 0
+    for image in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,)):
+        try:
+            width, height = image.get_px_size()
+        except pdfium.PdfiumError:
+            continue
+        pixels += width * height
+        if pixels > MAX_PAGE_IMAGE_PIXELS:
+            raise DocumentError(
+                f"page {number} draws images of more than {MAX_PAGE_IMAGE_PIXELS:,} pixels "
+                f"(one is {width:,} x {height:,}), more than a page may have"
+            )
 
 
 def _check_page_size(number: int, width_pt: float, height_pt: float, limit_in: float) -> None:

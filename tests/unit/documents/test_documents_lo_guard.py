@@ -6,6 +6,7 @@ PDF and a profile, or hangs with a grandchild, as each test needs.
 
 import os
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -16,11 +17,19 @@ import pytest
 from polling import wait_for
 from reliability.hostile_links import package
 
+from drac.documents import normalise
 from drac.documents.normalise import libreoffice_to_pdf
 from drac.errors import DocumentError
 
 # a package LibreOffice stand-ins are given: the reference sanitizer refuses anything not a ZIP
 PACKAGE = package({"[Content_Types].xml": "<Types/>"})
+
+@pytest.fixture(autouse=True)
+def _fakes_may_write_their_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fakes below write pid files to tmp_path: the guard's Landlock policy lets the real
+    LibreOffice write only its work folder."""
+    monkeypatch.setattr(normalise, "LIBREOFFICE_WRITABLE", [str(tmp_path)])
+
 
 _CONVERTS = """
 for a; do
@@ -35,6 +44,8 @@ printf '%%PDF-1.4 fake' > "$out/document.pdf"
 
 
 def _fake_soffice(tmp_path: Path, body: str) -> str:
+    """A fake LibreOffice in tmp_path, which it may also write (the guard's Landlock policy
+    lets the real one write only its work folder)."""
     script = tmp_path / "soffice"
     script.write_text("#!/bin/sh\n" + body)
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
@@ -52,11 +63,11 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Pa
 
 
 def test_libreoffice_runs_under_the_memory_limit(tmp_path, monkeypatch):
-    limits = tmp_path / "limits"
-    soffice = _fake_soffice(tmp_path, f"ulimit -v > {limits}\n{_CONVERTS}")
-    monkeypatch.setenv("DRAC_SOFFICE", soffice)
-    libreoffice_to_pdf(PACKAGE, ".docx", timeout_s=10, memory_bytes=768 * 1024 * 1024)
-    assert limits.read_text().strip() == str(768 * 1024)  # ulimit -v counts KiB
+    # the fake reports its limit inside its "PDF": it may write nothing outside its work folder
+    body = _CONVERTS.replace("'%%PDF-1.4 fake'", "'%%PDF-1.4 %s' \"$(ulimit -v)\"")
+    monkeypatch.setenv("DRAC_SOFFICE", _fake_soffice(tmp_path, body))
+    pdf = libreoffice_to_pdf(PACKAGE, ".docx", timeout_s=10, memory_bytes=768 * 1024 * 1024)
+    assert pdf.split()[-1] == str(768 * 1024).encode()  # ulimit -v counts KiB
 
 
 def test_a_crash_names_the_signal_and_the_memory_limit(tmp_path, monkeypatch):
@@ -80,8 +91,9 @@ def test_no_folder_is_left_behind_and_one_profile_template_is_reused(tmp_path, m
 _CONVERT_AND_HANG = """
 import os, sys
 sys.path[:0] = {paths!r}
-from drac.documents.normalise import libreoffice_to_pdf
-libreoffice_to_pdf({data!r}, ".docx", timeout_s=120)
+from drac.documents import normalise
+normalise.LIBREOFFICE_WRITABLE[:] = [{writable!r}]
+normalise.libreoffice_to_pdf({data!r}, ".docx", timeout_s=120)
 """
 
 
@@ -91,7 +103,9 @@ def test_killing_drac_kills_libreoffice_and_removes_its_folder(tmp_path, monkeyp
     # LibreOffice's real shape: the started program forks the converter, which outlives it
     body = f"sleep 300 &\necho $! >> {pids}\necho $$ >> {pids}\nwait\n"
     monkeypatch.setenv("DRAC_SOFFICE", _fake_soffice(tmp_path, body))
-    code = textwrap.dedent(_CONVERT_AND_HANG.format(paths=sys.path, data=PACKAGE))
+    code = textwrap.dedent(
+        _CONVERT_AND_HANG.format(paths=sys.path, writable=str(tmp_path), data=PACKAGE)
+    )
     drac = subprocess.Popen([sys.executable, "-c", code])
     try:
         wait_for(lambda: pids.exists() and len(pids.read_text().split()) == 2, timeout_s=10.0)
@@ -103,7 +117,6 @@ def test_killing_drac_kills_libreoffice_and_removes_its_folder(tmp_path, monkeyp
         wait_for(lambda: list(scratch.iterdir()) == [], timeout_s=10.0)
     finally:
         drac.kill()
-
 
 
 def _gone(pid: int) -> bool:
@@ -128,3 +141,78 @@ def _cmdline(pid: str) -> str:
         return Path(f"/proc/{pid}/cmdline").read_text()
     except OSError:
         return ""
+
+
+def test_work_folders_of_dead_drac_processes_are_removed_by_the_next_conversion(
+    tmp_path, monkeypatch
+):
+    """A kill between the work folder's creation and the guard's start (or after the guard
+    ended) leaves a folder no guard removes: the next conversion does."""
+    scratch, _ = _isolated(tmp_path, monkeypatch)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = scratch / "drac-lo-stale"
+    stale.mkdir()
+    (stale / ".drac-owner").write_text(f"{dead.pid} 1")
+    (stale / "document.docx").write_bytes(b"source copy")
+    unmarked_recent = scratch / "drac-lo-starting"  # another process's, being prepared
+    unmarked_recent.mkdir()
+    live = scratch / "drac-lo-live"
+    live.mkdir()
+    (live / ".drac-owner").write_text(normalise._process_identity(os.getppid()) or "")
+    monkeypatch.setenv("DRAC_SOFFICE", _fake_soffice(tmp_path, _CONVERTS))
+    libreoffice_to_pdf(PACKAGE, ".docx", timeout_s=10)
+    assert sorted(path.name for path in scratch.iterdir()) == ["drac-lo-live", "drac-lo-starting"]
+
+
+_PROBE = r"""
+out=""
+for a; do
+  case "$prev" in --outdir) out="$a";; esac
+  prev="$a"
+done
+mkdir -p "$out"
+/usr/bin/python3 - "$out/document.pdf" <<'PY'
+import socket, sys
+said = []
+try:
+    socket.create_connection(("127.0.0.1", PORT), timeout=3).close()
+    said.append("connected")
+except OSError as exc:
+    said.append(f"refused {exc.errno}")
+try:
+    said.append(open("CANARY").read())
+except OSError as exc:
+    said.append(f"denied {exc.errno}")
+open(sys.argv[1], "w").write("%PDF-1.4 " + " | ".join(said))
+PY
+"""
+
+
+@pytest.mark.skipif(not Path("/usr/bin/python3").exists(), reason="the probe needs python3")
+def test_libreoffice_under_the_guard_reaches_no_listener_and_no_canary(tmp_path, monkeypatch):
+    """Whatever LibreOffice does (here a probe in its place), it connects nowhere, not even to
+    127.0.0.1, and reads no file outside its work folder and system paths."""
+    from drac.documents.containment.policy import landlock_abi
+
+    monkeypatch.setattr(normalise, "LIBREOFFICE_WRITABLE", [])
+    secret = tmp_path.parent / f"{tmp_path.name}-secret"  # not beneath the fake's own folder
+    secret.mkdir()
+    canary = secret / "canary.txt"
+    canary.write_text("CANARY-5e1d")
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.5)
+    port = server.getsockname()[1]
+    probe = _PROBE.replace("PORT", str(port)).replace("CANARY", str(canary))
+    monkeypatch.setenv("DRAC_SOFFICE", _fake_soffice(tmp_path, probe))
+    try:
+        said = libreoffice_to_pdf(PACKAGE, ".docx", timeout_s=30).decode()
+        with pytest.raises(TimeoutError):
+            server.accept()  # nothing ever connected
+    finally:
+        server.close()
+    assert "connected" not in said and "refused" in said
+    assert "CANARY" not in said
+    if landlock_abi() == 0:
+        pytest.skip(f"the canary was readable: no Landlock here ({said})")
+    assert "denied" in said

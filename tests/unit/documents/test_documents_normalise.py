@@ -8,6 +8,7 @@ from pdfs import make_pdf
 from PIL import Image
 from reliability.hostile_links import package
 
+from drac.documents import normalise
 from drac.documents.detect import DocumentFormat
 from drac.documents.normalise import image_to_pdf, libreoffice_to_pdf, normalise_to_pdf
 from drac.documents.render import page_count, render_pages
@@ -62,6 +63,13 @@ def test_a_broken_image_is_a_document_error():
 def test_text_formats_are_not_normalised():
     with pytest.raises(DocumentError, match="as-is"):
         normalise_to_pdf(b"# x", DocumentFormat.MARKDOWN)
+
+
+@pytest.fixture(autouse=True)
+def _fakes_may_write_their_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fake LibreOffices write pid files to tmp_path; the real one may write only its work
+    folder (the guard's Landlock policy)."""
+    monkeypatch.setattr(normalise, "LIBREOFFICE_WRITABLE", [str(tmp_path)])
 
 
 def _fake_soffice(tmp_path: Path, body: str) -> str:

@@ -72,6 +72,8 @@ def test_an_absurd_page_size_is_rejected():
 
 
 def test_pages_stream_one_at_a_time(monkeypatch):
+    """The worker's side renders lazily; `render_pages` only relays it through a pipe that
+    holds at most a page or so (test_containment shows the worker waits for its reader)."""
     rendered: list[int] = []
     original = render_module._render_one
 
@@ -80,7 +82,7 @@ def test_pages_stream_one_at_a_time(monkeypatch):
         return original(document, number, options)
 
     monkeypatch.setattr(render_module, "_render_one", counting)
-    pages = render_pages(make_pdf([(300, 300)] * 40))
+    pages = render_module.render_here(make_pdf([(300, 300)] * 40))
     assert inspect.isgenerator(pages)
     assert rendered == []
     first = next(pages)

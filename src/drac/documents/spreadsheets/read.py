@@ -10,6 +10,7 @@ from pathlib import PurePath
 from pydantic import BaseModel, ConfigDict, Field
 
 from drac.documents.archive import check_inflation
+from drac.documents.containment import GIB, Limits, contained_call, in_worker, step
 from drac.documents.delimited import DELIMITERS, read_rows, sniff_delimiter
 from drac.documents.detect import DocumentFormat
 from drac.documents.normalise import convert_with_libreoffice
@@ -22,6 +23,16 @@ from drac.models import Element, ElementKind, ParseConfig, Strategy, TableRows
 
 SPREADSHEET_FORMATS = frozenset(f.value for f in DocumentFormat if f.is_spreadsheet)
 """Format names (as records store them) of the documents read as spreadsheets."""
+MAX_COLUMNS = 16_384
+"""Columns a sheet may have (Excel's own limit, column XFD)."""
+SHEET_LIMITS = Limits(
+    memory_bytes=2 * GIB,
+    cpu_s=300.0,
+    step_cpu_s=120.0,
+    wall_s=600.0,
+    preload=("drac.documents.spreadsheets.read", "drac.documents.spreadsheets.workbook"),
+)
+"""What reading one workbook may use (openpyxl runs in a contained worker)."""
 _LIBREOFFICE_FIRST = {DocumentFormat.ODS: ".ods", DocumentFormat.XLS: ".xls"}
 _DELIMITED = {DocumentFormat.CSV: DELIMITERS, DocumentFormat.TSV: "\t" + DELIMITERS}
 
@@ -38,6 +49,7 @@ class SpreadsheetOptions(BaseModel):
         description="the parser's element limit: a row (with its header) never exceeds it",
     )
     libreoffice_timeout_s: float = Field(default=180, gt=0, description="for ODS and XLS")
+    max_pages: int = Field(default=5000, ge=1, description="the page limit: sheets read")
 
     @classmethod
     def for_strategy(cls, strategy: Strategy, parse: ParseConfig) -> SpreadsheetOptions:
@@ -71,13 +83,30 @@ def read_spreadsheet(
         return _delimited(data, fmt, stem, options)
     if fmt.is_zip_container:
         check_inflation(data)  # before openpyxl or LibreOffice inflates anything
-    if fmt not in _LIBREOFFICE_FIRST:
-        return _workbook(data, fmt, stem, options)
-    converted = convert_with_libreoffice(
-        data, _LIBREOFFICE_FIRST[fmt], "xlsx", timeout_s=options.libreoffice_timeout_s
-    )
-    result = _workbook(converted.data, fmt, stem, options)
-    return result.model_copy(update={"warnings": [*converted.warnings, *result.warnings]})
+    warnings: list[str] = []
+    if fmt in _LIBREOFFICE_FIRST:
+        converted = convert_with_libreoffice(
+            data, _LIBREOFFICE_FIRST[fmt], "xlsx", timeout_s=options.libreoffice_timeout_s
+        )
+        data, warnings = converted.data, list(converted.warnings)
+    if in_worker():
+        result = _workbook(data, fmt, stem, options)
+    else:
+        found = contained_call(
+            "drac.documents.spreadsheets.read:workbook_here", data, fmt, stem, options,
+            limits=SHEET_LIMITS, what="while opening the workbook",
+        )  # fmt: skip
+        result = SpreadsheetResult.model_validate(found)
+    if not warnings:
+        return result
+    return result.model_copy(update={"warnings": [*warnings, *result.warnings]})
+
+
+def workbook_here(
+    data: bytes, fmt: DocumentFormat, stem: str, options: SpreadsheetOptions
+) -> SpreadsheetResult:
+    """An XLSX/XLSM workbook's Markdown, in this process (the contained worker's side)."""
+    return _workbook(data, fmt, stem, options)
 
 
 def _workbook(
@@ -89,10 +118,11 @@ def _workbook(
     # openpyxl is imported only when a workbook is read (about 70 ms, paid by no other document)
     from drac.documents.spreadsheets.workbook import open_workbook
 
-    with open_workbook(data) as book:
+    with open_workbook(data, options.max_pages) as book:
         out.append(f"# {_one_line(book.title or '') or stem}\n\n")
         for grid in book.sheets:
             sheets += 1
+            step(f"writing sheet {sheets}")
             heading = f"<!-- Page {sheets} -->\n\n## {_one_line(grid.name) or f'Sheet {sheets}'}"
             _add(totals, _write(out, grid, heading, options))
         warnings = list(book.warnings)
@@ -111,6 +141,11 @@ def _delimited(
     columns = used_columns(non_empty(read_rows(text, delimiter)))
     if not columns:
         raise DocumentError(f"the {fmt.value.upper()} file holds no data")
+    if columns[-1] >= MAX_COLUMNS:
+        raise DocumentError(
+            f"the {fmt.value.upper()} file has {columns[-1] + 1:,} columns, more than the "
+            f"{MAX_COLUMNS:,} a sheet may have"
+        )
     grid = SheetGrid(name=stem, columns=columns, rows=lambda: non_empty(read_rows(text, delimiter)))
     out: list[str] = []
     stats = _write(out, grid, f"# {stem}", options)

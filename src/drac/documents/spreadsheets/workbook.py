@@ -23,8 +23,16 @@ from drac.documents.spreadsheets.numfmt import format_cell
 from drac.documents.spreadsheets.parts import MergedRange, merged_ranges, sheet_parts
 from drac.errors import DocumentError
 
-# Rows spooled in memory up to this size, on disk beyond it.
+# Rows spooled in memory up to this size, on disk beyond it (an unlinked file: nothing is
+# left behind even when the worker is killed).
 _SPOOL_BYTES = 16 * 1024 * 1024
+MAX_SPOOL_BYTES = 1024 * 1024 * 1024
+"""The most one sheet's spooled rows may take on disk."""
+MAX_SHEET_CELLS = 20_000_000
+"""Cells one sheet may have (a 200,000-row table of 100 columns), counted while rows are read."""
+MAX_MERGED_CELLS = 1_000_000
+"""Cells one sheet's merged ranges may cover, checked before any row is read (a merged header
+covers a few columns, a merged label some rows; one `A2:XFD999` in 1.5 KB covers 16 million)."""
 _FORMATTED = (int, float, Decimal, date, time, timedelta)
 _DAMAGED = (ElementTree.ParseError, zipfile.BadZipFile, EOFError, KeyError, ValueError)
 
@@ -40,15 +48,21 @@ class Workbook:
 
 
 @contextmanager
-def open_workbook(data: bytes) -> Iterator[Workbook]:
+def open_workbook(data: bytes, max_sheets: int = 5000) -> Iterator[Workbook]:
     """Open XLSX/XLSM bytes; `sheets` yields the visible worksheets one at a time (each
-    valid until the next is taken). Raises DocumentError for an unreadable workbook."""
+    valid until the next is taken). Raises DocumentError for an unreadable workbook, or one
+    of more than `max_sheets` sheets (the page limit)."""
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         book = load_workbook(io.BytesIO(data), read_only=True, data_only=True, keep_links=False)
     except Exception as exc:  # openpyxl raises many kinds on damaged parts; all mean the same
         raise DocumentError(f"cannot read the workbook: {type(exc).__name__}: {exc}") from exc
     try:
+        if len(book.worksheets) > max_sheets:
+            raise DocumentError(
+                f"the workbook has {len(book.worksheets):,} sheets, more than the "
+                f"{max_sheets:,} page limit"
+            )
         title = (book.properties.title or "").strip() or None
         workbook = Workbook(title=title)
         workbook.sheets = _sheets(book, archive, workbook.warnings)
@@ -73,6 +87,7 @@ def _sheets(book: Any, archive: zipfile.ZipFile, warnings: list[str]) -> Iterato
         ) as spool:
             try:
                 merges = merged_ranges(archive, part) if part else []
+                _check_merges(sheet.title, merges)
                 columns = _spool(sheet, merges, spool)
             except _DAMAGED as exc:
                 raise DocumentError(f"sheet {sheet.title!r} is damaged: {exc}") from exc
@@ -80,6 +95,20 @@ def _sheets(book: Any, archive: zipfile.ZipFile, warnings: list[str]) -> Iterato
                 warnings.append(f"sheet {sheet.title!r} is empty: skipped")
                 continue
             yield SheetGrid(name=sheet.title, columns=columns, rows=_reader(spool))
+
+
+def _check_merges(title: str, merges: list[MergedRange]) -> None:
+    """Refuse merged ranges that would fill more cells than MAX_MERGED_CELLS, before a row
+    is read."""
+    total = 0
+    for first_row, first_col, last_row, last_col in merges:
+        total += (last_row - first_row + 1) * (last_col - first_col + 1)
+        if total > MAX_MERGED_CELLS:
+            raise DocumentError(
+                f"sheet {title!r}: merged ranges would fill more than {MAX_MERGED_CELLS:,} "
+                f"cells (one spans {last_row - first_row + 1:,} rows x "
+                f"{last_col - first_col + 1:,} columns), more than a sheet may have"
+            )
 
 
 def _spool(sheet: Any, merges: list[MergedRange], spool: IO[str]) -> tuple[int, ...]:
@@ -91,9 +120,16 @@ def _spool(sheet: Any, merges: list[MergedRange], spool: IO[str]) -> tuple[int, 
         starting.setdefault(merge[0], []).append(merge)
     active: list[tuple[MergedRange, str]] = []
     used: set[int] = set()
+    cells_seen = written = 0
     sheet.reset_dimensions()  # a wrong <dimension> would otherwise cut rows or columns off
     for number, cells in enumerate(sheet.iter_rows(), start=1):
         row = [_shown(cell) for cell in cells]
+        cells_seen += len(row)
+        if cells_seen > MAX_SHEET_CELLS:
+            raise DocumentError(
+                f"sheet {sheet.title!r} has more than {MAX_SHEET_CELLS:,} cells (reached at "
+                f"row {number:,}), more than a sheet may have"
+            )
         active = [(merge, value) for merge, value in active if merge[2] >= number]
         for merge in starting.pop(number, ()):
             first_col = merge[1]
@@ -106,7 +142,12 @@ def _spool(sheet: Any, merges: list[MergedRange], spool: IO[str]) -> tuple[int, 
         filled = [index for index, cell in enumerate(row) if cell.strip()]
         if filled:
             used.update(filled)
-            writer.writerow(row[: filled[-1] + 1])
+            written += writer.writerow(row[: filled[-1] + 1])
+            if written > MAX_SPOOL_BYTES:
+                raise DocumentError(
+                    f"sheet {sheet.title!r} needs more than {MAX_SPOOL_BYTES / 1024**3:g} GiB "
+                    f"of temporary space (reached at row {number:,})"
+                )
     spool.seek(0)
     return tuple(sorted(used))
 

@@ -1,0 +1,62 @@
+"""Functions the containment tests run in a worker (importable by name, as the worker needs)."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import socket
+from collections.abc import Iterator
+
+
+def echo(value: object) -> dict[str, object]:
+    """The value back, with bytes (the pipe's two halves)."""
+    return {"value": value, "bytes": b"\x00\xff"}
+
+
+def connect(port: int) -> str:
+    """Try to reach a listener on 127.0.0.1; what happened."""
+    with socket.socket() as client:
+        client.settimeout(3)
+        try:
+            client.connect(("127.0.0.1", port))
+        except OSError as exc:
+            return f"refused: {exc}"
+    return "connected"
+
+
+def read(path: str) -> str:
+    """A file's text, or why it could not be read."""
+    try:
+        with open(path) as file:
+            return file.read()
+    except OSError as exc:
+        return f"denied: {exc}"
+
+
+def allocate(gib: int) -> int:
+    """Touch `gib` GiB of memory."""
+    return len(bytearray(gib * 1024**3))
+
+
+def spin() -> None:
+    """Use CPU until killed."""
+    from drac.documents.containment import step
+
+    step("spinning on page 3")
+    while True:
+        pass
+
+
+def segfault() -> None:
+    """Read address 0."""
+    ctypes.string_at(0)
+
+
+def abort() -> None:
+    """Abort, as pdfium does when an allocation fails."""
+    os.abort()
+
+
+def count(n: int) -> Iterator[int]:
+    """0 .. n-1, one item at a time."""
+    yield from range(n)
