@@ -77,7 +77,8 @@ def main() -> None:
         f"**{ppm_seconds / best[('render', 'before')]:.1f}x** before, "
         f"**{ppm_seconds / best[('render', 'after')]:.1f}x** after (start-up included).",
         "",
-        "All rounds: " + "; ".join(
+        "All rounds: "
+        + "; ".join(
             f"{task} {label} " + ", ".join(f"{value:.2f}" for value in values)
             for (task, label), values in times.items()
         ),
