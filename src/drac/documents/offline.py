@@ -29,6 +29,11 @@ _PAGE_NUMBER = re.compile(r"^(?:page\s+)?\d{1,4}(?:\s*(?:/|of)\s*\d{1,4})?$", re
 _HEADING_END = (".", ",", ";")
 _BOLD_NAMES = (b"bold", b"black", b"heavy", b"semibold", b"demi")
 _FORCE_BOLD = 1 << 18
+# PDFium reports a hyphen it judged to end a line inside a word as U+0002 (or keeps a soft
+# hyphen); the offline converter decides per document whether it was a real one.
+_LINE_END_HYPHENS = frozenset({0x02, 0xAD})
+_SOFT_HYPHEN = "\x02"
+_WORD = re.compile(r"[^\W_]+")
 
 
 class OfflinePage(BaseModel):
@@ -51,10 +56,13 @@ class _Line:
     baseline: float
     hyphen_end: bool = False
     cell_starts: list[tuple[int, float]] = field(default_factory=list)
+    end_baseline: float | None = None  # where the line ends when PDFium joined a wrapped word
     text: str = field(init=False)
 
     def __post_init__(self) -> None:
         self.text = "".join(ch for ch, _ in self.chars).strip()
+        if self.end_baseline is None:
+            self.end_baseline = self.baseline
 
     def cells(self) -> list[tuple[float, str]]:
         """(x, text) of the line's parts separated by gaps wider than CELL_GAP font sizes."""
@@ -76,21 +84,54 @@ def offline_markdown(data: bytes, max_pages: int = 5000) -> list[OfflinePage]:
         heights = []
         pictured: list[bool] = []
         pages: list[list[_Line]] = []
+        notes: list[_PageNotes] = []
         for index in range(len(document)):
             page = document[index]
             try:
                 heights.append(page.get_height())
-                pages.append(_page_lines(page))
+                note = _PageNotes()
+                pages.append(_page_lines(page, note))
+                notes.append(note)
                 pictured.append(_has_images(page))
             finally:
                 page.close()
+    _resolve_hyphens(pages)
     scale = _HeadingScale.from_pages(pages)
     result = []
-    for number, (lines, height, images) in enumerate(
-        zip(pages, heights, pictured, strict=True), start=1
+    for number, (lines, height, images, note) in enumerate(
+        zip(pages, heights, pictured, notes, strict=True), start=1
     ):
-        result.append(_page_result(number, lines, height, scale, images))
+        page_result = _page_result(number, lines, height, scale, images)
+        warnings = note.warnings(number)
+        if warnings:
+            page_result = page_result.model_copy(
+                update={"warnings": (*page_result.warnings, *warnings)}
+            )
+        result.append(page_result)
     return result
+
+
+@dataclass
+class _PageNotes:
+    """What the text layer of one page could not give faithfully."""
+
+    missing_glyphs: int = 0
+    cut_strings: int = 0
+
+    def warnings(self, number: int) -> tuple[str, ...]:
+        found = []
+        if self.missing_glyphs:
+            found.append(
+                f"page {number}: {self.missing_glyphs} character(s) drawn with glyphs that have"
+                " no Unicode mapping in the PDF's fonts (e.g. a currency sign or an emoji) were"
+                " left out"
+            )
+        if self.cut_strings:
+            found.append(
+                f"page {number}: {self.cut_strings} text string(s) reach the PDF reader's limit"
+                f" of {_MAX_STRING_BYTES:,} bytes; text past it is missing"
+            )
+        return tuple(found)
 
 
 def _has_images(page: pdfium.PdfPage) -> bool:
@@ -119,15 +160,32 @@ def _page_result(
     return OfflinePage(number=number, markdown=f"{marker}\n\n{body}".rstrip(), has_text_layer=True)
 
 
-def _page_lines(page: pdfium.PdfPage) -> list[_Line]:
+def _page_lines(page: pdfium.PdfPage, notes: _PageNotes) -> list[_Line]:
     textpage = page.get_textpage()
     try:
-        return list(_lines_of(textpage.raw, textpage.count_chars()))
+        count = textpage.count_chars()
+        if count >= _MAX_STRING_BYTES // 2:
+            notes.cut_strings = _cut_strings(page, textpage.raw)
+        return list(_lines_of(textpage.raw, count, notes))
     finally:
         textpage.close()
 
 
-def _lines_of(raw: object, count: int) -> Iterator[_Line]:
+# PDFium's content parser keeps at most this many bytes of one string operand and drops the
+# rest silently; a two-byte font reaches it at half as many characters.
+_MAX_STRING_BYTES = 32767
+
+
+def _cut_strings(page: pdfium.PdfPage, textpage: object) -> int:
+    """How many text objects of the page hold as many characters as one cut string has."""
+    cut = 0
+    for text_object in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_TEXT,)):
+        length = pdfium_c.FPDFTextObj_GetText(text_object.raw, textpage, None, 0) // 2 - 1
+        cut += length >= _MAX_STRING_BYTES // 2
+    return cut
+
+
+def _lines_of(raw: object, count: int, notes: _PageNotes) -> Iterator[_Line]:
     x, y = ctypes.c_double(), ctypes.c_double()
     left, right, bottom, top = (ctypes.c_double() for _ in range(4))
     cells: list[tuple[int, float]] = []
@@ -137,8 +195,10 @@ def _lines_of(raw: object, count: int) -> Iterator[_Line]:
     chars: list[tuple[str, bool]] = []
     sizes: Counter[float] = Counter()
     bold_count = 0
-    first_x = baseline = 0.0
-    hyphen = False
+    first_x = baseline = end_baseline = 0.0
+    hyphen = after_hyphen = False
+    glyph_box: tuple[float, float, float, float] | None = None
+    glyph_start = -1  # where in `chars` the last glyph's characters start
     high_surrogate = 0
     for index in range(count):
         code = pdfium_c.FPDFText_GetUnicode(raw, index)
@@ -152,19 +212,33 @@ def _lines_of(raw: object, count: int) -> Iterator[_Line]:
             code = 0x10000 + ((high_surrogate - 0xD800) << 10) + (code - 0xDC00)
         high_surrogate = 0
         char = chr(code) if code else ""
+        if code in _LINE_END_HYPHENS and pdfium_c.FPDFText_IsHyphen(raw, index) == 1:
+            _drop_misread_glyph(chars, glyph_start, notes)
+            glyph_box, glyph_start = None, -1
+            chars.append((_SOFT_HYPHEN, chars[-1][1] if chars else False))
+            after_hyphen = True
+            continue
         if char in ("\n", "\r"):
+            _drop_misread_glyph(chars, glyph_start, notes)
+            glyph_box, glyph_start = None, -1
             if char == "\n" and chars:
-                yield _finish(chars, sizes, bold_count, first_x, baseline, hyphen, cells)
+                yield _finish(chars, sizes, bold_count, first_x, (baseline, end_baseline), hyphen, cells)
                 chars, sizes, bold_count, hyphen = [], Counter(), 0, False
                 cells, previous_right = [], None
             continue
-        if not char or 0xE000 <= code <= 0xF8FF or code == 0xFFFE:
-            if not chars and code:
+        if not char or 0xE000 <= code <= 0xF8FF or code in (0xFFFD, 0xFFFE):
+            if not chars and code and code != 0xFFFD:
                 chars.append(("•", False))  # private-use glyphs at a line start are bullets
+            elif not pdfium_c.FPDFText_IsGenerated(raw, index):
+                notes.missing_glyphs += 1  # a glyph the font maps to no character
             continue
         if char.isspace():
+            _drop_misread_glyph(chars, glyph_start, notes)
+            glyph_box, glyph_start = None, -1
             chars.append((" ", chars[-1][1] if chars else False))
             continue
+        if code < 0x20 or 0x7F <= code < 0xA0 or code == 0xAD:
+            continue  # other control characters are not text
         weight = pdfium_c.FPDFText_GetFontWeight(raw, index)
         if weight <= 0:  # unknown (e.g. standard fonts without a descriptor): use the name
             pdfium_c.FPDFText_GetFontInfo(raw, index, font_name, 128, ctypes.byref(flags))
@@ -175,6 +249,12 @@ def _lines_of(raw: object, count: int) -> Iterator[_Line]:
         if not any(ch != " " for ch, _ in chars):
             pdfium_c.FPDFText_GetCharOrigin(raw, index, ctypes.byref(x), ctypes.byref(y))
             first_x, baseline = x.value, y.value
+            end_baseline = baseline
+        elif after_hyphen:  # the word went on on the next visual line
+            pdfium_c.FPDFText_GetCharOrigin(raw, index, ctypes.byref(x), ctypes.byref(y))
+            end_baseline = y.value
+            previous_right = None  # the jump back to the left margin is no cell gap
+        after_hyphen = False
         size = round(pdfium_c.FPDFText_GetFontSize(raw, index) * 2) / 2
         pdfium_c.FPDFText_GetCharBox(
             raw,
@@ -184,6 +264,12 @@ def _lines_of(raw: object, count: int) -> Iterator[_Line]:
             ctypes.byref(bottom),
             ctypes.byref(top),
         )
+        box = (left.value, right.value, bottom.value, top.value)
+        if box != glyph_box:  # a new glyph (one glyph may map to several characters)
+            if char.isalpha():
+                glyph_start = -1
+            _drop_misread_glyph(chars, glyph_start, notes)
+            glyph_box, glyph_start = box, len(chars)
         if previous_right is not None and left.value - previous_right > CELL_GAP * max(size, 1.0):
             cells.append((len(chars), left.value))  # a wide gap: the next table cell starts
         previous_right = right.value
@@ -191,8 +277,26 @@ def _lines_of(raw: object, count: int) -> Iterator[_Line]:
         bold_count += bold
         hyphen = char == "-" and pdfium_c.FPDFText_IsHyphen(raw, index) == 1
         chars.append((char, bold))
+    _drop_misread_glyph(chars, glyph_start, notes)
     if chars:
-        yield _finish(chars, sizes, bold_count, first_x, baseline, hyphen, cells)
+        yield _finish(chars, sizes, bold_count, first_x, (baseline, end_baseline), hyphen, cells)
+
+
+# A glyph the font maps to a ligature's letters while no letter touches it is not that
+# ligature: fonts without a rupee sign (say) draw it from a slot whose Unicode says "ff".
+_LIGATURES = frozenset({"ff", "fi", "fl", "ffi", "ffl", "ft", "st"})
+
+
+def _drop_misread_glyph(chars: list[tuple[str, bool]], start: int, notes: _PageNotes) -> None:
+    """Blank the last glyph of `chars` (from `start`) when it is a ligature outside a word."""
+    if start < 0 or start >= len(chars):
+        return
+    text = "".join(ch for ch, _ in chars[start:])
+    if text not in _LIGATURES or (start > 0 and chars[start - 1][0].isalpha()):
+        return
+    for index in range(start, len(chars)):
+        chars[index] = ("", chars[index][1])
+    notes.missing_glyphs += 1
 
 
 def _finish(
@@ -200,7 +304,7 @@ def _finish(
     sizes: Counter[float],
     bold_count: int,
     x0: float,
-    baseline: float,
+    baselines: tuple[float, float],
     hyphen: bool,
     cells: list[tuple[int, float]],
 ) -> _Line:
@@ -211,10 +315,70 @@ def _finish(
         size=size,
         bold=visible > 0 and bold_count >= 0.9 * visible,
         x0=x0,
-        baseline=baseline,
+        baseline=baselines[0],
         hyphen_end=hyphen,
         cell_starts=cells,
+        end_baseline=baselines[1],
     )
+
+
+def _resolve_hyphens(pages: list[list[_Line]]) -> None:
+    """Turn each line-end hyphen PDFium marked into a real hyphen or nothing (a wrapped word).
+
+    The glyph is the same either way, so the document decides: a hyphen next to a digit, or
+    whose hyphenated form the document writes elsewhere, stays; a word the document writes
+    whole elsewhere is joined; otherwise a capital after it keeps it ("AI-Tuned") and a small
+    letter joins ("trans-parent").
+    """
+    marked = [line for lines in pages for line in lines if _SOFT_HYPHEN in line.text]
+    if not marked:
+        return
+    words: Counter[str] = Counter()
+    compounds: set[str] = set()
+    for lines in pages:
+        for line in lines:
+            text = line.text.casefold()
+            words.update(_WORD.findall(text))
+            compounds.update(_COMPOUND.findall(text))
+    for lines in pages:
+        for position, line in enumerate(lines):
+            if _SOFT_HYPHEN not in line.text:
+                continue
+            following = lines[position + 1].text if position + 1 < len(lines) else ""
+            _resolve_line(line, following, words, compounds)
+
+
+_COMPOUND = re.compile(r"[^\W_]+(?:-[^\W_]+)+")
+_WORD_BEFORE = re.compile(r"[^\W_]+$")
+_WORD_AFTER = re.compile(r"^[^\W_]+")
+
+
+def _resolve_line(line: _Line, following: str, words: Counter[str], compounds: set[str]) -> None:
+    chars = line.chars
+    for index, (char, bold) in enumerate(chars):
+        if char != _SOFT_HYPHEN:
+            continue
+        before = _WORD_BEFORE.search("".join(ch for ch, _ in chars[:index]))
+        rest = "".join(ch for ch, _ in chars[index + 1 :])
+        at_end = not rest.strip()
+        after = _WORD_AFTER.search(following.strip() if at_end else rest)
+        left = before.group(0) if before else ""
+        right = after.group(0) if after else ""
+        real = _real_hyphen(left, right, words, compounds)
+        chars[index] = ("-" if real or at_end else "", bold)
+        if at_end:
+            line.hyphen_end = not real
+    line.text = "".join(ch for ch, _ in chars).strip()
+
+
+def _real_hyphen(left: str, right: str, words: Counter[str], compounds: set[str]) -> bool:
+    if not left or not right or left[-1].isdigit() or right[0].isdigit():
+        return True
+    if f"{left}-{right}".casefold() in compounds:
+        return True
+    if (left + right).casefold() in words:
+        return False
+    return right[0].isupper()
 
 
 def _is_page_furniture(line: _Line, height: float) -> bool:
@@ -384,7 +548,7 @@ def _short_enough_for_heading(lines: list[_Line], title: str) -> bool:
 
 def _close(previous: _Line, line: _Line) -> bool:
     """True when `line` follows `previous` at normal line spacing (same block)."""
-    gap = previous.baseline - line.baseline
+    gap = (previous.end_baseline or previous.baseline) - line.baseline
     return 0 < gap <= 1.5 * max(previous.size, line.size)
 
 
