@@ -422,11 +422,19 @@ class _HeadingScale:
 
 def _could_be_heading(line: _Line, body: float) -> bool:
     text = line.text
-    if not text or len(text) > 150 or _list_marker(text) is not None:
+    if not text or len(text) > 150:
+        return False
+    marker = _list_marker(text)
+    if marker is not None and not _numbered_title(line, marker[0]):
         return False
     if line.size >= body * 1.12:
         return True
     return line.bold and line.size >= body * 0.95 and not text.endswith(_HEADING_END)
+
+
+def _numbered_title(line: _Line, marker: str) -> bool:
+    """A numbered line set wholly in bold ("2. Baggage Drop") titles a section."""
+    return marker[0].isdigit() and line.bold and not line.text.endswith(_HEADING_END)
 
 
 def _list_marker(text: str) -> tuple[str, str] | None:
@@ -486,6 +494,16 @@ class _Blocks:
             return
         level = self.scale.level(line)
         near = previous is not None and _close(previous, line)
+        if (
+            level is None
+            and self.kind == "heading"
+            and near
+            and previous is not None
+            and line.style == previous.style
+            and _list_marker(line.text) is None
+        ):
+            self.current.append(line)  # a bold paragraph, not a title: `_flush` decides
+            return
         if level is not None:
             same = self.kind == "heading" and level == self.heading_level and near
             if not same:
@@ -527,6 +545,9 @@ class _Blocks:
         title = _join([line.text for line in self.current], self.current)
         if self.kind == "heading" and not _short_enough_for_heading(self.current, title):
             self.kind = "para"  # a long run in a large font is body text (slides), not a title
+        if self.kind == "heading" and title.endswith(_HEADING_END):
+            if self.current[0].size < self.scale.body_size * 1.12:
+                self.kind = "para"  # bold lines that end a sentence: a bold paragraph
         if self.kind == "heading":
             self.blocks.append(("heading", "#" * self.heading_level + " " + title))
         elif self.kind == "item":

@@ -7,8 +7,9 @@ NFKC, case-folded runs of letters and digits):
 - words: recall and precision of the multiset of words;
 - reading order: the longest common subsequence of the two word sequences, over the words
   both hold (1.0 when every shared word comes in the source's order);
-- headings: the source's headings found as headings of the output, in order, by text
-  (`headings_text_found`) and by text and level (`headings_found`);
+- headings: the source's headings found as headings of the output by text
+  (`headings_text_found`) and by text and level (`headings_found`), levels counted from each
+  document's top heading (a document whose first heading is `##` has it as level 1);
 - tables: each source body cell (not the first, key column) found in one output element
   together with its row's key cell and its column's header (a table row element carries its
   table's header);
@@ -174,9 +175,11 @@ def _unprintable(char: str) -> bool:
 
 
 def _headings(elements: Iterable[Element]) -> list[tuple[tuple[str, ...], int]]:
-    return [
-        (tuple(tokens(e.title)), e.level or 0) for e in elements if e.is_heading and tokens(e.title)
-    ]
+    """(words, level) of each heading, levels counted from the document's top one (1)."""
+    found = [(tuple(tokens(e.title)), e.level or 1) for e in elements if e.is_heading]
+    found = [(words, level) for words, level in found if words]
+    top = min((level for _, level in found), default=1)
+    return [(words, level - top + 1) for words, level in found]
 
 
 def _headings_found(

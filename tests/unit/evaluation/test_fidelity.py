@@ -73,6 +73,12 @@ def test_headings_need_text_and_level_for_recall() -> None:
     assert score.heading_recall == pytest.approx(1 / 3)
 
 
+def test_heading_levels_count_from_the_documents_top_heading() -> None:
+    source = "## Plan\n\n### Options\n\nbody\n"
+    assert score_conversion(source, "# Plan\n\n## Options\n\nbody\n").headings_found == 2
+    assert score_conversion(source, "# Plan\n\n### Options\n\nbody\n").headings_found == 1
+
+
 def test_a_table_cell_counts_only_with_its_key_and_header_in_one_element() -> None:
     source = (
         "| Model | Engine | Price |\n| --- | --- | --- |\n| A1 | V6 | 100 |\n| B2 | V8 | 200 |\n"
