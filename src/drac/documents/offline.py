@@ -33,6 +33,8 @@ _FORCE_BOLD = 1 << 18
 # hyphen); the offline converter decides per document whether it was a real one.
 _LINE_END_HYPHENS = frozenset({0x02, 0xAD})
 _SOFT_HYPHEN = "\x02"
+# Characters that start this many font sizes left of the previous one's end start a new cell.
+_OVERLAP = 0.5
 _WORD = re.compile(r"[^\W_]+")
 
 
@@ -231,6 +233,17 @@ def _lines_of(raw: object, count: int, notes: _PageNotes) -> Iterator[_Line]:
                 chars.append(("•", False))  # private-use glyphs at a line start are bullets
             elif not pdfium_c.FPDFText_IsGenerated(raw, index):
                 notes.missing_glyphs += 1  # a glyph the font maps to no character
+                pdfium_c.FPDFText_GetCharBox(
+                    raw,
+                    index,
+                    ctypes.byref(left),
+                    ctypes.byref(right),
+                    ctypes.byref(bottom),
+                    ctypes.byref(top),
+                )
+                if previous_right is not None and left.value < previous_right - 1.0:
+                    cells.append((len(chars), left.value))  # drawn over the cell before it
+                    previous_right = None
             continue
         if char.isspace():
             _drop_misread_glyph(chars, glyph_start, notes)
@@ -265,13 +278,17 @@ def _lines_of(raw: object, count: int, notes: _PageNotes) -> Iterator[_Line]:
             ctypes.byref(top),
         )
         box = (left.value, right.value, bottom.value, top.value)
-        if box != glyph_box:  # a new glyph (one glyph may map to several characters)
+        same_glyph = box == glyph_box  # one glyph may map to several characters ("ff")
+        if not same_glyph:
             if char.isalpha():
                 glyph_start = -1
             _drop_misread_glyph(chars, glyph_start, notes)
             glyph_box, glyph_start = box, len(chars)
-        if previous_right is not None and left.value - previous_right > CELL_GAP * max(size, 1.0):
-            cells.append((len(chars), left.value))  # a wide gap: the next table cell starts
+        gap = left.value - previous_right if previous_right is not None and not same_glyph else 0.0
+        if gap > CELL_GAP * max(size, 1.0) or gap < -_OVERLAP * max(size, 1.0):
+            # a wide gap, or text drawn back over the text before it (a narrow column's
+            # overflow): the next table cell starts
+            cells.append((len(chars), left.value))
         previous_right = right.value
         sizes[size] += 1
         bold_count += bold
