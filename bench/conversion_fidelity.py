@@ -12,15 +12,17 @@ column header in one element, list items kept as lists, paragraphs split mid-sen
 unprintable characters. --pdf-cache DIR keeps the PDFs LibreOffice makes of DOCX, PPTX and
 HTML (keyed by the file's SHA-256) and converts those: only the text-layer path is scored then.
 --speed REF also times `offline_markdown` over the corpus PDFs with this tree's code and with
-the code of git revision REF, interleaved, three rounds (the performance budget).
+the code of git revision REF, interleaved, three rounds (the performance budget), and with
+--pdf-cache scores the code at REF too (the table before the change).
 --write puts the tables into BENCHMARKS.md (section "conversion-fidelity").
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
-import importlib.util
+import importlib
 import statistics
 import subprocess
 import sys
@@ -35,7 +37,7 @@ from _common import CORPUS, REPO, machine, write_section
 from drac.documents.convert import convert_to_markdown
 from drac.documents.detect import detect_format
 from drac.documents.normalise import normalise_to_pdf
-from drac.documents.offline import offline_markdown
+from drac.documents.offline import OfflinePage, offline_markdown
 from drac.documents.options import ConversionOptions
 from drac.evaluation.fidelity_corpus import (
     Rendition,
@@ -60,7 +62,9 @@ def product_conversion(path: Path) -> Rendition:
     return Rendition(result.markdown, tuple(result.warnings))
 
 
-def cached_pdf_conversion(cache: Path) -> Callable[[Path], Rendition]:
+def cached_pdf_conversion(
+    cache: Path, converter: Callable[[bytes], list[OfflinePage]] = offline_markdown
+) -> Callable[[Path], Rendition]:
     """The offline converter over LibreOffice's PDF of each file, made once and cached."""
     cache.mkdir(parents=True, exist_ok=True)
 
@@ -72,13 +76,14 @@ def cached_pdf_conversion(cache: Path) -> Callable[[Path], Rendition]:
             if not target.exists():
                 target.write_bytes(normalise_to_pdf(data, fmt))
             data = target.read_bytes()
-        pages = offline_markdown(data)
+        pages = converter(data)
         warnings = tuple(w for page in pages for w in page.warnings)
         return Rendition("\n\n".join(page.markdown for page in pages) + "\n", warnings)
 
     return convert
 
 
+@functools.cache
 def old_offline(ref: str) -> ModuleType:
     """`drac.documents.offline` as it was at git revision `ref` (with its tables module)."""
     folder = Path(tempfile.mkdtemp(prefix="drac-old-offline-"))
@@ -93,11 +98,7 @@ def old_offline(ref: str) -> ModuleType:
         source = source.replace("from drac.documents.tables import", "from old_tables import")
         (folder / f"old_{name}.py").write_text(source, encoding="utf-8")
     sys.path.insert(0, str(folder))
-    spec = importlib.util.spec_from_file_location("old_offline", folder / "old_offline.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module("old_offline")
 
 
 def speed(ref: str, rounds: int = 3) -> str:
@@ -136,7 +137,14 @@ def main() -> int:
         totals(scored, lambda s: f"{s.document.group} / {s.format}"), "company / format"
     )
     timing = speed(args.speed) if args.speed else ""
-    print(by_format, by_company, timing, sep="\n\n")
+    before = ""
+    if args.speed and args.pdf_cache:  # the same corpus with the code at REF, for comparison
+        old = cached_pdf_conversion(args.pdf_cache, old_offline(args.speed).offline_markdown)
+        old_scored = score_folder(find_documents(CORPUS), old, formats)
+        before = f"The same with the converter at `{args.speed}` (before):\n\n" + fidelity_table(
+            totals(old_scored, lambda s: s.format), "format"
+        )
+    print(by_format, by_company, before, timing, sep="\n\n")
     if args.write:
         cache = f" --pdf-cache {args.pdf_cache}" if args.pdf_cache else ""
         speed_flag = f" --speed {args.speed}" if args.speed else ""
@@ -145,7 +153,7 @@ def main() -> int:
             f"Command: `python bench/conversion_fidelity.py --formats {args.formats}{cache}"
             f"{speed_flag} --write`  \nMachine: {machine()}; {elapsed:.0f} s"
             f" ({len(scored)} renditions; {glyphs} missing-glyph warnings).\n\n"
-            f"{by_format}\n\nPer company:\n\n{by_company}\n\n{timing}"
+            f"{by_format}\n\nPer company:\n\n{by_company}\n\n{before}\n\n{timing}"
         )
         write_section("conversion-fidelity", body)
     return 0

@@ -342,12 +342,19 @@ def _finish(
 def _resolve_hyphens(pages: list[list[_Line]]) -> None:
     """Turn each line-end hyphen PDFium marked into a real hyphen or nothing (a wrapped word).
 
-    The glyph is the same either way, so the document decides: a hyphen next to a digit, or
-    whose hyphenated form the document writes elsewhere, stays; a word the document writes
-    whole elsewhere is joined; otherwise a capital after it keeps it ("AI-Tuned") and a small
-    letter joins ("trans-parent").
+    The glyph is the same either way, so the document decides. A hyphen stays next to a
+    digit, before fewer than three letters ("Walk-in": typesetters do not break there), or
+    where the document writes the hyphenated form elsewhere; a word the document writes
+    whole elsewhere is joined. The rest follow the document's habit: joined when it shows
+    more wrapped words than real hyphens at line ends (it was hyphenated by its typesetter),
+    kept otherwise (word processors rarely hyphenate), and kept before a capital.
     """
-    marked = [line for lines in pages for line in lines if _SOFT_HYPHEN in line.text]
+    marked = [
+        (line, lines[position + 1].text if position + 1 < len(lines) else "")
+        for lines in pages
+        for position, line in enumerate(lines)
+        if _SOFT_HYPHEN in line.text
+    ]
     if not marked:
         return
     words: Counter[str] = Counter()
@@ -357,12 +364,21 @@ def _resolve_hyphens(pages: list[list[_Line]]) -> None:
             text = line.text.casefold()
             words.update(_WORD.findall(text))
             compounds.update(_COMPOUND.findall(text))
-    for lines in pages:
-        for position, line in enumerate(lines):
-            if _SOFT_HYPHEN not in line.text:
-                continue
-            following = lines[position + 1].text if position + 1 < len(lines) else ""
-            _resolve_line(line, following, words, compounds)
+    verdicts = [
+        (line, index, at_end, _hyphen_evidence(left, right, words, compounds), right)
+        for line, following in marked
+        for index, at_end, left, right in _markers(line, following)
+    ]
+    soft = sum(1 for *_, verdict, _ in verdicts if verdict is False)
+    real = sum(1 for *_, verdict, _ in verdicts if verdict is True)
+    for line, index, at_end, verdict, right in verdicts:
+        if verdict is None:
+            verdict = real >= soft or right[:1].isupper()
+        line.chars[index] = ("-" if verdict or at_end else "", line.chars[index][1])
+        if at_end:
+            line.hyphen_end = not verdict
+    for line, _ in marked:
+        line.text = "".join(ch for ch, _ in line.chars).strip()
 
 
 _COMPOUND = re.compile(r"[^\W_]+(?:-[^\W_]+)+")
@@ -370,32 +386,30 @@ _WORD_BEFORE = re.compile(r"[^\W_]+$")
 _WORD_AFTER = re.compile(r"^[^\W_]+")
 
 
-def _resolve_line(line: _Line, following: str, words: Counter[str], compounds: set[str]) -> None:
+def _markers(line: _Line, following: str) -> Iterator[tuple[int, bool, str, str]]:
+    """(index, at the line's end, word before, word after) of each hyphen marker of a line."""
     chars = line.chars
-    for index, (char, bold) in enumerate(chars):
+    for index, (char, _) in enumerate(chars):
         if char != _SOFT_HYPHEN:
             continue
         before = _WORD_BEFORE.search("".join(ch for ch, _ in chars[:index]))
         rest = "".join(ch for ch, _ in chars[index + 1 :])
         at_end = not rest.strip()
         after = _WORD_AFTER.search(following.strip() if at_end else rest)
-        left = before.group(0) if before else ""
-        right = after.group(0) if after else ""
-        real = _real_hyphen(left, right, words, compounds)
-        chars[index] = ("-" if real or at_end else "", bold)
-        if at_end:
-            line.hyphen_end = not real
-    line.text = "".join(ch for ch, _ in chars).strip()
+        yield index, at_end, before.group(0) if before else "", after.group(0) if after else ""
 
 
-def _real_hyphen(left: str, right: str, words: Counter[str], compounds: set[str]) -> bool:
-    if not left or not right or left[-1].isdigit() or right[0].isdigit():
+def _hyphen_evidence(
+    left: str, right: str, words: Counter[str], compounds: set[str]
+) -> bool | None:
+    """True for a real hyphen, False for a wrapped word, None when the document cannot tell."""
+    if len(left) < 2 or len(right) < 3 or left[-1].isdigit() or right[0].isdigit():
         return True
     if f"{left}-{right}".casefold() in compounds:
         return True
     if (left + right).casefold() in words:
         return False
-    return right[0].isupper()
+    return None
 
 
 def _is_page_furniture(line: _Line, height: float) -> bool:
