@@ -190,6 +190,9 @@ def _cut_strings(page: pdfium.PdfPage, textpage: object) -> int:
 def _lines_of(raw: object, count: int, notes: _PageNotes) -> Iterator[_Line]:
     x, y = ctypes.c_double(), ctypes.c_double()
     left, right, bottom, top = (ctypes.c_double() for _ in range(4))
+    box_refs = [ctypes.byref(value) for value in (left, right, bottom, top)]
+    x_ref, y_ref = ctypes.byref(x), ctypes.byref(y)
+    started = False  # whether the line holds a character other than a space
     cells: list[tuple[int, float]] = []
     previous_right: float | None = None
     font_name = ctypes.create_string_buffer(128)
@@ -199,7 +202,7 @@ def _lines_of(raw: object, count: int, notes: _PageNotes) -> Iterator[_Line]:
     bold_count = 0
     first_x = baseline = end_baseline = 0.0
     hyphen = after_hyphen = False
-    glyph_box: tuple[float, float, float, float] | None = None
+    glyph_left = glyph_right = -1.0  # the box of the last glyph (one may give several chars)
     glyph_start = -1  # where in `chars` the last glyph's characters start
     high_surrogate = 0
     for index in range(count):
@@ -216,38 +219,32 @@ def _lines_of(raw: object, count: int, notes: _PageNotes) -> Iterator[_Line]:
         char = chr(code) if code else ""
         if code in _LINE_END_HYPHENS and pdfium_c.FPDFText_IsHyphen(raw, index) == 1:
             _drop_misread_glyph(chars, glyph_start, notes)
-            glyph_box, glyph_start = None, -1
+            glyph_left, glyph_start = -1.0, -1
             chars.append((_SOFT_HYPHEN, chars[-1][1] if chars else False))
-            after_hyphen = True
+            after_hyphen = started = True
             continue
         if char in ("\n", "\r"):
             _drop_misread_glyph(chars, glyph_start, notes)
-            glyph_box, glyph_start = None, -1
+            glyph_left, glyph_start = -1.0, -1
             if char == "\n" and chars:
                 yield _finish(chars, sizes, bold_count, first_x, (baseline, end_baseline), hyphen, cells)
                 chars, sizes, bold_count, hyphen = [], Counter(), 0, False
-                cells, previous_right = [], None
+                cells, previous_right, started = [], None, False
             continue
         if not char or 0xE000 <= code <= 0xF8FF or code in (0xFFFD, 0xFFFE):
             if not chars and code and code != 0xFFFD:
                 chars.append(("•", False))  # private-use glyphs at a line start are bullets
+                started = True
             elif not pdfium_c.FPDFText_IsGenerated(raw, index):
                 notes.missing_glyphs += 1  # a glyph the font maps to no character
-                pdfium_c.FPDFText_GetCharBox(
-                    raw,
-                    index,
-                    ctypes.byref(left),
-                    ctypes.byref(right),
-                    ctypes.byref(bottom),
-                    ctypes.byref(top),
-                )
+                pdfium_c.FPDFText_GetCharBox(raw, index, *box_refs)
                 if previous_right is not None and left.value < previous_right - 1.0:
                     cells.append((len(chars), left.value))  # drawn over the cell before it
                     previous_right = None
             continue
         if char.isspace():
             _drop_misread_glyph(chars, glyph_start, notes)
-            glyph_box, glyph_start = None, -1
+            glyph_left, glyph_start = -1.0, -1
             chars.append((" ", chars[-1][1] if chars else False))
             continue
         if code < 0x20 or 0x7F <= code < 0xA0 or code == 0xAD:
@@ -259,41 +256,34 @@ def _lines_of(raw: object, count: int, notes: _PageNotes) -> Iterator[_Line]:
             bold = any(word in name for word in _BOLD_NAMES) or bool(flags.value & _FORCE_BOLD)
         else:
             bold = weight >= 500
-        if not any(ch != " " for ch, _ in chars):
-            pdfium_c.FPDFText_GetCharOrigin(raw, index, ctypes.byref(x), ctypes.byref(y))
+        if not started:
+            pdfium_c.FPDFText_GetCharOrigin(raw, index, x_ref, y_ref)
             first_x, baseline = x.value, y.value
             end_baseline = baseline
         elif after_hyphen:  # the word went on on the next visual line
-            pdfium_c.FPDFText_GetCharOrigin(raw, index, ctypes.byref(x), ctypes.byref(y))
+            pdfium_c.FPDFText_GetCharOrigin(raw, index, x_ref, y_ref)
             end_baseline = y.value
             previous_right = None  # the jump back to the left margin is no cell gap
         after_hyphen = False
         size = round(pdfium_c.FPDFText_GetFontSize(raw, index) * 2) / 2
-        pdfium_c.FPDFText_GetCharBox(
-            raw,
-            index,
-            ctypes.byref(left),
-            ctypes.byref(right),
-            ctypes.byref(bottom),
-            ctypes.byref(top),
-        )
-        box = (left.value, right.value, bottom.value, top.value)
-        same_glyph = box == glyph_box  # one glyph may map to several characters ("ff")
-        if not same_glyph:
-            if char.isalpha():
-                glyph_start = -1
-            _drop_misread_glyph(chars, glyph_start, notes)
-            glyph_box, glyph_start = box, len(chars)
-        gap = left.value - previous_right if previous_right is not None and not same_glyph else 0.0
-        if gap > CELL_GAP * max(size, 1.0) or gap < -_OVERLAP * max(size, 1.0):
-            # a wide gap, or text drawn back over the text before it (a narrow column's
-            # overflow): the next table cell starts
-            cells.append((len(chars), left.value))
+        pdfium_c.FPDFText_GetCharBox(raw, index, *box_refs)
+        start = left.value
+        if start != glyph_left or right.value != glyph_right:  # a new glyph
+            if glyph_start >= 0 and len(chars) - glyph_start > 1 and not char.isalpha():
+                _drop_misread_glyph(chars, glyph_start, notes)
+            glyph_left, glyph_right, glyph_start = start, right.value, len(chars)
+            if previous_right is not None:
+                gap = (start - previous_right) / (size if size > 1.0 else 1.0)
+                if gap > CELL_GAP or gap < -_OVERLAP:
+                    # a wide gap, or text drawn back over the text before it (a narrow
+                    # column's overflow): the next table cell starts
+                    cells.append((len(chars), start))
         previous_right = right.value
         sizes[size] += 1
         bold_count += bold
         hyphen = char == "-" and pdfium_c.FPDFText_IsHyphen(raw, index) == 1
         chars.append((char, bold))
+        started = True
     _drop_misread_glyph(chars, glyph_start, notes)
     if chars:
         yield _finish(chars, sizes, bold_count, first_x, (baseline, end_baseline), hyphen, cells)
@@ -306,7 +296,7 @@ _LIGATURES = frozenset({"ff", "fi", "fl", "ffi", "ffl", "ft", "st"})
 
 def _drop_misread_glyph(chars: list[tuple[str, bool]], start: int, notes: _PageNotes) -> None:
     """Blank the last glyph of `chars` (from `start`) when it is a ligature outside a word."""
-    if start < 0 or start >= len(chars):
+    if start < 0 or len(chars) - start < 2:
         return
     text = "".join(ch for ch, _ in chars[start:])
     if text not in _LIGATURES or (start > 0 and chars[start - 1][0].isalpha()):
