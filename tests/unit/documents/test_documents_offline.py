@@ -170,3 +170,52 @@ def test_a_table_whose_columns_were_not_recovered_stays_prose():
     assert "|" not in markdown
     for text in ("Award", "Organization", "Year", "Red Dot GmbH 2025", "iF International 2024"):
         assert text in markdown
+
+
+def test_line_end_hyphens_are_joined_or_kept_as_the_document_shows():
+    lines = [
+        Text("Our terms are transparent. The warranty terms are written to be trans-", 72, 700),
+        Text("parent, and our Delhi office is at Delhi-", 72, 688),
+        Text("110009 near the high-", 72, 676),
+        Text("traffic road. Nothing is hidden.", 72, 664),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "\x02" not in markdown and "\ufffe" not in markdown
+    assert "written to be transparent, and our Delhi office is at Delhi-110009" in markdown
+    assert "near the high-traffic road." in markdown  # no evidence: this document's habit
+
+
+def test_a_typeset_document_joins_its_wrapped_words():
+    lines = [
+        Text("Seats are designed for rest and cabins are designed for", 72, 700),
+        Text("calm. Every seat is de-", 72, 688),
+        Text("signed for comfort and every cabin is pro-", 72, 676),
+        Text("portioned for space.", 72, 664),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "Every seat is designed for comfort and every cabin is proportioned for" in markdown
+
+
+def test_a_text_string_past_the_readers_limit_is_warned_about():
+    text = " ".join(f"w{i:05d}" for i in range(6000))  # 41,999 characters in one string
+    page = offline_markdown(make_pdf([(612, 792, [Text(text, 10, 700, 1)])]))[0]
+    assert any("32,767 bytes" in warning and "page 1" in warning for warning in page.warnings)
+    short = offline_markdown(make_pdf([(612, 792, [Text("w00001 w00002", 10, 700)])]))[0]
+    assert short.warnings == ()
+
+
+def test_a_bold_numbered_line_is_a_heading_and_a_bold_sentence_stays_one_paragraph():
+    lines = [
+        Text("Boarding Process", 72, 740, 14, "Helvetica-Bold"),
+        Text("Body text of the guide sets the body size of the document here.", 72, 720),
+        Text("2. Baggage Drop", 72, 690, 12, "Helvetica-Bold"),
+        Text("Proceed to the designated baggage drop counter for your class.", 72, 672),
+        Text("For additional queries or assistance, visit the site or contact", 72, 640, 10,
+             "Helvetica-Bold"),
+        Text("our customer support.", 72, 628, 10, "Helvetica-Bold"),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "\n## 2. Baggage Drop\n" in markdown
+    assert "**For additional queries or assistance, visit the site or contact our customer" \
+        " support.**" in markdown
+    assert "# For additional" not in markdown
