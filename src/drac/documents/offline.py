@@ -4,6 +4,14 @@ Headings are recovered from font size and weight, lists from bullet glyphs and i
 paragraphs from line spacing, tables from cell layout (`drac.documents.tables`); reading
 order is PDFium's text order. Pages without a text
 layer (scans) get a marker comment and a warning: they need a vision model.
+
+The text layer is cleaned where PDFium reports more or less than the text: its line-end hyphen
+marker (U+0002) becomes a real hyphen or joins a wrapped word, as the document's own words
+show (`_resolve_hyphens`); glyphs with no Unicode, or mapped to a ligature's letters outside
+any word (a rupee sign the font lacks), are left out with a warning naming the page; no other
+control character reaches the Markdown; a string at PDFium's 32,767-byte limit is warned about.
+`drac eval-conversion` and bench/conversion_fidelity.py measure the result against source
+Markdown.
 """
 
 from __future__ import annotations
@@ -227,7 +235,9 @@ def _lines_of(raw: object, count: int, notes: _PageNotes) -> Iterator[_Line]:
             _drop_misread_glyph(chars, glyph_start, notes)
             glyph_left, glyph_start = -1.0, -1
             if char == "\n" and chars:
-                yield _finish(chars, sizes, bold_count, first_x, (baseline, end_baseline), hyphen, cells)
+                yield _finish(
+                    chars, sizes, bold_count, first_x, (baseline, end_baseline), hyphen, cells
+                )
                 chars, sizes, bold_count, hyphen = [], Counter(), 0, False
                 cells, previous_right, started = [], None, False
             continue
@@ -566,9 +576,9 @@ class _Blocks:
         title = _join([line.text for line in self.current], self.current)
         if self.kind == "heading" and not _short_enough_for_heading(self.current, title):
             self.kind = "para"  # a long run in a large font is body text (slides), not a title
-        if self.kind == "heading" and title.endswith(_HEADING_END):
-            if self.current[0].size < self.scale.body_size * 1.12:
-                self.kind = "para"  # bold lines that end a sentence: a bold paragraph
+        body_sized = self.current[0].size < self.scale.body_size * 1.12
+        if self.kind == "heading" and title.endswith(_HEADING_END) and body_sized:
+            self.kind = "para"  # bold lines that end a sentence: a bold paragraph
         if self.kind == "heading":
             self.blocks.append(("heading", "#" * self.heading_level + " " + title))
         elif self.kind == "item":

@@ -210,12 +210,19 @@ def test_a_bold_numbered_line_is_a_heading_and_a_bold_sentence_stays_one_paragra
         Text("Body text of the guide sets the body size of the document here.", 72, 720),
         Text("2. Baggage Drop", 72, 690, 12, "Helvetica-Bold"),
         Text("Proceed to the designated baggage drop counter for your class.", 72, 672),
-        Text("For additional queries or assistance, visit the site or contact", 72, 640, 10,
-             "Helvetica-Bold"),
+        Text(
+            "For additional queries or assistance, visit the site or contact",
+            72,
+            640,
+            10,
+            "Helvetica-Bold",
+        ),
         Text("our customer support.", 72, 628, 10, "Helvetica-Bold"),
     ]
     markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
     assert "\n## 2. Baggage Drop\n" in markdown
-    assert "**For additional queries or assistance, visit the site or contact our customer" \
+    assert (
+        "**For additional queries or assistance, visit the site or contact our customer"
         " support.**" in markdown
+    )
     assert "# For additional" not in markdown
