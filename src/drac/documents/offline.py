@@ -43,6 +43,19 @@ _LINE_END_HYPHENS = frozenset({0x02, 0xAD})
 _SOFT_HYPHEN = "\x02"
 # Characters that start this many font sizes left of the previous one's end start a new cell.
 _OVERLAP = 0.5
+# Letters of one word sit closer than this many font sizes to each other.
+_ABUTTING = 0.15
+
+
+def _bold_font(name: bytes, flags: int) -> bool:
+    """Whether a font is bold by its name ("DejaVuSans-Bold") or its force-bold flag."""
+    lowered = name.lower()
+    return any(word in lowered for word in _BOLD_NAMES) or bool(flags & _FORCE_BOLD)
+
+
+def _object_of(raw: object, index: int) -> int | None:
+    """The address of the text object a character of the text page belongs to."""
+    return ctypes.cast(pdfium_c.FPDFText_GetTextObject(raw, index), ctypes.c_void_p).value
 _WORD = re.compile(r"[^\W_]+")
 
 
@@ -201,10 +214,13 @@ def _lines_of(raw: object, count: int, notes: _PageNotes) -> Iterator[_Line]:
     box_refs = [ctypes.byref(value) for value in (left, right, bottom, top)]
     x_ref, y_ref = ctypes.byref(x), ctypes.byref(y)
     started = False  # whether the line holds a character other than a space
+    previous_index = -1
     cells: list[tuple[int, float]] = []
     previous_right: float | None = None
     font_name = ctypes.create_string_buffer(128)
     flags = ctypes.c_int()
+    flags_ref = ctypes.byref(flags)
+    bold_names: dict[bytes, bool] = {}
     chars: list[tuple[str, bool]] = []
     sizes: Counter[float] = Counter()
     bold_count = 0
@@ -260,12 +276,15 @@ def _lines_of(raw: object, count: int, notes: _PageNotes) -> Iterator[_Line]:
         if code < 0x20 or 0x7F <= code < 0xA0 or code == 0xAD:
             continue  # other control characters are not text
         weight = pdfium_c.FPDFText_GetFontWeight(raw, index)
-        if weight <= 0:  # unknown (e.g. standard fonts without a descriptor): use the name
-            pdfium_c.FPDFText_GetFontInfo(raw, index, font_name, 128, ctypes.byref(flags))
-            name = font_name.value.lower()
-            bold = any(word in name for word in _BOLD_NAMES) or bool(flags.value & _FORCE_BOLD)
+        if weight < 500:  # unknown, or a default 400 (LibreOffice's bold fonts): the name says
+            pdfium_c.FPDFText_GetFontInfo(raw, index, font_name, 128, flags_ref)
+            name = font_name.value
+            cached = bold_names.get(name)
+            if cached is None:
+                cached = bold_names[name] = _bold_font(name, flags.value)
+            bold = cached
         else:
-            bold = weight >= 500
+            bold = True
         if not started:
             pdfium_c.FPDFText_GetCharOrigin(raw, index, x_ref, y_ref)
             first_x, baseline = x.value, y.value
@@ -288,7 +307,17 @@ def _lines_of(raw: object, count: int, notes: _PageNotes) -> Iterator[_Line]:
                     # a wide gap, or text drawn back over the text before it (a narrow
                     # column's overflow): the next table cell starts
                     cells.append((len(chars), start))
+                elif (
+                    (gap < -_ABUTTING or (gap > _ABUTTING and chars[-1][0].isalnum()))
+                    and chars[-1][0] != " "
+                    and _object_of(raw, index) != _object_of(raw, previous_index)
+                ):
+                    # another text object starts off the previous one's end with no space
+                    # between (not a symbol from a fallback font, "₹", with its narrow box):
+                    # a cell that its neighbour's overflowing text touches
+                    cells.append((len(chars), start))
         previous_right = right.value
+        previous_index = index
         sizes[size] += 1
         bold_count += bold
         hyphen = char == "-" and pdfium_c.FPDFText_IsHyphen(raw, index) == 1

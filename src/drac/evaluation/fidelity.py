@@ -17,7 +17,7 @@ NFKC, case-folded runs of letters and digits):
 - unprintable characters: C0 and C1 controls (but tab and newline), U+FFFD, private use,
   noncharacters, in the output;
 - paragraphs split mid-sentence: a source paragraph whose word sequence appears in the output
-  across an element boundary that is not a sentence end in the source.
+  across an element boundary that is neither a sentence end nor a line end in the source.
 
 All counts add up (`Fidelity.__add__`), so a corpus is scored by summing its documents.
 """
@@ -310,16 +310,19 @@ def _split_paragraphs(source: list[Element], output: list[Element]) -> tuple[int
 
 
 def _words_with_sentence_ends(text: str) -> tuple[list[str], list[bool]]:
-    """The words of `text` and, for each, whether a sentence ends right after it."""
+    """The words of `text` and, for each, whether a sentence or a source line ends after it."""
     words: list[str] = []
     ends: list[bool] = []
-    for piece in re.split(r"\s+", text):
-        piece_words = tokens(piece)
-        if not piece_words:
-            continue
-        words.extend(piece_words)
-        ends.extend([False] * (len(piece_words) - 1))
-        ends.append(bool(_SENTENCE_END.search(piece.rstrip("*_`)]\"'”’"))))
+    for line in text.splitlines():
+        for piece in line.split():
+            piece_words = tokens(piece)
+            if not piece_words:
+                continue
+            words.extend(piece_words)
+            ends.extend([False] * (len(piece_words) - 1))
+            ends.append(bool(_SENTENCE_END.search(piece.rstrip("*_`)]\"'”’"))))
+        if ends:
+            ends[-1] = True  # a line break the source wrote: its renditions break there too
     return words, ends
 
 

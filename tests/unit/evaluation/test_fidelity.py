@@ -120,6 +120,9 @@ def test_a_paragraph_cut_mid_sentence_is_counted_and_one_cut_at_a_sentence_end_i
     assert score_conversion(source, at_end).paragraphs_split == 0
     assert score_conversion(source, page).paragraphs_split == 1
     assert score_conversion(source, mid).paragraphs == 1
+    with_break = "**Hours:** 9 AM to 6 PM\n**Qualifications:** a degree\n"
+    split_at_break = "**Hours:** 9 AM to 6 PM\n\n### Qualifications: a degree\n"
+    assert score_conversion(with_break, split_at_break).paragraphs_split == 0
 
 
 def test_page_markers_and_markup_are_not_words() -> None:
