@@ -10,6 +10,7 @@ defining the columns (the header), become a table; everything else stays prose.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -20,6 +21,8 @@ CELL_GAP = 1.0
 _MAX_COLUMNS = 12
 # A table whose body has more empty cells than this share was misread (overlapping columns).
 MAX_EMPTY_SHARE = 0.2
+# A first cell that is a list marker (or ends with a bullet): the "table" is a list.
+_LIST_MARKER = re.compile(r"(?:^(?:[-–—*]|\d{1,3}[.)]|[A-Za-z][.)])$|[•●○◦▪▫■□➢➤►▶✓✔❖◆◇‣⁃∙·]$)")
 
 
 class TextLine(Protocol):
@@ -96,6 +99,13 @@ class _Builder:
         for index, x in enumerate(self.columns):
             if abs(fragment.x - x) <= tolerance:
                 return index
+        if len(self.rows) > 1 or fragment.baseline < self.row_bottom - fragment.size:
+            # a body cell under a header centred over its column starts left of the header
+            # text: the first header starting right of it, within its column's width
+            for index, x in enumerate(self.columns):
+                if x > fragment.x:
+                    left = self.columns[index - 1] if index else None
+                    return index if left is None or fragment.x - left > tolerance else None
         return None
 
     def add(self, fragment: _Fragment) -> bool:
@@ -103,8 +113,12 @@ class _Builder:
         column = self.column_of(fragment)
         below = previous.baseline - fragment.baseline
         in_header = len(self.rows) == 1
-        if column == self.previous_column and 0 < below <= 1.7 * size:
-            self._append(column, fragment)  # the cell continues on the next line
+        centred_below = column is None and abs(fragment.x - previous.x) <= 1.5 * size
+        if (column == self.previous_column or centred_below) and 0 < below <= 1.7 * size:
+            # the cell continues on the next line (a centred cell's next line starts
+            # a little left or right of its first)
+            column = self.previous_column
+            self._append(column, fragment)
         elif column == 0 and 0 < self.row_bottom - fragment.baseline <= 3.5 * size:
             self.rows.append({})
             self.row_lines.append([])
@@ -144,6 +158,8 @@ class _Builder:
         body = [cell for row in cells[1:] for cell in row]
         if sum(1 for cell in body if not cell) > MAX_EMPTY_SHARE * len(body):
             return None  # mostly empty cells: the columns were not recovered; keep it prose
+        if 2 * sum(1 for row in cells if _LIST_MARKER.search(row[0])) >= len(cells):
+            return None  # a list whose markers stand apart from their text: keep it a list
         covered = {line for row_lines in lines for line in row_lines}
         first, last = min(covered), max(covered)
         if len(covered) != last - first + 1:
