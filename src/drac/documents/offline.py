@@ -45,6 +45,8 @@ _SOFT_HYPHEN = "\x02"
 _OVERLAP = 0.5
 # Letters of one word sit closer than this many font sizes to each other.
 _ABUTTING = 0.15
+# A gap wider than this many font sizes between two text objects is more than a word space.
+_SPACED_CELL = 0.3
 
 
 def _bold_font(name: bytes, flags: int) -> bool:
@@ -215,6 +217,7 @@ def _lines_of(raw: object, count: int, notes: _PageNotes) -> Iterator[_Line]:
     x_ref, y_ref = ctypes.byref(x), ctypes.byref(y)
     started = False  # whether the line holds a character other than a space
     previous_index = -1
+    generated_space = False  # whether the last space is one PDFium added for a gap
     cells: list[tuple[int, float]] = []
     previous_right: float | None = None
     font_name = ctypes.create_string_buffer(128)
@@ -272,6 +275,7 @@ def _lines_of(raw: object, count: int, notes: _PageNotes) -> Iterator[_Line]:
             _drop_misread_glyph(chars, glyph_start, notes)
             glyph_left, glyph_start = -1.0, -1
             chars.append((" ", chars[-1][1] if chars else False))
+            generated_space = pdfium_c.FPDFText_IsGenerated(raw, index) == 1
             continue
         if code < 0x20 or 0x7F <= code < 0xA0 or code == 0xAD:
             continue  # other control characters are not text
@@ -308,13 +312,16 @@ def _lines_of(raw: object, count: int, notes: _PageNotes) -> Iterator[_Line]:
                     # column's overflow): the next table cell starts
                     cells.append((len(chars), start))
                 elif (
-                    (gap < -_ABUTTING or (gap > _ABUTTING and chars[-1][0].isalnum()))
-                    and chars[-1][0] != " "
-                    and _object_of(raw, index) != _object_of(raw, previous_index)
-                ):
+                    (
+                        chars[-1][0] != " "
+                        and (gap < -_ABUTTING or (gap > _ABUTTING and chars[-1][0].isalnum()))
+                    )
+                    or (chars[-1][0] == " " and generated_space and gap > _SPACED_CELL)
+                ) and _object_of(raw, index) != _object_of(raw, previous_index):
                     # another text object starts off the previous one's end with no space
-                    # between (not a symbol from a fallback font, "₹", with its narrow box):
-                    # a cell that its neighbour's overflowing text touches
+                    # between (not a symbol from a fallback font, "₹", with its narrow box),
+                    # or past a space the text does not hold wider than a word space: a cell
+                    # that its neighbour's text touches or nearly does
                     cells.append((len(chars), start))
         previous_right = right.value
         previous_index = index

@@ -226,3 +226,61 @@ def test_a_bold_numbered_line_is_a_heading_and_a_bold_sentence_stays_one_paragra
         " support.**" in markdown
     )
     assert "# For additional" not in markdown
+
+
+def test_bullets_set_apart_from_their_text_stay_a_list_not_a_table():
+    lines = [
+        Text("Steps to Modify Your Trip", 72, 740, 14, "Helvetica-Bold"),
+        Text("•", 90, 720),
+        Text("Navigate to the section from the homepage or main menu.", 110, 720),
+        Text("•", 90, 706),
+        Text("Select the booking you wish to modify.", 110, 706),
+        Text("•", 90, 692),
+        Text("Complete the payment.", 110, 692),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "|" not in markdown
+    assert (
+        "- Navigate to the section from the homepage or main menu.\n"
+        "- Select the booking you wish to modify.\n- Complete the payment."
+    ) in markdown
+
+
+def test_a_table_with_centred_two_line_headers_keeps_its_header_and_columns():
+    lines = [
+        Text("Models and prices of the audio range are listed in this table.", 72, 740),
+        Text("Model", 92, 700, 10, "Helvetica-Bold"),
+        Text("Engine", 200, 700, 10, "Helvetica-Bold"),
+        Text("Price", 300, 706, 10, "Helvetica-Bold"),
+        Text("(INR)", 298, 696, 10, "Helvetica-Bold"),
+        Text("Velvera Buds", 58, 676),
+        Text("V6 Twin", 180, 676),
+        Text("8,999", 290, 676),
+        Text("Velvera Pods", 58, 660),
+        Text("V8 Single", 180, 660),
+        Text("9,499", 290, 660),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "| **Model** | **Engine** | **Price (INR)** |" in markdown or (
+        "| Model | Engine | Price (INR) |" in markdown
+    ), markdown
+    assert "| Velvera Buds | V6 Twin | 8,999 |" in markdown
+    assert "| Velvera Pods | V8 Single | 9,499 |" in markdown
+
+
+def test_a_header_cell_overflowing_into_the_next_is_still_two_cells():
+    lines = [
+        Text("Tablet storage and features are listed in the table below.", 72, 740),
+        Text("Model", 72, 700),
+        Text("Storage/RAM", 150, 700),
+        Text("Features", 198, 700),  # drawn over the end of "Storage/RAM"
+        Text("Pad 11", 72, 686),
+        Text("128GB", 150, 686),
+        Text("Wi-Fi", 198, 686),
+        Text("Pad 13", 72, 672),
+        Text("256GB", 150, 672),
+        Text("5G", 198, 672),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "| Model | Storage/RAM | Features |" in markdown, markdown
+    assert "| Pad 11 | 128GB | Wi-Fi |" in markdown
