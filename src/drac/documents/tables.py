@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 # A gap wider than this many font sizes between two characters separates two cells (word
-# spacing is about a third of one).
-CELL_GAP = 1.0
+# spacing is about a third of one, half in a loose justified line; LaTeX's column separation is
+# about 0.6 to 1: measured on the corpus, 0.65 keeps 0.617 of the cells against 0.558 at 1.0,
+# with no word, heading or paragraph lost).
+CELL_GAP = 0.65
 _MAX_COLUMNS = 12
 # A table whose body has more empty cells than this share was misread (overlapping columns).
 MAX_EMPTY_SHARE = 0.2
