@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict
 
 from drac.documents.prompt import page_marker
 from drac.documents.render import PDFIUM_LOCK, open_pdf
-from drac.documents.tables import CELL_GAP, find_tables
+from drac.documents.tables import CELL_GAP, Table, find_tables
 
 BULLETS = frozenset("•●○◦▪▫■□➢➤►▶✓✔❖◆◇‣⁃∙·")
 DASH_BULLETS = frozenset("-–—*")
@@ -58,6 +58,8 @@ def _bold_font(name: bytes, flags: int) -> bool:
 def _object_of(raw: object, index: int) -> int | None:
     """The address of the text object a character of the text page belongs to."""
     return ctypes.cast(pdfium_c.FPDFText_GetTextObject(raw, index), ctypes.c_void_p).value
+
+
 _WORD = re.compile(r"[^\W_]+")
 
 
@@ -123,10 +125,11 @@ def offline_markdown(data: bytes, max_pages: int = 5000) -> list[OfflinePage]:
     _resolve_hyphens(pages)
     scale = _HeadingScale.from_pages(pages)
     result = []
+    carried: Table | None = None  # a table that ends its page, to go on at the next one's top
     for number, (lines, height, images, note) in enumerate(
         zip(pages, heights, pictured, notes, strict=True), start=1
     ):
-        page_result = _page_result(number, lines, height, scale, images)
+        page_result, carried = _page_result(number, lines, height, scale, images, carried)
         warnings = note.warnings(number)
         if warnings:
             page_result = page_result.model_copy(
@@ -166,23 +169,33 @@ def _has_images(page: pdfium.PdfPage) -> bool:
 
 
 def _page_result(
-    number: int, lines: list[_Line], height: float, scale: _HeadingScale, has_images: bool
-) -> OfflinePage:
+    number: int,
+    lines: list[_Line],
+    height: float,
+    scale: _HeadingScale,
+    has_images: bool,
+    carried: Table | None,
+) -> tuple[OfflinePage, Table | None]:
+    """The page's Markdown, and its last table when nothing follows it on the page."""
     marker = page_marker(number)
     if not any(line.text for line in lines) and not has_images:
-        return OfflinePage(number=number, markdown=marker, has_text_layer=True)  # blank page
+        blank = OfflinePage(number=number, markdown=marker, has_text_layer=True)
+        return blank, None
     if not any(line.text for line in lines):
         note = f"<!-- Page {number}: no text layer (scanned page?); needs a vision model -->"
         warning = f"page {number} has no text layer; it needs a vision model to be converted"
-        return OfflinePage(
+        scanned = OfflinePage(
             number=number,
             markdown=f"{marker}\n\n{note}",
             has_text_layer=False,
             warnings=(warning,),
         )
+        return scanned, None
     lines = [line for line in lines if line.text and not _is_page_furniture(line, height)]
-    body = _Blocks(scale).markdown(lines)
-    return OfflinePage(number=number, markdown=f"{marker}\n\n{body}".rstrip(), has_text_layer=True)
+    blocks = _Blocks(scale)
+    body = blocks.markdown(lines, carried)
+    page = OfflinePage(number=number, markdown=f"{marker}\n\n{body}".rstrip(), has_text_layer=True)
+    return page, blocks.last_table
 
 
 def _page_lines(page: pdfium.PdfPage, notes: _PageNotes) -> list[_Line]:
@@ -528,21 +541,26 @@ class _Blocks:
         self.heading_level = 0
         self.list_stack: list[tuple[float, int]] = []  # (bullet x, child indent)
         self.item_prefix = ""
+        self.last_table: Table | None = None  # the page's last block, when it is a table
 
-    def markdown(self, lines: list[_Line]) -> str:
+    def markdown(self, lines: list[_Line], carried: Table | None = None) -> str:
         """Return the lines as Markdown: blocks apart by a blank line, list items kept tight,
-        tables as pipe tables."""
-        tables = {table.first_line: table for table in find_tables(lines)}
+        tables as pipe tables (`carried`: the previous page's closing table, which rows at
+        this page's top continue under its header)."""
+        tables = {table.first_line: table for table in find_tables(lines, carried)}
         index = 0
+        self.last_table = None
         while index < len(lines):
             table = tables.get(index)
             if table is None:
                 self._add(lines[index])
+                self.last_table = None
                 index += 1
                 continue
             self._flush()
             self.list_stack = []
             self.blocks.append(("table", table.markdown()))
+            self.last_table = table
             index = table.last_line + 1
         self._flush()
         out, out_kind = "", ""

@@ -32,6 +32,7 @@ class TextLine(Protocol):
 
     size: float
     baseline: float
+    bold: bool
 
     def cells(self) -> list[tuple[float, str]]:
         """(x, text) of each gap-separated part of the line, left to right."""
@@ -55,6 +56,7 @@ class Table:
     first_line: int
     last_line: int
     rows: list[list[str]] = field(default_factory=list)
+    columns: list[float] = field(default_factory=list)
 
     def markdown(self) -> str:
         """The table as a Markdown pipe table, its first row as header."""
@@ -68,8 +70,12 @@ def _row(cells: Sequence[str]) -> str:
     return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
 
 
-def find_tables(lines: Sequence[TextLine]) -> list[Table]:
-    """The tables among a page's lines, in order, none overlapping."""
+def find_tables(lines: Sequence[TextLine], carried: Table | None = None) -> list[Table]:
+    """The tables among a page's lines, in order, none overlapping.
+
+    `carried` is the table that ended the previous page: rows at this page's top laid out in
+    its columns continue it, under its header repeated.
+    """
     fragments = [
         _Fragment(index, x, line.baseline, max(line.size, 1.0), text.strip(), part == 0)
         for index, line in enumerate(lines)
@@ -78,6 +84,13 @@ def find_tables(lines: Sequence[TextLine]) -> list[Table]:
     ]
     tables: list[Table] = []
     position = 0
+    own = _table_at(fragments, 0)[0] if carried is not None and fragments else None
+    if carried is not None and fragments and not (own and _own_header(lines, own)):
+        # (a table at the top with a header of its own is not a continuation)
+        table, end = _continued(fragments, carried)
+        if table is not None:
+            tables.append(table)
+            position = end
     while position < len(fragments):
         table, position = _table_at(fragments, position)
         if table is not None:
@@ -166,7 +179,45 @@ class _Builder:
         first, last = min(covered), max(covered)
         if len(covered) != last - first + 1:
             return None  # another line sits inside the table's span: not a clean table
-        return Table(first_line=first, last_line=last, rows=cells)
+        return Table(first_line=first, last_line=last, rows=cells, columns=list(self.columns))
+
+
+def _own_header(lines: Sequence[TextLine], table: Table) -> bool:
+    """Whether the table's first row reads as a header: set in bold above rows that are not,
+    or without a digit above a row with one ("Flight No." over "CW251")."""
+    bold = [line.bold for line in lines[table.first_line : table.last_line + 1]]
+    if bold and bold[0] and not all(bold):
+        return True
+    digits = [any(char.isdigit() for cell in row for char in cell) for row in table.rows[:2]]
+    return len(digits) == 2 and not digits[0] and digits[1]
+
+
+def _continued(fragments: list[_Fragment], carried: Table) -> tuple[Table | None, int]:
+    """The rows at the page's top that go on in `carried`'s columns, under its header."""
+    first = fragments[0]
+    builder = _Builder(first)
+    builder.columns = list(carried.columns)
+    if builder.column_of(first) != 0 or len(carried.rows[0]) != len(carried.columns):
+        return None, 0
+    builder.rows = [
+        {c: [text] for c, text in enumerate(carried.rows[0]) if text},
+        {0: [first.text]},
+    ]
+    builder.row_lines = [[], [first.line]]
+    position = 1
+    while position < len(fragments) and builder.add(fragments[position]):
+        position += 1
+    table = builder.table()
+    if table is None or table.rows[0] != carried.rows[0] or table.rows[1] == carried.rows[0]:
+        return None, 0  # no rows in its columns, or the page repeats the header itself
+    end = 0
+    while end < len(fragments) and fragments[end].line <= table.last_line:
+        end += 1
+    if end > position:
+        return None, 0
+    if fragments[0].line != table.first_line:
+        return None, 0
+    return table, end
 
 
 def _table_at(fragments: list[_Fragment], start: int) -> tuple[Table | None, int]:

@@ -284,3 +284,34 @@ def test_a_header_cell_overflowing_into_the_next_is_still_two_cells():
     markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
     assert "| Model | Storage/RAM | Features |" in markdown, markdown
     assert "| Pad 11 | 128GB | Wi-Fi |" in markdown
+
+
+def test_a_table_continued_on_the_next_page_keeps_its_header_there():
+    page_one = [
+        Text("The engine options of each model are listed below with prices.", 72, 740),
+        Text("Model", 72, 120, 10, "Helvetica-Bold"),
+        Text("Engine", 200, 120, 10, "Helvetica-Bold"),
+        Text("Price", 320, 120, 10, "Helvetica-Bold"),
+        Text("Alto", 72, 104),
+        Text("1.0 Petrol", 200, 104),
+        Text("4,99,000", 320, 104),
+        Text("Brezza", 72, 88),
+        Text("1.5 Hybrid", 200, 88),
+        Text("9,99,000", 320, 88),
+    ]
+    page_two = [
+        Text("Ciaz", 72, 740),
+        Text("1.5 Petrol", 200, 740),
+        Text("8,99,000", 320, 740),
+        Text("Dzire", 72, 724),
+        Text("1.2 CNG", 200, 724),
+        Text("6,99,000", 320, 724),
+        Text("Prices include taxes and are valid until the end of the year.", 72, 690),
+    ]
+    pages = offline_markdown(make_pdf([(612, 792, page_one), (612, 792, page_two)]))
+    assert "| Brezza | 1.5 Hybrid | 9,99,000 |" in pages[0].markdown
+    header = "| Model | Engine | Price |"
+    assert header in pages[0].markdown, pages[0].markdown
+    second = pages[1].markdown
+    assert f"{header}\n| --- | --- | --- |\n| Ciaz | 1.5 Petrol | 8,99,000 |\n" in second, second
+    assert "| Dzire | 1.2 CNG | 6,99,000 |\n\nPrices include taxes" in second
