@@ -66,6 +66,16 @@ class Table:
         return "\n".join(lines)
 
 
+def _cell_text(lines: list[str]) -> str:
+    """A cell's lines as one text: a line ending in a hyphen after a letter or digit goes on
+    without a space ("A350-" and "900" are "A350-900")."""
+    text = ""
+    for line in lines:
+        glued = len(text) > 1 and text.endswith("-") and text[-2].isalnum()
+        text = f"{text}{line}" if glued or not text else f"{text} {line}"
+    return text
+
+
 def _row(cells: Sequence[str]) -> str:
     return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
 
@@ -129,7 +139,12 @@ class _Builder:
         below = previous.baseline - fragment.baseline
         in_header = len(self.rows) == 1
         centred_below = column is None and abs(fragment.x - previous.x) <= 1.5 * size
-        if (column == self.previous_column or centred_below) and 0 < below <= 1.7 * size:
+        same_style = abs(fragment.size - previous.size) < 0.5  # a caption is not a cell line
+        if (
+            (column == self.previous_column or centred_below)
+            and 0 < below <= 1.7 * size
+            and same_style
+        ):
             # the cell continues on the next line (a centred cell's next line starts
             # a little left or right of its first)
             column = self.previous_column
@@ -169,7 +184,7 @@ class _Builder:
         width = len(self.columns)
         if width < 2 or len(rows) < 2 or len(rows[0]) < 2:
             return None
-        cells = [[" ".join(row.get(c, [])) for c in range(width)] for row in rows]
+        cells = [[_cell_text(row.get(c, [])) for c in range(width)] for row in rows]
         body = [cell for row in cells[1:] for cell in row]
         if sum(1 for cell in body if not cell) > MAX_EMPTY_SHARE * len(body):
             return None  # mostly empty cells: the columns were not recovered; keep it prose

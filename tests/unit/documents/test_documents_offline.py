@@ -315,3 +315,23 @@ def test_a_table_continued_on_the_next_page_keeps_its_header_there():
     second = pages[1].markdown
     assert f"{header}\n| --- | --- | --- |\n| Ciaz | 1.5 Petrol | 8,99,000 |\n" in second, second
     assert "| Dzire | 1.2 CNG | 6,99,000 |\n\nPrices include taxes" in second
+
+
+def test_a_caption_right_above_a_table_stays_text_above_it():
+    lines = [
+        Text("The fleet of the airline is described model by model below.", 72, 760),
+        Text("1. Airbus A350 (Wide-body)", 72, 730, 13, "Helvetica-Bold"),
+        Text("Variant", 72, 714),
+        Text("Seats", 200, 714),
+        Text("Range", 300, 714),
+        Text("A350-", 72, 700),
+        Text("900", 72, 690),
+        Text("320", 200, 700),
+        Text("15,000 km", 300, 700),
+        Text("A350-1000", 72, 674),
+        Text("366", 200, 674),
+        Text("16,100 km", 300, 674),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "1. Airbus A350 (Wide-body)\n\n| Variant | Seats | Range |" in markdown, markdown
+    assert "| A350-900 | 320 | 15,000 km |" in markdown
