@@ -47,6 +47,7 @@ class _Fragment:
     size: float
     text: str
     first_of_line: bool
+    bold: bool = False
 
 
 @dataclass
@@ -87,7 +88,7 @@ def find_tables(lines: Sequence[TextLine], carried: Table | None = None) -> list
     its columns continue it, under its header repeated.
     """
     fragments = [
-        _Fragment(index, x, line.baseline, max(line.size, 1.0), text.strip(), part == 0)
+        _Fragment(index, x, line.baseline, max(line.size, 1.0), text.strip(), part == 0, line.bold)
         for index, line in enumerate(lines)
         for part, (x, text) in enumerate(line.cells())
         if text.strip()
@@ -116,7 +117,7 @@ class _Builder:
         self.rows: list[dict[int, list[str]]] = [{0: [first.text]}]
         self.row_lines: list[list[int]] = [[first.line]]
         self.row_bottom = self.row_top = first.baseline
-        self.previous = first
+        self.previous = self.first = first
         self.previous_column = 0
 
     def column_of(self, fragment: _Fragment) -> int | None:
@@ -139,7 +140,11 @@ class _Builder:
         below = previous.baseline - fragment.baseline
         in_header = len(self.rows) == 1
         centred_below = column is None and abs(fragment.x - previous.x) <= 1.5 * size
-        same_style = abs(fragment.size - previous.size) < 0.5  # a caption is not a cell line
+        # a caption right above the table is not its first cell's first line: it differs in
+        # size, or in weight from the header line below it
+        same_style = abs(fragment.size - previous.size) < 0.5 and (
+            fragment.bold == previous.bold or previous is not self.first
+        )
         if (
             (column == self.previous_column or centred_below)
             and 0 < below <= 1.7 * size
@@ -175,6 +180,15 @@ class _Builder:
         self.row_bottom = min(self.row_bottom, fragment.baseline)
         self.row_top = max(self.row_top, fragment.baseline)
         self.previous_column = column
+
+    def list_rows(self) -> int:
+        """How many rows from the first are list items (a marker, then the item's text)."""
+        count = 0
+        for row in self.rows:
+            if not _LIST_MARKER.search(" ".join(row.get(0, []))):
+                break
+            count += 1
+        return count
 
     def table(self) -> Table | None:
         """The table so far, without trailing rows that are not table rows; None if too small."""
@@ -251,6 +265,12 @@ def _table_at(fragments: list[_Fragment], start: int) -> tuple[Table | None, int
     table = builder.table()
     if table is None:
         skip = len(builder.rows) >= 2 and len(builder.rows[0]) >= 2
+        listed = builder.list_rows()
+        if skip and listed:  # a list: skip its items only, a table may start right after
+            last = max(line for row in builder.row_lines[:listed] for line in row)
+            while position > start + 1 and fragments[position - 1].line > last:
+                position -= 1
+            return None, _line_end(fragments, start, position)
         return None, _line_end(fragments, start, position) if skip else start + 1
     # end at a line boundary: every fragment of the table's lines belongs to it
     end = start

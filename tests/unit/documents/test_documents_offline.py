@@ -335,3 +335,24 @@ def test_a_caption_right_above_a_table_stays_text_above_it():
     markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
     assert "1. Airbus A350 (Wide-body)\n\n| Variant | Seats | Range |" in markdown, markdown
     assert "| A350-900 | 320 | 15,000 km |" in markdown
+
+
+def test_a_table_right_after_a_list_and_a_bold_caption_keeps_its_header():
+    lines = [
+        Text("The series comes in two models, with the shared specifications below.", 72, 760),
+        Text("•", 72, 740),
+        Text("Nexus 1 (256GB / 512GB)", 90, 740),
+        Text("•", 72, 726),
+        Text("Nexus 1 Pro (512GB / 1TB)", 90, 726),
+        Text("Shared Specifications", 72, 706, 10, "Helvetica-Bold"),
+        Text("Component", 72, 692),
+        Text("Specification", 200, 692),
+        Text("Launch Year", 72, 678),
+        Text("2024", 200, 678),
+        Text("Chipset", 72, 664),
+        Text("PrimeChip v2.7", 200, 664),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "- Nexus 1 (256GB / 512GB)\n- Nexus 1 Pro (512GB / 1TB)" in markdown, markdown
+    assert "Shared Specifications\n\n| Component | Specification |" in markdown, markdown
+    assert "| Launch Year | 2024 |\n| Chipset | PrimeChip v2.7 |" in markdown
