@@ -150,9 +150,9 @@ class _PageNotes:
         found = []
         if self.missing_glyphs:
             found.append(
-                f"page {number}: {self.missing_glyphs} character(s) whose glyphs the PDF's"
-                " fonts map to no text, or to a ligature's letters outside any word (e.g. a"
-                " currency sign or an emoji the font lacks), were left out"
+                f"page {number}: {self.missing_glyphs} character(s) left out, their glyphs"
+                " mapped to no text by the PDF's fonts (e.g. a currency sign or emoji the font"
+                " lacks)"
             )
         if self.cut_strings:
             found.append(

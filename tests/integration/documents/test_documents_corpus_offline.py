@@ -89,8 +89,9 @@ def test_no_corpus_pdf_gives_an_unprintable_character_and_fidelity_holds():
     assert total.unprintable == 0
     assert total.word_recall >= 0.993 and total.word_precision >= 0.985
     assert total.heading_text_recall >= 0.99 and total.heading_recall >= 0.92
-    assert total.table_fidelity >= 0.5
-    assert total.paragraphs_split <= 13
+    assert total.table_fidelity >= 0.6 and total.list_fidelity >= 0.9
+    assert total.reading_order >= 0.995
+    assert total.paragraphs_split <= 4
 
 
 def test_a_typeset_pdf_joins_wrapped_words_and_keeps_real_hyphens():
@@ -105,4 +106,4 @@ def test_misread_currency_glyphs_are_dropped_the_same_way_with_a_page_warning():
     result = _convert(CORPUS / "Velvera Technologies" / "pdf" / "velvera_audio.pdf")
     assert "ff8,999" not in result.markdown and "| 8,999 | $109 |" in result.markdown
     assert "**Price:** 8,999 / $109" in result.markdown
-    assert any(w.startswith("page 1:") and "were left out" in w for w in result.warnings)
+    assert any(w.startswith("page 1:") and "left out" in w for w in result.warnings)
