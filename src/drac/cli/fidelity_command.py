@@ -46,7 +46,8 @@ def eval_conversion_command(folder: str, formats: str, as_json: bool) -> None:
     documents = find_documents(Path(folder))
     if not documents:
         raise click.ClickException(
-            f"no ground truth under {shown_path(folder)}: expected md/NAME.md beside pdf/NAME.pdf"
+            f"no ground truth under {_printable(shown_path(folder))}: expected md/NAME.md beside"
+            " pdf/NAME.pdf"
             " (...), or folders holding source.md and its renditions"
         )
     wanted = frozenset(f.strip().lower() for f in formats.split(",") if f.strip()) or None
@@ -60,13 +61,19 @@ def eval_conversion_command(folder: str, formats: str, as_json: bool) -> None:
         escape(fidelity_table(totals(scored, lambda s: s.format), "format")), highlight=False
     )
     console.print()
-    by_group = totals(scored, lambda s: f"{s.document.group} / {s.format}")
+    by_group = totals(scored, lambda s: f"{_printable(s.document.group)} / {s.format}")
     console.print(escape(fidelity_table(by_group, "group / format")), highlight=False)
     for item in scored:
         for warning in item.warnings:
             console.print(
-                f"[yellow]{escape(shown_path(str(item.path)))}: {escape(warning)}[/yellow]"
+                f"[yellow]{escape(_printable(shown_path(str(item.path))))}: "
+                f"{escape(_printable(warning))}[/yellow]"
             )
+
+
+def _printable(text: str) -> str:
+    """A name or message from a document for the terminal: control characters as "?"."""
+    return "".join(char if char.isprintable() else "?" for char in text)
 
 
 def _convert(path: Path) -> Rendition:

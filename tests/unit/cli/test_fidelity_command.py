@@ -44,3 +44,15 @@ def test_a_folder_without_ground_truth_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "a.pdf").write_bytes(make_pdf([(612, 792)]))
     result = CliRunner().invoke(cli, ["eval-conversion", str(tmp_path)])
     assert result.exit_code == 1 and "no ground truth" in result.output
+
+
+def test_a_hostile_folder_name_reaches_the_terminal_without_control_characters(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "corp\x1b[2J\x07"
+    root.mkdir()
+    _folder(root)
+    shown = CliRunner().invoke(cli, ["eval-conversion", str(root)])
+    assert shown.exit_code == 0, shown.output
+    assert "\x1b" not in shown.output and "\x07" not in shown.output
+    assert "corp?[2J? / pdf" in shown.output
