@@ -431,21 +431,41 @@ def _resolve_hyphens(pages: list[list[_Line]]) -> None:
 
 
 _COMPOUND = re.compile(r"[^\W_]+(?:-[^\W_]+)+")
-_WORD_BEFORE = re.compile(r"[^\W_]+$")
 _WORD_AFTER = re.compile(r"^[^\W_]+")
 
 
 def _markers(line: _Line, following: str) -> Iterator[tuple[int, bool, str, str]]:
-    """(index, at the line's end, word before, word after) of each hyphen marker of a line."""
+    """(index, at the line's end, word before, word after) of each hyphen marker of a line.
+
+    Each word is read from the characters next to the marker, so a line of many markers costs
+    time linear in its length.
+    """
     chars = line.chars
+    last_visible = max((i for i, (ch, _) in enumerate(chars) if ch.strip()), default=-1)
     for index, (char, _) in enumerate(chars):
         if char != _SOFT_HYPHEN:
             continue
-        before = _WORD_BEFORE.search("".join(ch for ch, _ in chars[:index]))
-        rest = "".join(ch for ch, _ in chars[index + 1 :])
-        at_end = not rest.strip()
-        after = _WORD_AFTER.search(following.strip() if at_end else rest)
-        yield index, at_end, before.group(0) if before else "", after.group(0) if after else ""
+        start = index
+        while start > 0 and _is_word_char(chars[start - 1][0]) and index - start < _WORD_MAX:
+            start -= 1
+        end = index + 1
+        while end < len(chars) and _is_word_char(chars[end][0]) and end - index < _WORD_MAX:
+            end += 1
+        at_end = index >= last_visible
+        before = "".join(ch for ch, _ in chars[start:index])
+        if at_end:
+            after_match = _WORD_AFTER.search(following.strip()[:_WORD_MAX])
+            after = after_match.group(0) if after_match else ""
+        else:
+            after = "".join(ch for ch, _ in chars[index + 1 : end])
+        yield index, at_end, before, after
+
+
+_WORD_MAX = 64  # longer runs of letters are no word a line break hyphenates
+
+
+def _is_word_char(char: str) -> bool:
+    return len(char) == 1 and (char.isalnum())
 
 
 def _hyphen_evidence(
