@@ -1,4 +1,4 @@
-"""The offline converter on PDFs LibreOffice makes of tiny HTML (its fonts, its bold, its tables)."""
+"""The offline converter on PDFs LibreOffice makes of tiny HTML (its fonts, bold and tables)."""
 
 from __future__ import annotations
 
