@@ -38,6 +38,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
                "OUT/<file stem>/page-0001.png, ..."),
     "eval": ("drac.cli.eval_commands", "Score retrieval on QUERIES.csv: R@k, R@3, P@3, P@k, "
              "MRR, NDCG@k per chunk set."),
+    "eval-conversion": ("drac.cli.fidelity_command", "Score conversions against source Markdown."),
     "cost": ("drac.cli.eval_commands", "Tokens and dollars per document and stage, the agentic "
              "equivalent, and projections."),
     "check": ("drac.cli.check_command", "Verify the workspace: database, every document's files, "

@@ -58,7 +58,10 @@ class DocumentFormat(StrEnum):
     def is_zip_container(self) -> bool:
         """True for formats stored as a ZIP container (checked for bombs before reading)."""
         return self in (
-            DocumentFormat.DOCX, DocumentFormat.PPTX, DocumentFormat.XLSX, DocumentFormat.ODS,
+            DocumentFormat.DOCX,
+            DocumentFormat.PPTX,
+            DocumentFormat.XLSX,
+            DocumentFormat.ODS,
         )
 
     @property

@@ -4,6 +4,14 @@ Headings are recovered from font size and weight, lists from bullet glyphs and i
 paragraphs from line spacing, tables from cell layout (`drac.documents.tables`); reading
 order is PDFium's text order. Pages without a text
 layer (scans) get a marker comment and a warning: they need a vision model.
+
+The text layer is cleaned where PDFium reports more or less than the text: its line-end hyphen
+marker (U+0002) becomes a real hyphen or joins a wrapped word, as the document's own words
+show (`_resolve_hyphens`); glyphs with no Unicode, or mapped to a ligature's letters outside
+any word (a rupee sign the font lacks), are left out with a warning naming the page; no other
+control character reaches the Markdown; a string at PDFium's 32,767-byte limit is warned about.
+`drac eval-conversion` and bench/conversion_fidelity.py measure the result against source
+Markdown.
 """
 
 from __future__ import annotations
@@ -20,7 +28,7 @@ from pydantic import BaseModel, ConfigDict
 
 from drac.documents.prompt import page_marker
 from drac.documents.render import open_pdf
-from drac.documents.tables import CELL_GAP, find_tables
+from drac.documents.tables import CELL_GAP, Table, find_tables
 
 BULLETS = frozenset("•●○◦▪▫■□➢➤►▶✓✔❖◆◇‣⁃∙·")
 DASH_BULLETS = frozenset("-–—*")
@@ -29,6 +37,30 @@ _PAGE_NUMBER = re.compile(r"^(?:page\s+)?\d{1,4}(?:\s*(?:/|of)\s*\d{1,4})?$", re
 _HEADING_END = (".", ",", ";")
 _BOLD_NAMES = (b"bold", b"black", b"heavy", b"semibold", b"demi")
 _FORCE_BOLD = 1 << 18
+# PDFium reports a hyphen it judged to end a line inside a word as U+0002 (or keeps a soft
+# hyphen); the offline converter decides per document whether it was a real one.
+_LINE_END_HYPHENS = frozenset({0x02, 0xAD})
+_SOFT_HYPHEN = "\x02"
+# Characters that start this many font sizes left of the previous one's end start a new cell.
+_OVERLAP = 0.5
+# Letters of one word sit closer than this many font sizes to each other.
+_ABUTTING = 0.15
+# A gap wider than this many font sizes between two text objects is more than a word space.
+_SPACED_CELL = 0.3
+
+
+def _bold_font(name: bytes, flags: int) -> bool:
+    """Whether a font is bold by its name ("DejaVuSans-Bold") or its force-bold flag."""
+    lowered = name.lower()
+    return any(word in lowered for word in _BOLD_NAMES) or bool(flags & _FORCE_BOLD)
+
+
+def _object_of(raw: object, index: int) -> int | None:
+    """The address of the text object a character of the text page belongs to."""
+    return ctypes.cast(pdfium_c.FPDFText_GetTextObject(raw, index), ctypes.c_void_p).value
+
+
+_WORD = re.compile(r"[^\W_]+")
 
 
 class OfflinePage(BaseModel):
@@ -51,10 +83,13 @@ class _Line:
     baseline: float
     hyphen_end: bool = False
     cell_starts: list[tuple[int, float]] = field(default_factory=list)
+    end_baseline: float | None = None  # where the line ends when PDFium joined a wrapped word
     text: str = field(init=False)
 
     def __post_init__(self) -> None:
         self.text = "".join(ch for ch, _ in self.chars).strip()
+        if self.end_baseline is None:
+            self.end_baseline = self.baseline
 
     def cells(self) -> list[tuple[float, str]]:
         """(x, text) of the line's parts separated by gaps wider than CELL_GAP font sizes."""
@@ -76,21 +111,55 @@ def offline_markdown(data: bytes, max_pages: int = 5000) -> list[OfflinePage]:
         heights = []
         pictured: list[bool] = []
         pages: list[list[_Line]] = []
+        notes: list[_PageNotes] = []
         for index in range(len(document)):
             page = document[index]
             try:
                 heights.append(page.get_height())
-                pages.append(_page_lines(page))
+                note = _PageNotes()
+                pages.append(_page_lines(page, note))
+                notes.append(note)
                 pictured.append(_has_images(page))
             finally:
                 page.close()
+    _resolve_hyphens(pages)
     scale = _HeadingScale.from_pages(pages)
     result = []
-    for number, (lines, height, images) in enumerate(
-        zip(pages, heights, pictured, strict=True), start=1
+    carried: Table | None = None  # a table that ends its page, to go on at the next one's top
+    for number, (lines, height, images, note) in enumerate(
+        zip(pages, heights, pictured, notes, strict=True), start=1
     ):
-        result.append(_page_result(number, lines, height, scale, images))
+        page_result, carried = _page_result(number, lines, height, scale, images, carried)
+        warnings = note.warnings(number)
+        if warnings:
+            page_result = page_result.model_copy(
+                update={"warnings": (*page_result.warnings, *warnings)}
+            )
+        result.append(page_result)
     return result
+
+
+@dataclass
+class _PageNotes:
+    """What the text layer of one page could not give faithfully."""
+
+    missing_glyphs: int = 0
+    cut_strings: int = 0
+
+    def warnings(self, number: int) -> tuple[str, ...]:
+        found = []
+        if self.missing_glyphs:
+            found.append(
+                f"page {number}: {self.missing_glyphs} character(s) left out, their glyphs"
+                " mapped to no text by the PDF's fonts (e.g. a currency sign or emoji the font"
+                " lacks)"
+            )
+        if self.cut_strings:
+            found.append(
+                f"page {number}: {self.cut_strings} text string(s) reach the PDF reader's limit"
+                f" of {_MAX_STRING_BYTES:,} bytes; text past it is missing"
+            )
+        return tuple(found)
 
 
 def _has_images(page: pdfium.PdfPage) -> bool:
@@ -100,45 +169,81 @@ def _has_images(page: pdfium.PdfPage) -> bool:
 
 
 def _page_result(
-    number: int, lines: list[_Line], height: float, scale: _HeadingScale, has_images: bool
-) -> OfflinePage:
+    number: int,
+    lines: list[_Line],
+    height: float,
+    scale: _HeadingScale,
+    has_images: bool,
+    carried: Table | None,
+) -> tuple[OfflinePage, Table | None]:
+    """The page's Markdown, and its last table when nothing follows it on the page."""
     marker = page_marker(number)
     if not any(line.text for line in lines) and not has_images:
-        return OfflinePage(number=number, markdown=marker, has_text_layer=True)  # blank page
+        blank = OfflinePage(number=number, markdown=marker, has_text_layer=True)
+        return blank, None
     if not any(line.text for line in lines):
         note = f"<!-- Page {number}: no text layer (scanned page?); needs a vision model -->"
         warning = f"page {number} has no text layer; it needs a vision model to be converted"
-        return OfflinePage(
+        scanned = OfflinePage(
             number=number,
             markdown=f"{marker}\n\n{note}",
             has_text_layer=False,
             warnings=(warning,),
         )
+        return scanned, None
     lines = [line for line in lines if line.text and not _is_page_furniture(line, height)]
-    body = _Blocks(scale).markdown(lines)
-    return OfflinePage(number=number, markdown=f"{marker}\n\n{body}".rstrip(), has_text_layer=True)
+    blocks = _Blocks(scale)
+    body = blocks.markdown(lines, carried)
+    page = OfflinePage(number=number, markdown=f"{marker}\n\n{body}".rstrip(), has_text_layer=True)
+    return page, blocks.last_table
 
 
-def _page_lines(page: pdfium.PdfPage) -> list[_Line]:
+def _page_lines(page: pdfium.PdfPage, notes: _PageNotes) -> list[_Line]:
     textpage = page.get_textpage()
     try:
-        return list(_lines_of(textpage.raw, textpage.count_chars()))
+        count = textpage.count_chars()
+        if count >= _MAX_STRING_BYTES // 2:
+            notes.cut_strings = _cut_strings(page, textpage.raw)
+        return list(_lines_of(textpage.raw, count, notes))
     finally:
         textpage.close()
 
 
-def _lines_of(raw: object, count: int) -> Iterator[_Line]:
+# PDFium's content parser keeps at most this many bytes of one string operand and drops the
+# rest silently; a two-byte font reaches it at half as many characters.
+_MAX_STRING_BYTES = 32767
+
+
+def _cut_strings(page: pdfium.PdfPage, textpage: object) -> int:
+    """How many text objects of the page hold as many characters as one cut string has."""
+    cut = 0
+    for text_object in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_TEXT,)):
+        length = pdfium_c.FPDFTextObj_GetText(text_object.raw, textpage, None, 0) // 2 - 1
+        cut += length >= _MAX_STRING_BYTES // 2
+    return cut
+
+
+def _lines_of(raw: object, count: int, notes: _PageNotes) -> Iterator[_Line]:
     x, y = ctypes.c_double(), ctypes.c_double()
     left, right, bottom, top = (ctypes.c_double() for _ in range(4))
+    box_refs = [ctypes.byref(value) for value in (left, right, bottom, top)]
+    x_ref, y_ref = ctypes.byref(x), ctypes.byref(y)
+    started = False  # whether the line holds a character other than a space
+    previous_index = -1
+    generated_space = False  # whether the last space is one PDFium added for a gap
     cells: list[tuple[int, float]] = []
     previous_right: float | None = None
     font_name = ctypes.create_string_buffer(128)
     flags = ctypes.c_int()
+    flags_ref = ctypes.byref(flags)
+    bold_names: dict[bytes, bool] = {}
     chars: list[tuple[str, bool]] = []
     sizes: Counter[float] = Counter()
     bold_count = 0
-    first_x = baseline = 0.0
-    hyphen = False
+    first_x = baseline = end_baseline = 0.0
+    hyphen = after_hyphen = False
+    glyph_left = glyph_right = -1.0  # the box of the last glyph (one may give several chars)
+    glyph_start = -1  # where in `chars` the last glyph's characters start
     high_surrogate = 0
     for index in range(count):
         code = pdfium_c.FPDFText_GetUnicode(raw, index)
@@ -152,47 +257,112 @@ def _lines_of(raw: object, count: int) -> Iterator[_Line]:
             code = 0x10000 + ((high_surrogate - 0xD800) << 10) + (code - 0xDC00)
         high_surrogate = 0
         char = chr(code) if code else ""
-        if char in ("\n", "\r"):
-            if char == "\n" and chars:
-                yield _finish(chars, sizes, bold_count, first_x, baseline, hyphen, cells)
-                chars, sizes, bold_count, hyphen = [], Counter(), 0, False
-                cells, previous_right = [], None
+        if code in _LINE_END_HYPHENS and pdfium_c.FPDFText_IsHyphen(raw, index) == 1:
+            _drop_misread_glyph(chars, glyph_start, notes)
+            glyph_left, glyph_start = -1.0, -1
+            chars.append((_SOFT_HYPHEN, chars[-1][1] if chars else False))
+            after_hyphen = started = True
             continue
-        if not char or 0xE000 <= code <= 0xF8FF or code == 0xFFFE:
-            if not chars and code:
+        if char in ("\n", "\r"):
+            _drop_misread_glyph(chars, glyph_start, notes)
+            glyph_left, glyph_start = -1.0, -1
+            if char == "\n" and chars:
+                yield _finish(
+                    chars, sizes, bold_count, first_x, (baseline, end_baseline), hyphen, cells
+                )
+                chars, sizes, bold_count, hyphen = [], Counter(), 0, False
+                cells, previous_right, started = [], None, False
+            continue
+        if not char or 0xE000 <= code <= 0xF8FF or code in (0xFFFD, 0xFFFE):
+            if not chars and code and code != 0xFFFD:
                 chars.append(("•", False))  # private-use glyphs at a line start are bullets
+                started = True
+            elif not pdfium_c.FPDFText_IsGenerated(raw, index):
+                notes.missing_glyphs += 1  # a glyph the font maps to no character
+                pdfium_c.FPDFText_GetCharBox(raw, index, *box_refs)
+                if previous_right is not None and left.value < previous_right - 1.0:
+                    cells.append((len(chars), left.value))  # drawn over the cell before it
+                    previous_right = None
             continue
         if char.isspace():
+            _drop_misread_glyph(chars, glyph_start, notes)
+            glyph_left, glyph_start = -1.0, -1
             chars.append((" ", chars[-1][1] if chars else False))
+            generated_space = pdfium_c.FPDFText_IsGenerated(raw, index) == 1
             continue
+        if code < 0x20 or 0x7F <= code < 0xA0 or code == 0xAD:
+            continue  # other control characters are not text
         weight = pdfium_c.FPDFText_GetFontWeight(raw, index)
-        if weight <= 0:  # unknown (e.g. standard fonts without a descriptor): use the name
-            pdfium_c.FPDFText_GetFontInfo(raw, index, font_name, 128, ctypes.byref(flags))
-            name = font_name.value.lower()
-            bold = any(word in name for word in _BOLD_NAMES) or bool(flags.value & _FORCE_BOLD)
+        if weight < 500:  # unknown, or a default 400 (LibreOffice's bold fonts): the name says
+            pdfium_c.FPDFText_GetFontInfo(raw, index, font_name, 128, flags_ref)
+            name = font_name.value
+            cached = bold_names.get(name)
+            if cached is None:
+                cached = bold_names[name] = _bold_font(name, flags.value)
+            bold = cached
         else:
-            bold = weight >= 500
-        if not any(ch != " " for ch, _ in chars):
-            pdfium_c.FPDFText_GetCharOrigin(raw, index, ctypes.byref(x), ctypes.byref(y))
+            bold = True
+        if not started:
+            pdfium_c.FPDFText_GetCharOrigin(raw, index, x_ref, y_ref)
             first_x, baseline = x.value, y.value
+            end_baseline = baseline
+        elif after_hyphen:  # the word went on on the next visual line
+            pdfium_c.FPDFText_GetCharOrigin(raw, index, x_ref, y_ref)
+            end_baseline = y.value
+            previous_right = None  # the jump back to the left margin is no cell gap
+        after_hyphen = False
         size = round(pdfium_c.FPDFText_GetFontSize(raw, index) * 2) / 2
-        pdfium_c.FPDFText_GetCharBox(
-            raw,
-            index,
-            ctypes.byref(left),
-            ctypes.byref(right),
-            ctypes.byref(bottom),
-            ctypes.byref(top),
-        )
-        if previous_right is not None and left.value - previous_right > CELL_GAP * max(size, 1.0):
-            cells.append((len(chars), left.value))  # a wide gap: the next table cell starts
+        pdfium_c.FPDFText_GetCharBox(raw, index, *box_refs)
+        start = left.value
+        if start != glyph_left or right.value != glyph_right:  # a new glyph
+            if glyph_start >= 0 and len(chars) - glyph_start > 1 and not char.isalpha():
+                _drop_misread_glyph(chars, glyph_start, notes)
+            glyph_left, glyph_right, glyph_start = start, right.value, len(chars)
+            if previous_right is not None:
+                gap = (start - previous_right) / (size if size > 1.0 else 1.0)
+                if gap > CELL_GAP or gap < -_OVERLAP:
+                    # a wide gap, or text drawn back over the text before it (a narrow
+                    # column's overflow): the next table cell starts
+                    cells.append((len(chars), start))
+                elif (
+                    (
+                        chars[-1][0] != " "
+                        and (gap < -_ABUTTING or (gap > _ABUTTING and chars[-1][0].isalnum()))
+                    )
+                    or (chars[-1][0] == " " and generated_space and gap > _SPACED_CELL)
+                ) and _object_of(raw, index) != _object_of(raw, previous_index):
+                    # another text object starts off the previous one's end with no space
+                    # between (not a symbol from a fallback font, "₹", with its narrow box),
+                    # or past a space the text does not hold wider than a word space: a cell
+                    # that its neighbour's text touches or nearly does
+                    cells.append((len(chars), start))
         previous_right = right.value
+        previous_index = index
         sizes[size] += 1
         bold_count += bold
         hyphen = char == "-" and pdfium_c.FPDFText_IsHyphen(raw, index) == 1
         chars.append((char, bold))
+        started = True
+    _drop_misread_glyph(chars, glyph_start, notes)
     if chars:
-        yield _finish(chars, sizes, bold_count, first_x, baseline, hyphen, cells)
+        yield _finish(chars, sizes, bold_count, first_x, (baseline, end_baseline), hyphen, cells)
+
+
+# A glyph the font maps to a ligature's letters while no letter touches it is not that
+# ligature: fonts without a rupee sign (say) draw it from a slot whose Unicode says "ff".
+_LIGATURES = frozenset({"ff", "fi", "fl", "ffi", "ffl", "ft", "st"})
+
+
+def _drop_misread_glyph(chars: list[tuple[str, bool]], start: int, notes: _PageNotes) -> None:
+    """Blank the last glyph of `chars` (from `start`) when it is a ligature outside a word."""
+    if start < 0 or len(chars) - start < 2:
+        return
+    text = "".join(ch for ch, _ in chars[start:])
+    if text not in _LIGATURES or (start > 0 and chars[start - 1][0].isalpha()):
+        return
+    for index in range(start, len(chars)):
+        chars[index] = ("", chars[index][1])
+    notes.missing_glyphs += 1
 
 
 def _finish(
@@ -200,7 +370,7 @@ def _finish(
     sizes: Counter[float],
     bold_count: int,
     x0: float,
-    baseline: float,
+    baselines: tuple[float, float],
     hyphen: bool,
     cells: list[tuple[int, float]],
 ) -> _Line:
@@ -211,10 +381,104 @@ def _finish(
         size=size,
         bold=visible > 0 and bold_count >= 0.9 * visible,
         x0=x0,
-        baseline=baseline,
+        baseline=baselines[0],
         hyphen_end=hyphen,
         cell_starts=cells,
+        end_baseline=baselines[1],
     )
+
+
+def _resolve_hyphens(pages: list[list[_Line]]) -> None:
+    """Turn each line-end hyphen PDFium marked into a real hyphen or nothing (a wrapped word).
+
+    The glyph is the same either way, so the document decides. A hyphen stays next to a
+    digit, before fewer than three letters ("Walk-in": typesetters do not break there), or
+    where the document writes the hyphenated form elsewhere; a word the document writes
+    whole elsewhere is joined. The rest follow the document's habit: joined when it shows
+    more wrapped words than real hyphens at line ends (it was hyphenated by its typesetter),
+    kept otherwise (word processors rarely hyphenate), and kept before a capital.
+    """
+    marked = [
+        (line, lines[position + 1].text if position + 1 < len(lines) else "")
+        for lines in pages
+        for position, line in enumerate(lines)
+        if _SOFT_HYPHEN in line.text
+    ]
+    if not marked:
+        return
+    words: Counter[str] = Counter()
+    compounds: set[str] = set()
+    for lines in pages:
+        for line in lines:
+            text = line.text.casefold()
+            words.update(_WORD.findall(text))
+            compounds.update(_COMPOUND.findall(text))
+    verdicts = [
+        (line, index, at_end, _hyphen_evidence(left, right, words, compounds), right)
+        for line, following in marked
+        for index, at_end, left, right in _markers(line, following)
+    ]
+    soft = sum(1 for *_, verdict, _ in verdicts if verdict is False)
+    real = sum(1 for *_, verdict, _ in verdicts if verdict is True)
+    for line, index, at_end, verdict, right in verdicts:
+        if verdict is None:
+            verdict = real >= soft or right[:1].isupper()
+        line.chars[index] = ("-" if verdict or at_end else "", line.chars[index][1])
+        if at_end:
+            line.hyphen_end = not verdict
+    for line, _ in marked:
+        line.text = "".join(ch for ch, _ in line.chars).strip()
+
+
+_COMPOUND = re.compile(r"[^\W_]+(?:-[^\W_]+)+")
+_WORD_AFTER = re.compile(r"^[^\W_]+")
+
+
+def _markers(line: _Line, following: str) -> Iterator[tuple[int, bool, str, str]]:
+    """(index, at the line's end, word before, word after) of each hyphen marker of a line.
+
+    Each word is read from the characters next to the marker, so a line of many markers costs
+    time linear in its length.
+    """
+    chars = line.chars
+    last_visible = max((i for i, (ch, _) in enumerate(chars) if ch.strip()), default=-1)
+    for index, (char, _) in enumerate(chars):
+        if char != _SOFT_HYPHEN:
+            continue
+        start = index
+        while start > 0 and _is_word_char(chars[start - 1][0]) and index - start < _WORD_MAX:
+            start -= 1
+        end = index + 1
+        while end < len(chars) and _is_word_char(chars[end][0]) and end - index < _WORD_MAX:
+            end += 1
+        at_end = index >= last_visible
+        before = "".join(ch for ch, _ in chars[start:index])
+        if at_end:
+            after_match = _WORD_AFTER.search(following.strip()[:_WORD_MAX])
+            after = after_match.group(0) if after_match else ""
+        else:
+            after = "".join(ch for ch, _ in chars[index + 1 : end])
+        yield index, at_end, before, after
+
+
+_WORD_MAX = 64  # longer runs of letters are no word a line break hyphenates
+
+
+def _is_word_char(char: str) -> bool:
+    return len(char) == 1 and (char.isalnum())
+
+
+def _hyphen_evidence(
+    left: str, right: str, words: Counter[str], compounds: set[str]
+) -> bool | None:
+    """True for a real hyphen, False for a wrapped word, None when the document cannot tell."""
+    if len(left) < 2 or len(right) < 3 or left[-1].isdigit() or right[0].isdigit():
+        return True
+    if f"{left}-{right}".casefold() in compounds:
+        return True
+    if (left + right).casefold() in words:
+        return False
+    return None
 
 
 def _is_page_furniture(line: _Line, height: float) -> bool:
@@ -258,11 +522,19 @@ class _HeadingScale:
 
 def _could_be_heading(line: _Line, body: float) -> bool:
     text = line.text
-    if not text or len(text) > 150 or _list_marker(text) is not None:
+    if not text or len(text) > 150:
+        return False
+    marker = _list_marker(text)
+    if marker is not None and not _numbered_title(line, marker[0]):
         return False
     if line.size >= body * 1.12:
         return True
     return line.bold and line.size >= body * 0.95 and not text.endswith(_HEADING_END)
+
+
+def _numbered_title(line: _Line, marker: str) -> bool:
+    """A numbered line set wholly in bold ("2. Baggage Drop") titles a section."""
+    return marker[0].isdigit() and line.bold and not line.text.endswith(_HEADING_END)
 
 
 def _list_marker(text: str) -> tuple[str, str] | None:
@@ -289,21 +561,26 @@ class _Blocks:
         self.heading_level = 0
         self.list_stack: list[tuple[float, int]] = []  # (bullet x, child indent)
         self.item_prefix = ""
+        self.last_table: Table | None = None  # the page's last block, when it is a table
 
-    def markdown(self, lines: list[_Line]) -> str:
+    def markdown(self, lines: list[_Line], carried: Table | None = None) -> str:
         """Return the lines as Markdown: blocks apart by a blank line, list items kept tight,
-        tables as pipe tables."""
-        tables = {table.first_line: table for table in find_tables(lines)}
+        tables as pipe tables (`carried`: the previous page's closing table, which rows at
+        this page's top continue under its header)."""
+        tables = {table.first_line: table for table in find_tables(lines, carried)}
         index = 0
+        self.last_table = None
         while index < len(lines):
             table = tables.get(index)
             if table is None:
                 self._add(lines[index])
+                self.last_table = None
                 index += 1
                 continue
             self._flush()
             self.list_stack = []
             self.blocks.append(("table", table.markdown()))
+            self.last_table = table
             index = table.last_line + 1
         self._flush()
         out, out_kind = "", ""
@@ -322,6 +599,16 @@ class _Blocks:
             return
         level = self.scale.level(line)
         near = previous is not None and _close(previous, line)
+        if (
+            level is None
+            and self.kind == "heading"
+            and near
+            and previous is not None
+            and line.style == previous.style
+            and _list_marker(line.text) is None
+        ):
+            self.current.append(line)  # a bold paragraph, not a title: `_flush` decides
+            return
         if level is not None:
             same = self.kind == "heading" and level == self.heading_level and near
             if not same:
@@ -363,6 +650,9 @@ class _Blocks:
         title = _join([line.text for line in self.current], self.current)
         if self.kind == "heading" and not _short_enough_for_heading(self.current, title):
             self.kind = "para"  # a long run in a large font is body text (slides), not a title
+        body_sized = self.current[0].size < self.scale.body_size * 1.12
+        if self.kind == "heading" and title.endswith(_HEADING_END) and body_sized:
+            self.kind = "para"  # bold lines that end a sentence: a bold paragraph
         if self.kind == "heading":
             self.blocks.append(("heading", "#" * self.heading_level + " " + title))
         elif self.kind == "item":
@@ -384,7 +674,7 @@ def _short_enough_for_heading(lines: list[_Line], title: str) -> bool:
 
 def _close(previous: _Line, line: _Line) -> bool:
     """True when `line` follows `previous` at normal line spacing (same block)."""
-    gap = previous.baseline - line.baseline
+    gap = (previous.end_baseline or previous.baseline) - line.baseline
     return 0 < gap <= 1.5 * max(previous.size, line.size)
 
 

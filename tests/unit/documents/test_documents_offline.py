@@ -170,3 +170,189 @@ def test_a_table_whose_columns_were_not_recovered_stays_prose():
     assert "|" not in markdown
     for text in ("Award", "Organization", "Year", "Red Dot GmbH 2025", "iF International 2024"):
         assert text in markdown
+
+
+def test_line_end_hyphens_are_joined_or_kept_as_the_document_shows():
+    lines = [
+        Text("Our terms are transparent. The warranty terms are written to be trans-", 72, 700),
+        Text("parent, and our Delhi office is at Delhi-", 72, 688),
+        Text("110009 near the high-", 72, 676),
+        Text("traffic road. Nothing is hidden.", 72, 664),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "\x02" not in markdown and "\ufffe" not in markdown
+    assert "written to be transparent, and our Delhi office is at Delhi-110009" in markdown
+    assert "near the high-traffic road." in markdown  # no evidence: this document's habit
+
+
+def test_a_typeset_document_joins_its_wrapped_words():
+    lines = [
+        Text("Seats are designed for rest and cabins are designed for", 72, 700),
+        Text("calm. Every seat is de-", 72, 688),
+        Text("signed for comfort and every cabin is pro-", 72, 676),
+        Text("portioned for space.", 72, 664),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "Every seat is designed for comfort and every cabin is proportioned for" in markdown
+
+
+def test_a_text_string_past_the_readers_limit_is_warned_about():
+    text = " ".join(f"w{i:05d}" for i in range(6000))  # 41,999 characters in one string
+    page = offline_markdown(make_pdf([(612, 792, [Text(text, 10, 700, 1)])]))[0]
+    assert any("32,767 bytes" in warning and "page 1" in warning for warning in page.warnings)
+    short = offline_markdown(make_pdf([(612, 792, [Text("w00001 w00002", 10, 700)])]))[0]
+    assert short.warnings == ()
+
+
+def test_a_bold_numbered_line_is_a_heading_and_a_bold_sentence_stays_one_paragraph():
+    lines = [
+        Text("Boarding Process", 72, 740, 14, "Helvetica-Bold"),
+        Text("Body text of the guide sets the body size of the document here.", 72, 720),
+        Text("2. Baggage Drop", 72, 690, 12, "Helvetica-Bold"),
+        Text("Proceed to the designated baggage drop counter for your class.", 72, 672),
+        Text(
+            "For additional queries or assistance, visit the site or contact",
+            72,
+            640,
+            10,
+            "Helvetica-Bold",
+        ),
+        Text("our customer support.", 72, 628, 10, "Helvetica-Bold"),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "\n## 2. Baggage Drop\n" in markdown
+    assert (
+        "**For additional queries or assistance, visit the site or contact our customer"
+        " support.**" in markdown
+    )
+    assert "# For additional" not in markdown
+
+
+def test_bullets_set_apart_from_their_text_stay_a_list_not_a_table():
+    lines = [
+        Text("Steps to Modify Your Trip", 72, 740, 14, "Helvetica-Bold"),
+        Text("•", 90, 720),
+        Text("Navigate to the section from the homepage or main menu.", 110, 720),
+        Text("•", 90, 706),
+        Text("Select the booking you wish to modify.", 110, 706),
+        Text("•", 90, 692),
+        Text("Complete the payment.", 110, 692),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "|" not in markdown
+    assert (
+        "- Navigate to the section from the homepage or main menu.\n"
+        "- Select the booking you wish to modify.\n- Complete the payment."
+    ) in markdown
+
+
+def test_a_table_with_centred_two_line_headers_keeps_its_header_and_columns():
+    lines = [
+        Text("Models and prices of the audio range are listed in this table.", 72, 740),
+        Text("Model", 92, 700, 10, "Helvetica-Bold"),
+        Text("Engine", 200, 700, 10, "Helvetica-Bold"),
+        Text("Price", 300, 706, 10, "Helvetica-Bold"),
+        Text("(INR)", 298, 696, 10, "Helvetica-Bold"),
+        Text("Velvera Buds", 58, 676),
+        Text("V6 Twin", 180, 676),
+        Text("8,999", 290, 676),
+        Text("Velvera Pods", 58, 660),
+        Text("V8 Single", 180, 660),
+        Text("9,499", 290, 660),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "| **Model** | **Engine** | **Price (INR)** |" in markdown or (
+        "| Model | Engine | Price (INR) |" in markdown
+    ), markdown
+    assert "| Velvera Buds | V6 Twin | 8,999 |" in markdown
+    assert "| Velvera Pods | V8 Single | 9,499 |" in markdown
+
+
+def test_a_header_cell_overflowing_into_the_next_is_still_two_cells():
+    lines = [
+        Text("Tablet storage and features are listed in the table below.", 72, 740),
+        Text("Model", 72, 700),
+        Text("Storage/RAM", 150, 700),
+        Text("Features", 198, 700),  # drawn over the end of "Storage/RAM"
+        Text("Pad 11", 72, 686),
+        Text("128GB", 150, 686),
+        Text("Wi-Fi", 198, 686),
+        Text("Pad 13", 72, 672),
+        Text("256GB", 150, 672),
+        Text("5G", 198, 672),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "| Model | Storage/RAM | Features |" in markdown, markdown
+    assert "| Pad 11 | 128GB | Wi-Fi |" in markdown
+
+
+def test_a_table_continued_on_the_next_page_keeps_its_header_there():
+    page_one = [
+        Text("The engine options of each model are listed below with prices.", 72, 740),
+        Text("Model", 72, 120, 10, "Helvetica-Bold"),
+        Text("Engine", 200, 120, 10, "Helvetica-Bold"),
+        Text("Price", 320, 120, 10, "Helvetica-Bold"),
+        Text("Alto", 72, 104),
+        Text("1.0 Petrol", 200, 104),
+        Text("4,99,000", 320, 104),
+        Text("Brezza", 72, 88),
+        Text("1.5 Hybrid", 200, 88),
+        Text("9,99,000", 320, 88),
+    ]
+    page_two = [
+        Text("Ciaz", 72, 740),
+        Text("1.5 Petrol", 200, 740),
+        Text("8,99,000", 320, 740),
+        Text("Dzire", 72, 724),
+        Text("1.2 CNG", 200, 724),
+        Text("6,99,000", 320, 724),
+        Text("Prices include taxes and are valid until the end of the year.", 72, 690),
+    ]
+    pages = offline_markdown(make_pdf([(612, 792, page_one), (612, 792, page_two)]))
+    assert "| Brezza | 1.5 Hybrid | 9,99,000 |" in pages[0].markdown
+    header = "| Model | Engine | Price |"
+    assert header in pages[0].markdown, pages[0].markdown
+    second = pages[1].markdown
+    assert f"{header}\n| --- | --- | --- |\n| Ciaz | 1.5 Petrol | 8,99,000 |\n" in second, second
+    assert "| Dzire | 1.2 CNG | 6,99,000 |\n\nPrices include taxes" in second
+
+
+def test_a_caption_right_above_a_table_stays_text_above_it():
+    lines = [
+        Text("The fleet of the airline is described model by model below.", 72, 760),
+        Text("1. Airbus A350 (Wide-body)", 72, 730, 13, "Helvetica-Bold"),
+        Text("Variant", 72, 714),
+        Text("Seats", 200, 714),
+        Text("Range", 300, 714),
+        Text("A350-", 72, 700),
+        Text("900", 72, 690),
+        Text("320", 200, 700),
+        Text("15,000 km", 300, 700),
+        Text("A350-1000", 72, 674),
+        Text("366", 200, 674),
+        Text("16,100 km", 300, 674),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "1. Airbus A350 (Wide-body)\n\n| Variant | Seats | Range |" in markdown, markdown
+    assert "| A350-900 | 320 | 15,000 km |" in markdown
+
+
+def test_a_table_right_after_a_list_and_a_bold_caption_keeps_its_header():
+    lines = [
+        Text("The series comes in two models, with the shared specifications below.", 72, 760),
+        Text("•", 72, 740),
+        Text("Nexus 1 (256GB / 512GB)", 90, 740),
+        Text("•", 72, 726),
+        Text("Nexus 1 Pro (512GB / 1TB)", 90, 726),
+        Text("Shared Specifications", 72, 706, 10, "Helvetica-Bold"),
+        Text("Component", 72, 692),
+        Text("Specification", 200, 692),
+        Text("Launch Year", 72, 678),
+        Text("2024", 200, 678),
+        Text("Chipset", 72, 664),
+        Text("PrimeChip v2.7", 200, 664),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "- Nexus 1 (256GB / 512GB)\n- Nexus 1 Pro (512GB / 1TB)" in markdown, markdown
+    assert "Shared Specifications\n\n| Component | Specification |" in markdown, markdown
+    assert "| Launch Year | 2024 |\n| Chipset | PrimeChip v2.7 |" in markdown
