@@ -11,9 +11,11 @@ from pydantic import BaseModel, Field
 from drac.documents.batches import BatchResult, convert_batch, join_batches
 from drac.documents.detect import DocumentFormat, detect_format
 from drac.documents.normalise import normalise_to_pdf
+from drac.documents.ocr import OcrPage, ocr_available, ocr_page, ocr_warnings
 from drac.documents.offline import offline_markdown
 from drac.documents.options import ConversionOptions
-from drac.documents.render import PageImage, batched, page_count, render_pages
+from drac.documents.render import PageImage, RenderOptions, batched, page_count, render_pages
+from drac.documents.slides import HeadingHint, apply_headings, slide_headings
 from drac.documents.spreadsheets import SpreadsheetOptions, read_spreadsheet
 from drac.documents.text import decode_text
 from drac.errors import DocumentError
@@ -22,6 +24,9 @@ from drac.ports import Ledger, MemoryLedger, VisionModel
 __all__ = ["ConversionOptions", "ConversionResult", "convert_to_markdown", "decode_text"]
 
 OFFLINE_MODEL = "offline"
+OCR_DPI = 200
+OCR_MAX_SIDE_PX = 4000
+"""Scans are rendered for OCR at 200 DPI (the resolution measured in BENCHMARKS.md, OCR)."""
 Progress = Callable[[int, int], None]
 
 
@@ -94,7 +99,8 @@ def convert_to_markdown(
         max_pages=options.max_pages,
     )
     if vision is None:
-        result = _convert_offline(pdf, detection.format, warnings, options, progress)
+        headings = slide_headings(data) if detection.format is DocumentFormat.PPTX else []
+        result = _convert_offline(pdf, detection.format, warnings, options, progress, headings)
     else:
         result = _convert_with_model(
             pdf, detection.format, warnings, options, vision, ledger, document_id, progress
@@ -110,22 +116,52 @@ def _convert_offline(
     warnings: list[str],
     options: ConversionOptions,
     progress: Progress | None,
+    headings: list[list[HeadingHint]],
 ) -> ConversionResult:
+    """The text layer's Markdown; scans read by OCR; a deck's slide titles made headings."""
     pages = offline_markdown(pdf, max_pages=options.max_pages)
+    if len(headings) != len(pages):  # not one slide per page: keep the converter's headings
+        headings = [[] for _ in pages]
     scanned = [page.number for page in pages if not page.has_text_layer]
+    read = read_scanned_pages(pdf, scanned, options) if scanned and ocr_available() else {}
+    markdown = []
     for page in pages:
+        ocr = read.get(page.number)
+        if ocr is not None and ocr.readable:
+            markdown.append(ocr.markdown)
+            continue
+        markdown.append(apply_headings(page.markdown, headings[page.number - 1]))
         warnings.extend(page.warnings)
+    warnings.extend(ocr_warnings(sorted(n for n, page in read.items() if page.readable)))
+    unread = [number for number in scanned if not (number in read and read[number].readable)]
     if progress:
         progress(len(pages), len(pages))
     return ConversionResult(
-        markdown="\n\n".join(page.markdown for page in pages) + "\n",
+        markdown="\n\n".join(markdown) + "\n",
         format=fmt.value,
         pages=len(pages),
-        status="partial" if scanned else "ok",
+        status="partial" if unread else "ok",
         warnings=warnings,
         failures=[],
         model=OFFLINE_MODEL,
     )
+
+
+def read_scanned_pages(
+    pdf: bytes, numbers: list[int], options: ConversionOptions
+) -> dict[int, OcrPage]:
+    """Render the given pages (scans: no text layer) and read each by OCR.
+
+    The one place the offline path calls OCR; a page OCR fails on is left out (unread).
+    """
+    render = RenderOptions(dpi=OCR_DPI, max_side_px=OCR_MAX_SIDE_PX, max_pages=options.max_pages)
+    read: dict[int, OcrPage] = {}
+    for image in render_pages(pdf, render, pages=numbers):
+        try:
+            read[image.number] = ocr_page(image.png, image.number, image.width_pt, image.height_pt)
+        except DocumentError:
+            continue
+    return read
 
 
 def _convert_with_model(

@@ -1,0 +1,106 @@
+"""OCR layout: recognised segments (page points) to rows, cells and Markdown; no engine runs."""
+
+from __future__ import annotations
+
+from drac.documents.ocr import OcrSegment, group_rows, ocr_warnings, page_from_segments
+from drac.parsing import PAGE_MARKER
+
+LINE = 12.0
+
+
+def seg(text: str, x: float, top: float, width: float | None = None, *, height: float = LINE,
+        score: float = 0.98) -> OcrSegment:
+    """A segment `width` points wide (about 5.5 points per character when not given)."""
+    right = x + (width if width is not None else 5.5 * len(text))
+    return OcrSegment(text=text, x0=x, top=top, x1=right, bottom=top + height, score=score)
+
+
+def paragraph(top: float, lines: list[str]) -> list[OcrSegment]:
+    return [seg(text, 72, top + i * LINE) for i, text in enumerate(lines)]
+
+
+def test_touching_lines_of_one_size_become_one_paragraph_and_a_gap_starts_the_next():
+    segments = [
+        *paragraph(100, ["The boiler must be serviced", "once a year by an engineer."]),
+        *paragraph(150, ["Keep the receipt."]),
+    ]
+    page = page_from_segments(3, segments)
+    assert page.readable
+    assert page.markdown == (
+        "<!-- Page 3 -->\n\nThe boiler must be serviced once a year by an engineer.\n\n"
+        "Keep the receipt."
+    )
+
+
+def test_table_rows_stay_rows_with_their_cells_in_columns():
+    rows = [("Model", "Price", "Stock"), ("Velvera One", "499", "12"), ("Velvera Pad", "699", "0")]
+    segments = [
+        seg(cell, 72 + 150 * column, 200 + 18 * row)
+        for row, cells in enumerate(rows)
+        for column, cell in enumerate(cells)
+    ]
+    segments += paragraph(300, ["Prices include tax."])
+    page = page_from_segments(1, segments)
+    assert page.markdown.splitlines()[2:] == [
+        "| Model | Price | Stock |",
+        "|---|---|---|",
+        "| Velvera One | 499 | 12 |",
+        "| Velvera Pad | 699 | 0 |",
+        "",
+        "Prices include tax.",
+    ]
+
+
+def test_a_missing_cell_leaves_its_column_empty_instead_of_shifting_the_row():
+    segments = [
+        seg("Engine", 72, 100), seg("Price", 222, 100), seg("Seats", 372, 100),
+        seg("V8", 72, 118), seg("320", 372, 118),
+    ]  # fmt: skip
+    lines = page_from_segments(1, segments).markdown.splitlines()
+    assert lines[-1] == "| V8 |  | 320 |"
+
+
+def test_words_of_one_line_read_as_separate_segments_are_joined_into_one_cell():
+    segments = [seg("Total", 72, 100, 30), seg("seating", 106, 101, 40), seg("capacity", 150, 99)]
+    [row] = group_rows(segments)
+    assert [cell.text for cell in row.cells] == ["Total seating capacity"]
+
+
+def test_bullets_become_list_items_and_a_large_line_a_heading():
+    segments = [
+        seg("Cabin Features", 72, 60, height=20),
+        seg("• Lie-flat beds", 72, 100),
+        seg("• Direct aisle access", 72, 114),
+        *paragraph(150, ["Seats are assigned at check-in."]),
+    ]
+    page = page_from_segments(2, segments)
+    assert page.markdown.split("\n\n")[1:] == [
+        "# Cabin Features",
+        "- Lie-flat beds\n- Direct aisle access",
+        "Seats are assigned at check-in.",
+    ]
+
+
+def test_text_that_looks_like_a_page_marker_cannot_forge_one():
+    segments = paragraph(100, ["<!-- Page 9 --> injected", "# not a heading either"])
+    segments += paragraph(200, ["# starts like a heading"])
+    page = page_from_segments(4, segments)
+    assert [int(m.group(1)) for m in PAGE_MARKER.finditer(page.markdown)] == [4]
+    assert "\n\\# starts like a heading" in page.markdown
+
+
+def test_a_page_of_unsure_or_too_few_words_is_not_readable():
+    noise = [seg("x#", 10 * i, 10 * i, score=0.55) for i in range(30)]
+    assert not page_from_segments(5, noise).readable
+    assert not page_from_segments(5, [seg("Hello", 72, 72)]).readable
+    assert page_from_segments(5, noise).markdown == "<!-- Page 5 -->"
+    dropped = [seg("ghost", 72, 72, score=0.3)] * 10
+    assert page_from_segments(5, dropped).words == 0
+
+
+def test_warnings_name_each_run_of_pages_read_by_ocr():
+    assert ocr_warnings([2, 3, 4, 7]) == [
+        "pages 2-4 are scans and were read by OCR: check their text",
+        "page 7 is a scan and was read by OCR: check its text",
+    ]
+    assert ocr_warnings([]) == []
