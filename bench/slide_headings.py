@@ -17,7 +17,7 @@ import sys
 import time
 from collections import Counter
 
-from _common import CORPUS, COMPANIES, machine, write_section
+from _common import COMPANIES, CORPUS, machine, write_section
 
 from drac.documents.convert import ConversionOptions, _convert_offline
 from drac.documents.detect import DocumentFormat

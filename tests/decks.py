@@ -59,9 +59,7 @@ def _paragraph(para: Para | str) -> str:
 def slide_xml(slide: Slide) -> str:
     shapes = []
     if slide.title is not None:
-        shapes.append(
-            _shape(2, f'<p:ph type="{slide.title_kind}"/>', [_paragraph(slide.title)])
-        )
+        shapes.append(_shape(2, f'<p:ph type="{slide.title_kind}"/>', [_paragraph(slide.title)]))
     if slide.subtitle is not None:
         shapes.append(_shape(3, '<p:ph type="subTitle" idx="1"/>', [_paragraph(slide.subtitle)]))
     if slide.body:

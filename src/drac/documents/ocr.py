@@ -44,8 +44,12 @@ _BULLETS = frozenset("•●○◦▪▫■□➢➤►▶✓✔❖◆◇‣⁃�
 _ORDERED = re.compile(r"^\d{1,3}[.)]\s")
 _HEADING_RATIO = 1.22
 _TITLE_RATIO = 1.6
-_CELL_GAP = 1.5
-"""Segments on one row further apart than this many line heights are separate cells."""
+_CELL_GAP = 0.6
+"""Segments on one row further apart than this many line heights are separate cells (the
+engine already splits a row at column gaps; closer segments are one run of words)."""
+_WRAP_GAP = 0.5
+"""A table row closer than this many line heights below the previous one continues its cells
+(a cell's text wrapped onto a second line)."""
 _PARAGRAPH_GAP = 0.35
 """Lines closer than this many line heights (top to previous bottom) continue a paragraph
 (the engine's boxes of consecutive lines of one paragraph touch or nearly so)."""
@@ -211,10 +215,8 @@ def rows_markdown(rows: list[OcrRow]) -> str:
     blocks: list[tuple[str, str]] = []
     index = 0
     while index < len(rows):
-        end = index
-        while end < len(rows) and len(rows[end].cells) > 1:
-            end += 1
-        if end - index >= 2:
+        end = _table_end(rows, index)
+        if end > index:
             blocks.append(("table", _table(rows[index:end])))
             index = end
             continue
@@ -225,6 +227,28 @@ def rows_markdown(rows: list[OcrRow]) -> str:
         out = f"{out}{separator}{block}" if out else block
         previous = kind
     return out
+
+
+def _table_end(rows: list[OcrRow], index: int) -> int:
+    """The end (exclusive) of a table starting at rows[index]; `index` when none starts there.
+
+    A table is a run of at least two multi-cell rows; single-cell rows tight below a table
+    row are its wrapped cells and stay in the run.
+    """
+    if len(rows[index].cells) < 2:
+        return index
+    end, multi = index + 1, 1
+    while end < len(rows):
+        if len(rows[end].cells) > 1:
+            multi += 1
+        elif not _wrapped(rows[end - 1], rows[end]):
+            break
+        end += 1
+    return end if multi >= 2 else index
+
+
+def _wrapped(previous: OcrRow, row: OcrRow) -> bool:
+    return row.top - previous.bottom < _WRAP_GAP * max(previous.height, row.height)
 
 
 def _text_block(rows: list[OcrRow], index: int, body: float, blocks: list[tuple[str, str]]) -> int:
@@ -276,20 +300,38 @@ def _list_item(text: str) -> str | None:
 
 
 def _table(rows: list[OcrRow]) -> str:
-    """A pipe table: columns from the cells' left edges, the first row as the header."""
-    starts = sorted(cell.x0 for row in rows for cell in row.cells)
+    """A pipe table: columns from the cells' left edges, the first row as the header.
+
+    A visual row joins the table row above it when it is a wrapped remainder: tight below
+    it and either not starting in the first column or continuing a header whose first
+    column was wrapped onto this line.
+    """
     tolerance = 1.5 * statistics.median(row.height for row in rows)
+    starts = sorted(cell.x0 for row in rows if len(row.cells) > 1 for cell in row.cells)
     anchors = [starts[0]]
     for x in starts[1:]:
         if x - anchors[-1] > tolerance:
             anchors.append(x)
-    lines = []
+    table: list[list[str]] = []
+    previous: OcrRow | None = None
     for row in rows:
         columns = [""] * len(anchors)
         for cell in row.cells:
-            column = max(i for i, anchor in enumerate(anchors) if anchor <= cell.x0 + tolerance)
+            fits = [i for i, anchor in enumerate(anchors) if anchor <= cell.x0 + tolerance]
+            column = fits[-1] if fits else 0
             columns[column] = f"{columns[column]} {cell.text}".strip()
-        lines.append("| " + " | ".join(_escape(col).replace("|", "\\|") for col in columns) + " |")
+        starts_row = bool(columns[0]) and len(row.cells) > 1
+        tight = previous is not None and _wrapped(previous, row)
+        if table and tight and (not starts_row or not table[-1][0]):
+            table[-1] = [
+                f"{old} {new}".strip() for old, new in zip(table[-1], columns, strict=True)
+            ]
+        else:
+            table.append(columns)
+        previous = row
+    lines = [
+        "| " + " | ".join(_escape(col).replace("|", "\\|") for col in row) + " |" for row in table
+    ]
     lines.insert(1, "|" + "---|" * len(anchors))
     return "\n".join(lines)
 
@@ -330,6 +372,7 @@ class _RapidOcr:
             "Global.log_level": "error",
             "EngineConfig.onnxruntime.intra_op_num_threads": 1,
             "EngineConfig.onnxruntime.inter_op_num_threads": 1,
+            "Det.box_thresh": 0.3,  # keeps lone digits in table cells (measured)
         }
         for stage, name in _MODEL_FILES.items():
             path = models / name
@@ -345,7 +388,7 @@ class _RapidOcr:
         import numpy as np
 
         with self._lock:
-            result = self._engine(np.asarray(image))
+            result: Any = self._engine(np.asarray(image))
         boxes = getattr(result, "boxes", None)
         if boxes is None:
             return []

@@ -9,8 +9,9 @@ of it: a deck of several parts), a section slide's title (a slide holding only i
 and maybe a subtitle, such as "1. CORPORATE") is `##` and the titles of the slides after
 it `###`; without section slides titles are `##`. A slide's heading paragraphs sit one level below
 its title; on an untitled slide the first continues the section and later ones sit below
-it; a numbered heading ("2. Ground Staff") continues the level of the previous number. The hints are applied by
-promoting the page's block whose text matches; nothing is added or removed.
+it; a numbered heading ("2. Ground Staff") continues the level of the previous number.
+The hints are applied to the page's Markdown by making the text that matches a heading
+(split off the line it was run into); no text is added or removed.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ _TITLE_TYPES = frozenset({"title", "ctrTitle"})
 _MAX_PART_BYTES = 16 * 1024 * 1024
 _MAX_HEADING_CHARS = 200
 _RESTATED_SHARE = 0.6
-"""A later title holding more than this share of the first title's words opens a new part (a `#`)."""
+"""A later title holding more than this share of the first title's words opens a new part."""
 _NUMBERED = re.compile(r"^(\d{1,3})[.)]\s")
 _MARKDOWN_HEADING = re.compile(r"^#{1,6}\s+")
 _PAGE_MARKER = re.compile(r"^<!--\s*Page\s+\d+\s*-->$")

@@ -19,7 +19,7 @@ import pypdfium2 as pdfium
 import pytest
 from PIL import Image
 
-from drac.documents.convert import ConversionOptions, convert_to_markdown
+from drac.documents.convert import ConversionOptions, ConversionResult, convert_to_markdown
 from drac.documents.normalise import image_to_pdf
 from drac.documents.ocr import ocr_available, ocr_page
 from drac.documents.offline import offline_markdown
@@ -95,7 +95,7 @@ def joined(*pdfs: bytes) -> bytes:
     return buffer.getvalue()
 
 
-def convert(data: bytes, name: str):  # noqa: ANN201 (ConversionResult)
+def convert(data: bytes, name: str) -> ConversionResult:
     return convert_to_markdown(
         data, name, options=ConversionOptions(), vision=None,
         ledger=MemoryLedger(), document_id="doc",

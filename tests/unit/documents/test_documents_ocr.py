@@ -8,8 +8,15 @@ from drac.parsing import PAGE_MARKER
 LINE = 12.0
 
 
-def seg(text: str, x: float, top: float, width: float | None = None, *, height: float = LINE,
-        score: float = 0.98) -> OcrSegment:
+def seg(
+    text: str,
+    x: float,
+    top: float,
+    width: float | None = None,
+    *,
+    height: float = LINE,
+    score: float = 0.98,
+) -> OcrSegment:
     """A segment `width` points wide (about 5.5 points per character when not given)."""
     right = x + (width if width is not None else 5.5 * len(text))
     return OcrSegment(text=text, x0=x, top=top, x1=right, bottom=top + height, score=score)
