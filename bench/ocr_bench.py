@@ -8,7 +8,8 @@ noise, JPEG at quality 60). Each engine's text segments go through the same layo
 (`drac.documents.ocr.page_from_segments`); the output is scored against the page's own
 text layer: word recall and precision (multisets of lower-case alphanumeric words), and
 table rows kept (a table row of the document's source Markdown whose words are all on the
-page is kept when one output line holds all its words in order). Time is CPU seconds of
+page is kept when one output line holds all its words in order, spacing and hyphens at line
+wraps ignored). Time is CPU seconds of
 the OCR call on one thread (`OMP_THREAD_LIMIT=1`, onnxruntime with one intra-op thread), so
 load from other processes does not change it. The "drac offline" row is the whole product
 path: each clean page wrapped as an image-only PDF (`normalise.image_to_pdf`) and converted
@@ -88,13 +89,19 @@ def table_rows(source: str, page_text: str) -> list[list[str]]:
 
 
 def rows_kept(rows: list[list[str]], output: str) -> int:
-    """How many rows appear with all their words, in order, on one output line."""
-    lines = [words(line) for line in output.splitlines()]
+    """How many rows appear with all their words, in order, on one output line (spacing,
+    punctuation and hyphens at wraps ignored: "Wire- less" holds "wireless")."""
+    lines = [re.sub(r"[^a-z0-9]", "", line.lower()) for line in output.splitlines()]
     kept = 0
     for row in rows:
         for line in lines:
-            it = iter(line)
-            if all(word in it for word in row):
+            position = 0
+            for word in row:
+                found = line.find(word, position)
+                if found < 0:
+                    break
+                position = found + len(word)
+            else:
                 kept += 1
                 break
     return kept

@@ -303,8 +303,9 @@ def _table(rows: list[OcrRow]) -> str:
     """A pipe table: columns from the cells' left edges, the first row as the header.
 
     A visual row joins the table row above it when it is a wrapped remainder: tight below
-    it and either not starting in the first column or continuing a header whose first
-    column was wrapped onto this line.
+    it and either not a full row (a new row starts in the first column and fills all
+    columns but at most one), continuing a header whose first column was wrapped onto this
+    line, or a second header line (no digits) under the first.
     """
     tolerance = 1.5 * statistics.median(row.height for row in rows)
     starts = sorted(cell.x0 for row in rows if len(row.cells) > 1 for cell in row.cells)
@@ -320,9 +321,11 @@ def _table(rows: list[OcrRow]) -> str:
             fits = [i for i, anchor in enumerate(anchors) if anchor <= cell.x0 + tolerance]
             column = fits[-1] if fits else 0
             columns[column] = f"{columns[column]} {cell.text}".strip()
-        starts_row = bool(columns[0]) and len(row.cells) > 1
+        filled = sum(1 for column in columns if column)
+        starts_row = bool(columns[0]) and len(row.cells) > 1 and filled >= len(anchors) - 1
         tight = previous is not None and _wrapped(previous, row)
-        if table and tight and (not starts_row or not table[-1][0]):
+        header_wrap = len(table) == 1 and not any(ch.isdigit() for ch in row.text)
+        if table and tight and (not starts_row or not table[-1][0] or header_wrap):
             table[-1] = [
                 f"{old} {new}".strip() for old, new in zip(table[-1], columns, strict=True)
             ]
