@@ -305,7 +305,8 @@ def _table(rows: list[OcrRow]) -> str:
     A visual row joins the table row above it when it is a wrapped remainder: tight below
     it and either not a full row (a new row starts in the first column and fills all
     columns but at most one), continuing a header whose first column was wrapped onto this
-    line, or a second header line (no digits) under the first.
+    line, a second header line (no digits) under the first, or going on with a text cell
+    in lower case.
     """
     tolerance = 1.5 * statistics.median(row.height for row in rows)
     starts = sorted(cell.x0 for row in rows if len(row.cells) > 1 for cell in row.cells)
@@ -314,6 +315,7 @@ def _table(rows: list[OcrRow]) -> str:
         if x - anchors[-1] > tolerance:
             anchors.append(x)
     table: list[list[str]] = []
+    visual = 0  # visual rows seen: only the second may be a header's second line
     previous: OcrRow | None = None
     for row in rows:
         columns = [""] * len(anchors)
@@ -324,19 +326,34 @@ def _table(rows: list[OcrRow]) -> str:
         filled = sum(1 for column in columns if column)
         starts_row = bool(columns[0]) and len(row.cells) > 1 and filled >= len(anchors) - 1
         tight = previous is not None and _wrapped(previous, row)
-        header_wrap = len(table) == 1 and not any(ch.isdigit() for ch in row.text)
-        if table and tight and (not starts_row or not table[-1][0] or header_wrap):
+        header_wrap = visual == 1 and not any(ch.isdigit() for ch in row.text)
+        wrapped_text = bool(table) and _continues_cells(table[-1], columns)
+        if table and tight and (not starts_row or not table[-1][0] or header_wrap or wrapped_text):
             table[-1] = [
                 f"{old} {new}".strip() for old, new in zip(table[-1], columns, strict=True)
             ]
         else:
             table.append(columns)
         previous = row
+        visual += 1
     lines = [
         "| " + " | ".join(_escape(col).replace("|", "\\|") for col in row) + " |" for row in table
     ]
     lines.insert(1, "|" + "---|" * len(anchors))
     return "\n".join(lines)
+
+
+def _continues_cells(above: list[str], columns: list[str]) -> bool:
+    """Whether a full-looking row is the wrapped rest of the row above: a text cell (three
+    words or more above it, not ended by a full stop) goes on in lower case."""
+    for old, new in zip(above[1:], columns[1:], strict=True):
+        if (
+            new[:1].islower()
+            and len(old.split()) >= 3
+            and not old.rstrip().endswith((".", "!", "?", ":"))
+        ):
+            return True
+    return False
 
 
 def _escape(text: str) -> str:

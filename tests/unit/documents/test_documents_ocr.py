@@ -111,3 +111,35 @@ def test_warnings_name_each_run_of_pages_read_by_ocr():
         "page 7 is a scan and was read by OCR: check its text",
     ]
     assert ocr_warnings([]) == []
+
+
+def test_cells_wrapped_onto_more_lines_stay_in_their_row():
+    """Layouts measured on corpus tables: a wrapped label, a two-line header, a wrapped text
+    cell continuing in lower case."""
+    segments = [
+        seg("Number of", 222, 100), seg("Max Weight", 372, 100),
+        seg("Class", 72, 111), seg("Bags", 222, 111), seg("(per bag)", 372, 111),
+        seg("CloudLux", 72, 124), seg("2", 222, 124), seg("10 kg each", 372, 124),
+        seg("(First)", 72, 136),
+        seg("Lounge", 72, 148), seg("Access to all lounges in", 222, 148), seg("Yes", 372, 148),
+        seg("Access", 72, 160), seg("the network", 222, 160),
+        seg("CloudSaver", 72, 172), seg("1", 222, 172), seg("7 kg", 372, 172),
+    ]  # fmt: skip
+    lines = page_from_segments(1, segments).markdown.splitlines()[2:]
+    assert lines == [
+        "| Class | Number of Bags | Max Weight (per bag) |",
+        "|---|---|---|",
+        "| CloudLux (First) | 2 | 10 kg each |",
+        "| Lounge Access | Access to all lounges in the network | Yes |",
+        "| CloudSaver | 1 | 7 kg |",
+    ]
+
+
+def test_rows_apart_by_a_gap_are_separate_rows_even_in_lower_case():
+    segments = [
+        seg("Item", 72, 100), seg("Note", 222, 100),
+        seg("Matches", 72, 120), seg("one small box per person", 222, 120),
+        seg("Lighters", 72, 140), seg("one per person", 222, 140),
+    ]  # fmt: skip
+    lines = page_from_segments(1, segments).markdown.splitlines()[2:]
+    assert lines[2:] == ["| Matches | one small box per person |", "| Lighters | one per person |"]
