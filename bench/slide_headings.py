@@ -25,6 +25,16 @@ from drac.documents.normalise import normalise_to_pdf
 from drac.documents.slides import slide_headings
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
+NOTES = [
+    "Before, LibreOffice's PDF text layer set most of a deck's headings in the body's",
+    "size, so they became paragraphs (or ran into the next line) and the chunks of a deck",
+    "had empty breadcrumbs. `drac.documents.slides` reads the deck's own headings (title",
+    "placeholders; bold, unbulleted paragraphs with space before, as PowerPoint and pandoc",
+    "write sub-headings) and their levels from its structure, and makes the matching text",
+    "on that slide's page a heading. The levels that still differ are mostly the source's",
+    "own choices that no deck records (a deck starting at `##`, a sub-heading written one",
+    "level deeper than its siblings).",
+]
 
 
 def headings(markdown: str) -> list[tuple[int, str]]:
@@ -115,6 +125,8 @@ def main() -> None:
             "",
             f"Decks whose slide count differed from the PDF's pages (no hints): "
             f"{grand['unmatched']}.",
+            "",
+            *NOTES,
         ]
     )
     print(report)
