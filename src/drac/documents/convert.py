@@ -156,11 +156,12 @@ def read_scanned_pages(
     """
     render = RenderOptions(dpi=OCR_DPI, max_side_px=OCR_MAX_SIDE_PX, max_pages=options.max_pages)
     read: dict[int, OcrPage] = {}
-    for image in render_pages(pdf, render, pages=numbers):
+    for number in numbers:
         try:
-            read[image.number] = ocr_page(image.png, image.number, image.width_pt, image.height_pt)
+            image = next(render_pages(pdf, render, pages=[number]))
+            read[number] = ocr_page(image.png, number, image.width_pt, image.height_pt)
         except DocumentError:
-            continue
+            continue  # the page stays marked as unread; the others are still read
     return read
 
 

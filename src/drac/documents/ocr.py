@@ -315,9 +315,8 @@ def _table(rows: list[OcrRow]) -> str:
         if x - anchors[-1] > tolerance:
             anchors.append(x)
     table: list[list[str]] = []
-    visual = 0  # visual rows seen: only the second may be a header's second line
     previous: OcrRow | None = None
-    for row in rows:
+    for visual, row in enumerate(rows):  # only the second row may be a header's 2nd line
         columns = [""] * len(anchors)
         for cell in row.cells:
             fits = [i for i, anchor in enumerate(anchors) if anchor <= cell.x0 + tolerance]
@@ -335,7 +334,6 @@ def _table(rows: list[OcrRow]) -> str:
         else:
             table.append(columns)
         previous = row
-        visual += 1
     lines = [
         "| " + " | ".join(_escape(col).replace("|", "\\|") for col in row) + " |" for row in table
     ]
@@ -408,7 +406,10 @@ class _RapidOcr:
         import numpy as np
 
         with self._lock:
-            result: Any = self._engine(np.asarray(image))
+            try:
+                result: Any = self._engine(np.asarray(image))
+            except Exception as exc:  # the engine's own failure fails this page alone
+                raise DocumentError(f"OCR failed on the page ({type(exc).__name__})") from exc
         boxes = getattr(result, "boxes", None)
         if boxes is None:
             return []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from drac.documents.ocr import OcrSegment, group_rows, ocr_warnings, page_from_segments
 from drac.parsing import PAGE_MARKER
 
@@ -143,3 +145,30 @@ def test_rows_apart_by_a_gap_are_separate_rows_even_in_lower_case():
     ]  # fmt: skip
     lines = page_from_segments(1, segments).markdown.splitlines()[2:]
     assert lines[2:] == ["| Matches | one small box per person |", "| Lighters | one per person |"]
+
+
+def test_an_engine_failure_leaves_that_page_unread_and_the_document_partial(monkeypatch):
+    pytest.importorskip("numpy")  # comes with the ocr extra; the wrapper hands it the image
+
+    from drac.documents import convert as convert_module
+    from drac.documents import ocr
+    from drac.documents.convert import ConversionOptions, convert_to_markdown
+    from drac.ports import MemoryLedger
+    from tests.pdfs import Text, make_pdf, text_page
+
+    class Broken:
+        def __call__(self, image: object) -> object:
+            raise RuntimeError("onnxruntime exploded")
+
+    engine = ocr._RapidOcr.__new__(ocr._RapidOcr)
+    engine._engine, engine._lock = Broken(), __import__("threading").Lock()
+    monkeypatch.setattr(ocr, "_engine", lambda: engine)
+    monkeypatch.setattr(convert_module, "ocr_available", lambda: True)
+    pdf = make_pdf([text_page([Text("Kept text layer", 72, 700)]), (612, 792)], scanned=[1])
+    result = convert_to_markdown(
+        pdf, "mixed.pdf", options=ConversionOptions(), vision=None,
+        ledger=MemoryLedger(), document_id="doc",
+    )  # fmt: skip
+    assert result.status == "partial"
+    assert "Kept text layer" in result.markdown
+    assert result.warnings == ["page 2 has no text layer; it needs a vision model to be converted"]
