@@ -48,7 +48,9 @@ class ScriptedModel(TextModel):
         """Set the document whose sections the next prompts will be about."""
         self.elements, self.sections = list(elements), list(sections)
 
-    def complete(self, system: str, prompt: str, max_tokens: int = 2048) -> ModelReply:
+    def complete(
+        self, system: str, prompt: str, max_tokens: int = 2048, **_asked: object
+    ) -> ModelReply:
         ids = set(_LINE_ID.findall(prompt))
         section = next(s for s in self.sections if set(s.element_ids) == ids)
         view = section_view(section, self.elements)

@@ -99,7 +99,11 @@ class Strategy(Frozen):
         le=400,
         description="planner preview length (half right after a heading)",
     )
-    planner_model: str | None = None
+    planner_model: str | None = Field(
+        default=None,
+        description="the LLM planner's model id on the backend (default: the settings' "
+        "planning model); part of the plan cache key",
+    )
     table_rows: TableRows = Field(
         default="pipe",
         description="spreadsheet rows as pipe-table rows or 'Column: value; ...' sentences "
@@ -149,6 +153,10 @@ class PlanIssues(Frozen):
     split_chunks: int = 0
     fell_back_to_rules: bool = False
     reason: str | None = None
+    repaired: bool = Field(default=False, description="the answer came in a repair turn")
+    failed_answer: str | None = Field(
+        default=None, description="the start of the last unusable model answer (for `drac show`)"
+    )
 
     @property
     def clean(self) -> bool:

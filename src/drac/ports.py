@@ -7,10 +7,10 @@ Each runtime supplies adapters: `drac.local` (workspace folder + SQLite) and `dr
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
-from typing import Literal
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from drac.models import (
     Chunk,
@@ -33,6 +33,15 @@ class ModelReply(BaseModel):
     model: str
     usage: TokenUsage = TokenUsage()
     latency_ms: float = 0.0
+    finish_reason: str | None = Field(
+        default=None, description="why generation stopped, as the API says it (None: not said)"
+    )
+
+    @property
+    def cut_off(self) -> bool:
+        """True when the answer stopped at the token cap (OpenAI `length`, Bedrock
+        `max_tokens`): it is incomplete, whatever it looks like."""
+        return self.finish_reason in ("length", "max_tokens")
 
 
 RetryHint = Literal["throttled", "transient"]
@@ -52,13 +61,41 @@ class ModelCallError(RuntimeError):
         self.retry = retry
 
 
+Exchange = tuple[str, str]
+"""One earlier turn of a conversation: the user's prompt and the model's answer to it."""
+
+
+class ModelUnreachable(ModelCallError):
+    """The model server could not be reached at all (connection refused, unknown host, no
+    connection within the connect timeout): every later call would fail the same way, so a
+    run stops instead of trying each section or page in turn."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, retry="transient")
+
+
 class TextModel(ABC):
-    """A chat model that answers a text prompt (used by the LLM planner)."""
+    """A chat model that answers a text prompt (used by the LLM planner).
+
+    `schema` (a JSON Schema of an object) asks for an answer of that shape where the backend
+    can enforce one (`structured_output` says whether this client can); `earlier` holds the
+    turns before `prompt`, so a repair turn shows the model its own answer.
+    """
 
     name: str
+    structured_output: bool = False
+    max_answer_tokens: int = 1024
 
     @abstractmethod
-    def complete(self, system: str, prompt: str, max_tokens: int = 2048) -> ModelReply:
+    def complete(
+        self,
+        system: str,
+        prompt: str,
+        max_tokens: int = 2048,
+        *,
+        schema: Mapping[str, Any] | None = None,
+        earlier: Sequence[Exchange] = (),
+    ) -> ModelReply:
         """Return the model's answer to one prompt."""
 
 
@@ -246,5 +283,3 @@ class MemoryLedger(Ledger):
     def record(self, entry: LedgerEntry) -> None:
         """Append one entry to `entries`."""
         self.entries.append(entry)
-
-

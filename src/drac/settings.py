@@ -40,6 +40,8 @@ ENV_ALIASES: dict[str, str] = {
 }
 """Environment variable names kept from before the settings had one model."""
 _TOML_ALIASES = {"vision_model_id": "conversion_model_id", "planner_model_id": "planning_model_id"}
+StructuredMode = Literal["json_schema", "json_object", "none"]
+"""How an OpenAI-compatible server is asked for the planner's answer shape."""
 _CDK_KEYS = re.compile(r"^(@|aws:|cdk|stackName$|acknowledged-issue-numbers$)")
 _POLICY_NAME = re.compile(r"^[a-z][a-z0-9-]{2,31}$")
 _LONGEST_POLICY_SUFFIX = len("-data")
@@ -74,6 +76,16 @@ class Settings(BaseModel):
     openai_model: str | None = None
     temperature: float = Field(default=0.1, ge=0, le=2)
     conversion_max_tokens: int = Field(default=8192, ge=256, le=65536)
+    planning_max_tokens: int = Field(
+        default=1024,
+        ge=64,
+        le=65536,
+        description="ceiling of a planner answer; each call asks for what its section needs",
+    )
+    openai_structured: StructuredMode = Field(
+        default="json_schema",
+        description="planner answer shape on OpenAI-compatible servers (a refusal steps down)",
+    )
     model_timeout_s: float = Field(
         default=600.0, gt=0, le=840, description="read timeout of one model call (a 5-page batch)"
     )

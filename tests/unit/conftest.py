@@ -27,19 +27,39 @@ Script = str | Exception | Callable[[str, str], str]
 class ScriptedModel(TextModel):
     """A TextModel answering from a script: one item per call (text, exception, or function).
 
-    The last item repeats once the script runs out; every call is recorded.
+    The last item repeats once the script runs out; every call is recorded (`calls` as
+    (system, prompt), `requests` with everything else asked). A ModelReply item is returned
+    as it is (to script a finish reason).
     """
 
-    def __init__(self, script: Sequence[Script], name: str = "fake-planner") -> None:
+    def __init__(
+        self,
+        script: Sequence[Script | ModelReply],
+        name: str = "fake-planner",
+        structured_output: bool = False,
+    ) -> None:
         self.name = name
         self.script = list(script)
         self.calls: list[tuple[str, str]] = []
+        self.requests: list[dict[str, Any]] = []
+        self.structured_output = structured_output
 
-    def complete(self, system: str, prompt: str, max_tokens: int = 2048) -> ModelReply:
+    def complete(
+        self,
+        system: str,
+        prompt: str,
+        max_tokens: int = 2048,
+        *,
+        schema: Any = None,
+        earlier: Sequence[tuple[str, str]] = (),
+    ) -> ModelReply:
         item = self.script[min(len(self.calls), len(self.script) - 1)]
         self.calls.append((system, prompt))
+        self.requests.append({"max_tokens": max_tokens, "schema": schema, "earlier": list(earlier)})
         if isinstance(item, Exception):
             raise item
+        if isinstance(item, ModelReply):
+            return item
         text = item(system, prompt) if callable(item) else item
         return ModelReply(
             text=text,

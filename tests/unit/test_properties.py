@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -130,7 +131,9 @@ class DrawingModel(TextModel):
     def __init__(self, data: st.DataObject) -> None:
         self.data = data
 
-    def complete(self, system: str, prompt: str, max_tokens: int = 2048) -> ModelReply:
+    def complete(
+        self, system: str, prompt: str, max_tokens: int = 2048, **_asked: Any
+    ) -> ModelReply:
         text = self.data.draw(answers(_PROMPT_ID.findall(prompt)))
         return ModelReply(text=text, model=self.name, usage=TokenUsage(), latency_ms=0.0)
 

@@ -139,14 +139,15 @@ class Runtime:
             temperature=self.settings.temperature,
         )
 
-    def text_model(self) -> TextModel:
-        """The planning model (Bedrock Converse)."""
+    def text_model(self, model_id: str | None = None) -> TextModel:
+        """The planning model (Bedrock Converse): `model_id`, else the settings' one."""
         from drac.clients.bedrock import BedrockTextModel
 
         return BedrockTextModel(
-            self.settings.planning_model,
+            model_id or self.settings.planning_model,
             client=self._bedrock(),
             temperature=self.settings.temperature,
+            max_answer_tokens=self.settings.planning_max_tokens,
         )
 
     def embedder(self) -> Embedder:

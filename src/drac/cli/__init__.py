@@ -6,11 +6,16 @@ command) starts without loading the rest of drac.
 
 from __future__ import annotations
 
+import errno
 import importlib
+import os
+import sys
 
 import click
 
 from drac import __version__
+from drac.cli.terminal import printable
+from drac.errors import DracError
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "ingest": ("drac.cli.ingest_commands", "Ingest files or folders (PDF, DOCX, PPTX, HTML, "
@@ -35,6 +40,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
              "MRR, NDCG@k per chunk set."),
     "cost": ("drac.cli.eval_commands", "Tokens and dollars per document and stage, the agentic "
              "equivalent, and projections."),
+    "check": ("drac.cli.check_command", "Verify the workspace: database, every document's files, "
+              "plans, chunks and the search index."),
 }
 """Each command's module and its one-line help (a test checks they match the commands)."""
 
@@ -52,6 +59,39 @@ class LazyGroup(click.Group):
             importlib.import_module(COMMANDS[cmd_name][0])
         return self.commands.get(cmd_name)
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """The command named first; a mistyped name gets the closest commands suggested
+        (click suggests among the commands imported so far, which here is none)."""
+        try:
+            return super().resolve_command(ctx, args)
+        except click.exceptions.NoSuchCommand as exc:
+            raise click.exceptions.NoSuchCommand(
+                exc.command_name, possibilities=list(COMMANDS), ctx=ctx
+            ) from None
+
+    def invoke(self, ctx: click.Context) -> object:
+        """Run the command. Every failure ends as one line saying what to do, never a
+        traceback (DRAC_TRACEBACK=1 shows it for an unexpected one), and an error quoting a
+        document or file name is printed without its control characters."""
+        try:
+            return super().invoke(ctx)
+        except click.ClickException as exc:
+            exc.message = printable(exc.message)  # type: ignore[misc]  # Final in click's stubs
+            raise
+        except (click.exceptions.Exit, click.Abort):
+            raise
+        except BrokenPipeError:
+            # The reader has what it wanted (`drac export | head`): end quietly with 0, and
+            # keep Python from complaining again when it flushes stdout at exit.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise click.exceptions.Exit(0) from None
+        except Exception as exc:
+            if os.environ.get("DRAC_TRACEBACK") and not isinstance(exc, DracError | OSError):
+                raise
+            raise click.ClickException(printable(failure_line(exc))) from exc
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """List the commands with their one-line help, importing none of them."""
         with formatter.section("Commands"):
@@ -62,6 +102,21 @@ class LazyGroup(click.Group):
 @click.version_option(__version__, prog_name="drac")
 def cli() -> None:
     """drac: convert documents once, plan chunks by element IDs, rebuild text verbatim."""
+
+
+def failure_line(error: Exception) -> str:
+    """One line for an error a command did not handle itself."""
+    if isinstance(error, DracError):
+        return str(error)
+    if isinstance(error, OSError):
+        where = f" ({error.filename})" if error.filename else ""
+        if error.errno == errno.ENOSPC:
+            return f"no space left on the device{where}; free some space and run it again"
+        return f"{error.strerror or error}{where}"
+    return (
+        f"unexpected error ({type(error).__name__}): {error}; set DRAC_TRACEBACK=1 to see "
+        "where, and please report it"
+    )
 
 
 def _register_commands() -> None:

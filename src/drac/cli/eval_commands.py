@@ -7,11 +7,11 @@ from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from drac.cli import cli
 from drac.cli.options import json_option, open_workspace, print_json, stdout, workspace_option
+from drac.cli.terminal import markup, printable
 from drac.costs.prices import load_prices
 from drac.costs.report import CostReport, cost_report
 from drac.errors import DracError
@@ -106,7 +106,8 @@ def eval_command(
                     f"fixed windows: {from_pdf} document(s) from the PDF text layer, "
                     f"{len(fixed.documents) - from_pdf} from converted Markdown"
                 )
-        sets.extend(load_chunk_set(path) for path in compare)
+        # a chunk set is named after its file, and the report prints the name
+        sets.extend(load_chunk_set(path, printable(path.stem)) for path in compare)
         chosen = embedder_from_spec(
             embedder if embedder is not None else os.environ.get("DRAC_EMBEDDER")
         )
@@ -144,13 +145,13 @@ def print_cost(report: CostReport) -> None:
         "planning in/out",
         "embedding in",
         "dollars",
-        f"agentic ({escape(report.reference_model)})",
+        f"agentic ({markup(report.reference_model)})",
     ):
         table.add_column(name, justify="left" if name == "document" else "right")
     for doc in report.documents:
         conv, plan, emb = (doc.stages[s] for s in ("conversion", "planning", "embedding"))
         table.add_row(
-            escape(doc.source),
+            markup(doc.source),
             str(doc.pages),
             f"{conv.input_tokens:,}/{conv.output_tokens:,}",
             f"{plan.input_tokens:,}/{plan.output_tokens:,}",
@@ -174,7 +175,7 @@ def print_cost(report: CostReport) -> None:
         f"{_money(t['planning'].dollars)}, embedding {_money(t['embedding'].dollars)}."
     )
     stdout.print(
-        f"Chunking at {escape(report.reference_model)} prices: drac planning "
+        f"Chunking at {markup(report.reference_model)} prices: drac planning "
         f"{_money(report.planning_at_reference)} vs agentic (document read and rewritten, "
         f"4 chars/token: {report.agentic_total.input_tokens:,} in / "
         f"{report.agentic_total.output_tokens:,} out) {_money(report.agentic_total.dollars)}."
@@ -183,7 +184,7 @@ def print_cost(report: CostReport) -> None:
     stdout.print(
         f"Per 1,000,000 pages: first index {_money(p.first_index)}; each re-index "
         f"{_money(p.reindex)} (planning + embedding, no conversion) vs agentic "
-        f"{_money(p.agentic_reindex)}; chunking alone at {escape(report.reference_model)} prices "
+        f"{_money(p.agentic_reindex)}; chunking alone at {markup(report.reference_model)} prices "
         f"{_money(p.drac_chunking_at_reference)} drac vs "
         f"{_money(p.agentic_chunking_at_reference)} agentic."
     )
@@ -192,9 +193,11 @@ def print_cost(report: CostReport) -> None:
             "[dim]No model calls are recorded in this workspace (offline conversion and rules"
             " planning cost nothing); ingest with --model bedrock|openai to see model costs.[/]"
         )
+    for warning in report.warnings:
+        stdout.print(f"[yellow]warning[/] {markup(warning)}")
     if report.unpriced_models:
         stdout.print(
-            f"[yellow]No price for: {escape(', '.join(report.unpriced_models))} "
+            f"[yellow]No price for: {markup(', '.join(report.unpriced_models))} "
             "(counted as $0; add them with --prices).[/]"
         )
 

@@ -13,13 +13,13 @@ from typing import NoReturn
 
 import click
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from drac.cli import cli
 from drac.cli.models_setup import build_models
 from drac.cli.options import (
+    chosen_strategy,
     json_option,
     model_option,
     open_workspace,
@@ -28,20 +28,25 @@ from drac.cli.options import (
     strategy_options,
     workspace_option,
 )
+from drac.cli.terminal import markup
 from drac.documents.spreadsheets import SPREADSHEET_FORMATS, table_rows_advice
 from drac.errors import DracError, WorkspaceError
+from drac.local.database import WorkspaceUnusableError
 from drac.local.pipeline import (
     SCAN_HINT,
     IngestSettings,
     Outcome,
-    collect_inputs,
+    Skipped,
     ingest_file,
     live_documents,
     replan_document,
     shown_path,
+    walk_inputs,
 )
 from drac.local.workspace import Workspace
 from drac.models import DocumentRecord, Strategy
+from drac.planning import PlanningCounts
+from drac.planning.llm import ModelServerUnreachable
 
 
 def _progress() -> Progress:
@@ -74,7 +79,7 @@ def _progress() -> Progress:
 def ingest(
     paths: tuple[Path, ...],
     workspace: Path,
-    strategy: Strategy,
+    strategy: Strategy | None,
     model: str | None,
     tenant: str | None,
     force: bool,
@@ -82,24 +87,35 @@ def ingest(
     as_json: bool,
 ) -> None:
     """Ingest files or folders (PDF, DOCX, PPTX, HTML, spreadsheets, Markdown, text, scans)."""
-    vision, text_model = build_models(model, strategy)
-    files, outcomes = collect_inputs(list(paths))
+    files, outcomes, skipped = walk_inputs(list(paths))
     for missing in outcomes:
         _print_failed(stderr, missing)
+    if not files:  # nothing to ingest: no workspace made, no empty progress bar
+        _report(outcomes, as_json, skipped)
+        return
+    named = set(paths)
+    strategy = chosen_strategy(strategy, workspace)
+    vision, text_model = build_models(model, strategy)
     settings = IngestSettings(strategy=strategy, force=force, tenant=tenant)
     ws = open_workspace(workspace, create=True)
     try:
 
         def run(path: Path, report: Callable[[int, int], None]) -> Outcome:
             return ingest_file(
-                path, ws, settings, vision=vision, text_model=text_model, progress=report
+                path,
+                ws,
+                settings,
+                vision=vision,
+                text_model=text_model,
+                progress=report,
+                follow_symlinks=path in named,
             )
 
         with _writing(ws):
             outcomes.extend(_run_all(files, run, jobs, "ingest"))
     finally:
         ws.close()
-    _report(outcomes, as_json)
+    _report(outcomes, as_json, skipped)
 
 
 def _run_all(
@@ -113,7 +129,7 @@ def _run_all(
         overall = progress.add_task(label, total=len(files))
 
         def one(path: Path) -> Outcome:
-            name = escape(shown_path(path.name)[:40])
+            name = markup(shown_path(path.name)[:40])
             task = progress.add_task(f"  {name}", total=None, visible=False)
 
             def report(done: int, total: int) -> None:
@@ -121,6 +137,8 @@ def _run_all(
 
             try:
                 return run(path, report)
+            except WorkspaceUnusableError:
+                raise
             except Exception as exc:  # a bug in one document must not lose the summary
                 error = f"unexpected error ({type(exc).__name__}): {exc}"
                 return Outcome(path=shown_path(path), status="FAILED", error=error)
@@ -139,7 +157,8 @@ def _run_all(
         except KeyboardInterrupt:
             progress.stop()
             _abandon(len(outcomes), len(files))
-        pool.shutdown()
+        finally:
+            pool.shutdown(cancel_futures=True)
     order = {shown_path(path): index for index, path in enumerate(files)}
     return sorted(outcomes, key=lambda o: order.get(o.path, -1))
 
@@ -161,7 +180,7 @@ def _abandon(done: int, total: int) -> NoReturn:
 
 
 def _print_failed(console: Console, outcome: Outcome) -> None:
-    console.print(f"[red]FAILED[/] {escape(outcome.path)}: {escape(outcome.error or '')}")
+    console.print(f"[red]FAILED[/] {markup(outcome.path)}: {markup(outcome.error or '')}")
 
 
 @contextmanager
@@ -173,10 +192,21 @@ def _writing(ws: Workspace) -> Iterator[None]:
         raise click.ClickException(str(exc)) from exc
 
 
-def _report(outcomes: list[Outcome], as_json: bool) -> None:
+_SKIPS_LISTED = 20
+"""Skipped entries listed per reason on the terminal (all of them are in `--json`)."""
+
+
+def _report(outcomes: list[Outcome], as_json: bool, skipped: Sequence[Skipped] = ()) -> None:
     failed = [outcome for outcome in outcomes if outcome.failed]
     if as_json:
-        print_json({"outcomes": outcomes, "failed": len(failed)})
+        print_json(
+            {
+                "outcomes": outcomes,
+                "failed": len(failed),
+                "skipped": len(skipped),
+                "skipped_entries": skipped,
+            }
+        )
     else:
         counts = Counter(outcome.status for outcome in outcomes)
         table = Table(title="drac summary")
@@ -190,19 +220,43 @@ def _report(outcomes: list[Outcome], as_json: bool) -> None:
                 str(sum(outcome.pages for outcome in subset)),
                 str(sum(outcome.chunks for outcome in subset)),
             )
+        if skipped:
+            table.add_row("SKIPPED", str(len(skipped)), "-", "-")
         stderr.print(table)
+        _print_skipped(skipped)
         for outcome in outcomes:
             warnings = [warning for warning in outcome.warnings if warning != SCAN_HINT]
             for warning in warnings[:3]:
-                name = escape(Path(outcome.path).name)
-                stderr.print(f"[yellow]warning[/] {name}: {escape(warning)}")
+                name = markup(Path(outcome.path).name)
+                stderr.print(f"[yellow]warning[/] {name}: {markup(warning)}")
+        planned = [outcome.planning for outcome in outcomes if outcome.planning]
+        if planned:
+            stderr.print(f"planning: {_planning_total(planned).describe()}")
         scanned = [outcome for outcome in outcomes if SCAN_HINT in outcome.warnings]
         if scanned:
             stderr.print(f"[yellow]hint[/] {len(scanned)} document(s) PARTIAL: {SCAN_HINT}")
-        for outcome in failed:
-            _print_failed(stderr, outcome)
+        if failed:  # each was printed when it failed
+            stderr.print(f"[red]{len(failed)} document(s) FAILED[/] (the reasons are above)")
     if failed:
         raise SystemExit(1)
+
+
+def _print_skipped(skipped: Sequence[Skipped]) -> None:
+    """Each skipped folder entry with its reason (the first few of each reason)."""
+    by_reason: dict[str, list[Skipped]] = {}
+    for entry in skipped:
+        by_reason.setdefault(entry.reason.split(" (")[0], []).append(entry)
+    for entries in by_reason.values():
+        for entry in entries[:_SKIPS_LISTED]:
+            stderr.print(f"[dim]skipped[/] {markup(entry.path)}: {markup(entry.reason)}")
+        if len(entries) > _SKIPS_LISTED:
+            more = len(entries) - _SKIPS_LISTED
+            stderr.print(f"[dim]skipped[/] {more} more like these (`--json` lists every one)")
+
+
+def _planning_total(counts: Sequence[PlanningCounts]) -> PlanningCounts:
+    fields = PlanningCounts.model_fields
+    return PlanningCounts(**{name: sum(getattr(c, name) for c in counts) for name in fields})
 
 
 def _table_rows_note(ws: Workspace, record: DocumentRecord, strategy: Strategy) -> list[str]:
@@ -222,14 +276,21 @@ def _table_rows_note(ws: Workspace, record: DocumentRecord, strategy: Strategy) 
 def replan(
     documents: tuple[str, ...],
     workspace: Path,
-    strategy: Strategy,
+    strategy: Strategy | None,
     model: str | None,
     as_json: bool,
 ) -> None:
-    """Plan stored documents again (all, or those named) without converting anything."""
+    """Plan stored documents again (all, or those named) without converting anything.
+
+    Strategy options given for all documents are remembered: later ingests and re-plans
+    without options use them (`status` shows the workspace's strategy).
+    """
+    remember = strategy is not None and not documents
+    strategy = chosen_strategy(strategy, workspace)
     _, text_model = build_models(model, strategy)
     ws = open_workspace(workspace)
     outcomes: list[Outcome] = []
+    stopped = ""
     try:
         try:
             records = live_documents(ws, documents)
@@ -242,6 +303,11 @@ def replan(
                     outcome = replan_document(record, ws, strategy, text_model=text_model)
                     outcome.warnings[:0] = _table_rows_note(ws, record, strategy)
                     outcomes.append(outcome)
+                except WorkspaceUnusableError:
+                    raise  # the same for every document: one line, not one per document
+                except ModelServerUnreachable as exc:  # every later call would fail the same
+                    stopped = f"{exc} ({len(records) - len(outcomes)} document(s) not re-planned)"
+                    break
                 except DracError as exc:
                     outcomes.append(
                         Outcome(
@@ -253,43 +319,72 @@ def replan(
                     )
                     _print_failed(progress.console, outcomes[-1])
                 progress.advance(task)
+            if remember and not stopped and not any(o.failed for o in outcomes):
+                ws.save_strategy(strategy)
     finally:
         ws.close()
+    if stopped:
+        stderr.print(f"[red]stopped[/]: {markup(stopped)}")
     _report(outcomes, as_json)
+    if stopped:
+        raise SystemExit(1)
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("documents", nargs=-1, required=True)
 @workspace_option
 @json_option
-def remove(paths: tuple[Path, ...], workspace: Path, as_json: bool) -> None:
+def remove(documents: tuple[str, ...], workspace: Path, as_json: bool) -> None:
     """Forget ingested files: a document no remaining path holds leaves search.
 
+    Each DOCUMENT is what `status` and `show` take: a path, a file name, a stem or a document
+    id (prefix). A path forgets that path; a name or id forgets every path of its document.
     Files on disk are not touched; ingesting a path again brings its document back.
     """
     ws = open_workspace(workspace)
     results: list[dict[str, str | None]] = []
     try:
         with _writing(ws):
-            for path in paths:
-                source = shown_path(path.resolve())
-                held = ws.registry.source_document(source)
-                retired = ws.remove_source(source) if held else None
-                results.append({"path": shown_path(path), "document_id": held, "retired": retired})
+            for reference in documents:
+                results.extend(_remove_one(ws, reference))
     finally:
         ws.close()
     if as_json:
         print_json(results)
     else:
         for result in results:
+            shown = markup(str(result["path"]))
             if result["document_id"] is None:
-                stderr.print(f"[yellow]not ingested[/] {escape(str(result['path']))}")
+                stderr.print(f"[yellow]not ingested[/] {shown}: {markup(result['error'])}")
             elif result["retired"]:
-                stderr.print(f"removed {escape(str(result['path']))}: its document left search")
+                stderr.print(f"removed {shown}: its document left search")
             else:
                 stderr.print(
-                    f"removed {escape(str(result['path']))}: its document stays (another path"
-                    " holds the same content)"
+                    f"removed {shown}: its document stays (another path holds the same content)"
                 )
     if any(result["document_id"] is None for result in results):
         raise SystemExit(1)
+
+
+def _remove_one(ws: Workspace, reference: str) -> list[dict[str, str | None]]:
+    """Forget a path, or every path of the document a name or id means."""
+    source = shown_path(Path(reference).resolve())
+    held = ws.registry.source_document(source)
+    if held is not None:
+        retired = ws.remove_source(source)
+        return [{"path": reference, "document_id": held, "retired": retired, "error": None}]
+    try:
+        record = ws.find_document(reference)
+    except WorkspaceError as exc:
+        return [{"path": reference, "document_id": None, "retired": None, "error": str(exc)}]
+    sources = ws.registry.sources_of(record.document_id)
+    if not sources:
+        error = f"{record.source} is not held by any path ({record.status.value})"
+        return [{"path": reference, "document_id": None, "retired": None, "error": error}]
+    results: list[dict[str, str | None]] = []
+    for path in sources:
+        retired = ws.remove_source(path)
+        results.append(
+            {"path": path, "document_id": record.document_id, "retired": retired, "error": None}
+        )
+    return results

@@ -8,6 +8,7 @@ import click
 
 from drac.cli import cli
 from drac.cli.options import open_workspace, stdout, workspace_option
+from drac.cli.terminal import markup
 from drac.errors import DracError
 from drac.inspect.report import write_report
 from drac.models import DocumentStatus
@@ -53,6 +54,9 @@ def inspect_command(
         raise click.ClickException(str(exc)) from exc
     finally:
         ws.close()
-    stdout.print(f"{len(summary.documents)} document report(s) written; open {summary.index}")
+    index = markup(summary.index)
+    stdout.print(f"{len(summary.documents)} document report(s) written; open {index}")
+    for source, problem in summary.problems:
+        stdout.print(f"  [yellow]{markup(source)}[/]: {markup(problem)}", highlight=False)
     for source in summary.skipped:
-        stdout.print(f"  {source}: no plan to show (listed on the index)", highlight=False)
+        stdout.print(f"  {markup(source)}: no plan to show (listed on the index)", highlight=False)

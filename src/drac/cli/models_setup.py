@@ -23,10 +23,19 @@ def build_models(
         settings = Settings.load()
         if backend:
             settings = settings.model_copy(update={"backend": backend})
+        if strategy.planner_model:  # the strategy's own planner model wins over the settings'
+            settings = settings.model_copy(update={"planning_model_id": strategy.planner_model})
         vision = make_vision_model(settings)
         text_model = make_text_model(settings) if strategy.planner == "llm" else None
     except DracError as exc:
         raise click.UsageError(str(exc)) from exc
+    except Exception as exc:
+        if type(exc).__name__ == "NoRegionError":  # botocore's, without importing it here
+            raise click.UsageError(
+                "--model bedrock needs an AWS region: set AWS_REGION (or the region of your "
+                "AWS profile in ~/.aws/config)"
+            ) from exc
+        raise
     if strategy.planner == "llm" and text_model is None:
         raise click.UsageError(
             "the llm planner needs a model: pass --model bedrock or --model openai"

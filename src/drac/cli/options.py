@@ -13,8 +13,10 @@ import click
 from pydantic import BaseModel
 from rich.console import Console
 
+from drac.cli.terminal import json_text, printable
 from drac.errors import DracError
-from drac.local.workspace import DEFAULT_WORKSPACE, Workspace
+from drac.local.workspace import DEFAULT_WORKSPACE, Workspace, find_workspace
+from drac.models import Strategy
 from drac.strategies import PRESETS, resolve_strategy
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -26,16 +28,22 @@ stderr = Console(stderr=True, soft_wrap=True, width=None if sys.stderr.isatty() 
 
 
 def workspace_option(function: F) -> F:
-    """Add `--workspace DIR` (default ./.drac, or $DRAC_WORKSPACE)."""
+    """Add `--workspace DIR` (default $DRAC_WORKSPACE, else the `.drac` of this folder or the
+    nearest parent folder that has one, else ./.drac)."""
     return click.option(
         "--workspace",
         "-w",
         type=click.Path(file_okay=False, path_type=Path),
-        default=DEFAULT_WORKSPACE,
+        default=None,
         envvar="DRAC_WORKSPACE",
-        show_default=True,
+        callback=_found_workspace,
+        show_default=f"{DEFAULT_WORKSPACE} here or in the nearest parent folder with one",
         help="Workspace folder holding drac's state.",
     )(function)
+
+
+def _found_workspace(_ctx: click.Context, _param: click.Parameter, value: Path | None) -> Path:
+    return value if value is not None else find_workspace(Path.cwd())
 
 
 def json_option(function: F) -> F:
@@ -50,7 +58,7 @@ def open_workspace(path: Path, *, create: bool = False) -> Workspace:
     try:
         return Workspace(path, create=create)
     except DracError as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise click.ClickException(printable(exc)) from exc
 
 
 def print_json(value: Any) -> None:
@@ -59,7 +67,7 @@ def print_json(value: Any) -> None:
         text = value.model_dump_json(indent=2)
     else:
         text = json.dumps(_plain(value), indent=2, ensure_ascii=False)
-    sys.stdout.write(text + "\n")
+    sys.stdout.write(json_text(text) + "\n")
 
 
 def _plain(value: Any) -> Any:
@@ -84,13 +92,18 @@ _STRATEGY_OVERRIDES = (
 
 def strategy_options(function: F) -> F:
     """Add the strategy options (a preset name plus overrides); the command receives the
-    resolved `Strategy` as its `strategy` argument."""
+    resolved `Strategy` as its `strategy` argument, None when no option was given (the
+    workspace's remembered strategy applies then, see `chosen_strategy`)."""
 
     @functools.wraps(function)
     def resolved(*args: Any, **kwargs: Any) -> Any:
         overrides = {name: kwargs.pop(name) for name in _STRATEGY_OVERRIDES}
+        preset = kwargs.pop("strategy")
+        if preset is None and all(value is None for value in overrides.values()):
+            kwargs["strategy"] = None
+            return function(*args, **kwargs)
         try:
-            kwargs["strategy"] = resolve_strategy(kwargs.pop("strategy"), **overrides)
+            kwargs["strategy"] = resolve_strategy(preset, **overrides)
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="strategy options") from exc
         return function(*args, **kwargs)
@@ -134,6 +147,19 @@ def strategy_options(function: F) -> F:
     for option in reversed(options):
         decorated = option(decorated)
     return cast(F, decorated)
+
+
+def chosen_strategy(asked: Strategy | None, workspace: Path) -> Strategy:
+    """The strategy asked for, else the one the workspace remembers, else the default."""
+    if asked is not None:
+        return asked
+    if not (workspace / "drac.sqlite").exists():
+        return Strategy()
+    ws = open_workspace(workspace)
+    try:
+        return ws.saved_strategy() or Strategy()
+    finally:
+        ws.close()
 
 
 def model_option(function: F) -> F:

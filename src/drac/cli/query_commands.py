@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import click
-from rich.markup import escape
 from rich.table import Table
 from rich.tree import Tree
 
@@ -22,11 +21,13 @@ from drac.cli.options import (
     stdout,
     workspace_option,
 )
+from drac.cli.terminal import json_text, markup, printable
 from drac.embedders.factory import CHOICES, embedder_from_spec
 from drac.errors import DracError
 from drac.local.search import default_mode, search_workspace
 from drac.local.workspace import Workspace
-from drac.models import Chunk, DocumentRecord, Element
+from drac.models import Chunk, DocumentRecord, Element, Strategy
+from drac.planning import PlanningCounts, planning_counts
 from drac.planning.llm import one_line, preview
 from drac.ports import ModelCallError, SearchHit
 from drac.retrieval.rank import Mode
@@ -39,7 +40,7 @@ def export(workspace: Path) -> None:
     ws = open_workspace(workspace)
     try:
         for chunk in ws.active_chunks():
-            sys.stdout.write(chunk.model_dump_json() + "\n")
+            sys.stdout.write(json_text(chunk.model_dump_json()) + "\n")
     finally:
         ws.close()
 
@@ -101,6 +102,13 @@ def search(
             f"--mode {wanted.value} needs an embedder: --embedder or DRAC_EMBEDDER ({CHOICES})"
         )
     ws = open_workspace(workspace)
+    if not ws.has_live_documents():
+        ws.close()
+        if as_json:
+            print_json([])
+        else:
+            stdout.print("no documents ingested yet: `drac ingest FILE|FOLDER` first")
+        return
     try:
         result = search_workspace(
             ws, query, mode=wanted, k=k, embedder=chosen, announce=_announce_embedding
@@ -167,13 +175,13 @@ def _print_hits(hits: Sequence[SearchHit], mode: Mode, as_json: bool) -> None:
         chunk = hit.chunk
         pages = ",".join(map(str, chunk.pages))
         stdout.print(
-            f"[bold]{rank}. {escape(chunk.source)}[/] p.{pages}  "
-            f"{mode.value} {hit.score:.4g}  {chunk.chunk_id}",
+            f"[bold]{rank}. {markup(chunk.source)}[/] p.{pages}  "
+            f"{mode.value} {hit.score:.4g}  {markup(chunk.chunk_id)}",
             highlight=False,
         )
         if chunk.breadcrumb:
-            stdout.print(f"   [dim]{escape(chunk.breadcrumb)}[/]", highlight=False)
-        body = escape(one_line(_body(chunk.text, chunk.breadcrumb), 240))
+            stdout.print(f"   [dim]{markup(chunk.breadcrumb)}[/]", highlight=False)
+        body = markup(one_line(_body(chunk.text, chunk.breadcrumb), 240))
         stdout.print(f"   {body}\n", highlight=False)
 
 
@@ -194,34 +202,103 @@ def status(workspace: Path, as_json: bool) -> None:
     try:
         documents = ws.documents()
         counts = Counter(chunk.document_id for chunk in ws.active_chunks())
+        saved = ws.saved_strategy()
+        planning = _model_planning(ws, documents)
     finally:
         ws.close()
     if as_json:
         print_json(
-            [{**d.model_dump(mode="json"), "chunks": counts[d.document_id]} for d in documents]
+            [
+                {
+                    **d.model_dump(mode="json"),
+                    "chunks": counts[d.document_id],
+                    "planning": planning.get(d.document_id),
+                }
+                for d in documents
+            ]
         )
         return
-    table = Table(title=f"drac workspace {escape(str(workspace))}")
+    table = Table(title=f"drac workspace {markup(str(workspace))}")
     notes = {d.document_id: d.error or (d.warnings[0] if d.warnings else "") for d in documents}
+    names = shown_sources(documents)
     for column in ("document", "source", "format", "status", "pages", "chunks", "plan"):
         table.add_column(column, no_wrap=column != "source", overflow="fold")
+    if planning:  # sections planned by the model / repaired / fallen back to rules
+        table.add_column("llm/repaired/rules", no_wrap=True)
     if any(notes.values()):
         table.add_column("note", overflow="fold")
     for d in documents:
-        note = [escape(notes[d.document_id][:80])] if any(notes.values()) else []
+        note = [markup(short_note(notes[d.document_id], 80))] if any(notes.values()) else []
         table.add_row(
             d.document_id[:12],
-            escape(d.source),
-            escape(d.format),
+            markup(names[d.document_id]),
+            markup(d.format),
             d.status.value,
             str(d.pages),
             str(counts[d.document_id]),
             f"v{d.active_version}" if d.active_version else "-",
+            *([_planning_cell(planning.get(d.document_id))] if planning else []),
             *note,
         )
     stdout.print(table)
     totals = Counter(d.status.value for d in documents)
     stdout.print(", ".join(f"{n} {s}" for s, n in sorted(totals.items())) or "no documents")
+    strategy = saved or Strategy()
+    origin = ", remembered from the last full replan" if saved else ""
+    stdout.print(
+        f"strategy for new documents: {markup(strategy.name)} ({strategy.planner} planner, target"
+        f" {strategy.target_chars:,}, hard limit {strategy.hard_limit_chars:,}){origin}",
+        highlight=False,
+    )
+
+
+def shown_sources(documents: Sequence[DocumentRecord]) -> dict[str, str]:
+    """Each document's name as `status` shows it: its file name, or as much of its path as
+    tells it from another document of the same name; quoted when it starts or ends with
+    white space (which would be invisible)."""
+    by_name: dict[str, list[DocumentRecord]] = {}
+    for record in documents:
+        by_name.setdefault(record.source, []).append(record)
+    shown: dict[str, str] = {}
+    for name, records in by_name.items():
+        paths = {r.document_id: Path(r.source_path or r.source).parts for r in records}
+        depth = 1
+        while len(records) > 1 and depth < max(len(p) for p in paths.values()):
+            tails = [paths[r.document_id][-depth:] for r in records]
+            if len(set(tails)) == len(tails):
+                break
+            depth += 1
+        for record in records:
+            parts = paths[record.document_id]
+            label = "/".join(parts[-depth:]) if len(records) > 1 else name
+            shown[record.document_id] = f'"{label}"' if label != label.strip() else label
+    return shown
+
+
+def short_note(note: str, limit: int) -> str:
+    """A note of at most `limit` characters, cut at a word boundary with '…'."""
+    flat = " ".join(note.split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat[: limit - 1]
+    if " " in cut:
+        cut = cut[: cut.rindex(" ")]
+    return cut.rstrip() + "…"
+
+
+def _model_planning(ws: Workspace, documents: list[DocumentRecord]) -> dict[str, PlanningCounts]:
+    """How the active plan of each document planned by the model was made."""
+    found: dict[str, PlanningCounts] = {}
+    for d in documents:
+        if d.active_version:
+            plan = ws.plans.get_plan(d.document_id, d.active_version)
+            if plan.strategy.planner == "llm":
+                found[d.document_id] = planning_counts(plan)
+    return found
+
+
+def _planning_cell(counts: PlanningCounts | None) -> str:
+    return f"{counts.by_model}/{counts.repaired}/{counts.fell_back}" if counts else "-"
 
 
 @cli.command()
@@ -243,7 +320,7 @@ def show(
         except DracError as exc:
             raise click.ClickException(str(exc)) from exc
         if markdown:
-            sys.stdout.write(ws.get_markdown(record.document_id))
+            sys.stdout.write(printable(ws.get_markdown(record.document_id), lines=True))
             return
         _show(ws, record, version, as_json)
     finally:
@@ -271,13 +348,13 @@ def _show(ws: Workspace, record: DocumentRecord, version: int | None, as_json: b
         )
         return
     stdout.print(
-        f"[bold]{escape(record.source)}[/] {record.document_id}  {escape(record.format)},"
+        f"[bold]{markup(record.source)}[/] {record.document_id}  {markup(record.format)},"
         f" {record.pages} page(s), {record.status.value}, active plan v{record.active_version}"
     )
     if record.error:
-        stdout.print(f"[red]error[/] {escape(record.error)}")
+        stdout.print(f"[red]error[/] {markup(record.error)}")
     for warning in record.warnings:
-        stdout.print(f"[yellow]warning[/] {escape(warning)}")
+        stdout.print(f"[yellow]warning[/] {markup(warning)}")
     stdout.print(_outline(elements))
     stdout.print(f"\n[bold]{len(sections)} section(s)[/]")
     for section in sections:
@@ -287,13 +364,21 @@ def _show(ws: Workspace, record: DocumentRecord, version: int | None, as_json: b
     for row in versions:
         marker = "*" if row["version"] == record.active_version else " "
         stdout.print(
-            f" {marker} v{row['version']} {escape(str(row['strategy']))} ({row['planner']}) tokens"
+            f" {marker} v{row['version']} {markup(str(row['strategy']))} ({row['planner']}) tokens"
             f" {row['input_tokens']}/{row['output_tokens']} {row['created_at']}"
         )
     if plan:
         stdout.print(f"\n[bold]chunks of v{plan.version}[/]")
         for index, ids in enumerate(plan.chunk_ids_arrays, start=1):
             stdout.print(f"  {index:3d}. {' '.join(ids)}", highlight=False)
+        for planned in plan.sections:  # what the model said where its answer was unusable
+            if planned.issues.failed_answer is not None:
+                stdout.print(
+                    f"[yellow]{planned.section_id} ({markup(planned.planner)})[/]"
+                    f" {markup(planned.issues.reason or '')}; the model answered:"
+                    f" {markup(repr(planned.issues.failed_answer))}",
+                    highlight=False,
+                )
 
 
 def _outline(elements: list[Element]) -> Tree:
@@ -305,12 +390,12 @@ def _outline(elements: list[Element]) -> Tree:
             while stack[-1][0] >= level:
                 stack.pop()
             node = stack[-1][1].add(
-                f"[bold]{element.id}[/] {escape(element.title)}  [dim]p.{element.page}[/]"
+                f"[bold]{element.id}[/] {markup(element.title)}  [dim]p.{element.page}[/]"
             )
             stack.append((level, node))
         else:
             stack[-1][1].add(
                 f"{element.id} [dim]{element.kind.value} {len(element.text)}c p.{element.page}[/]"
-                f" {escape(preview(element, 70))}"
+                f" {markup(preview(element, 70))}"
             )
     return root

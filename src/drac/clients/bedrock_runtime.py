@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from drac.ports import ModelCallError, RetryHint
+from drac.ports import ModelCallError, ModelUnreachable, RetryHint
 
 if TYPE_CHECKING:
     from botocore.config import Config
@@ -87,9 +87,20 @@ def retry_hint(error: BotoCoreError | ClientError) -> RetryHint | None:
 def model_call_error(error: BotoCoreError | ClientError, what: str) -> ModelCallError:
     """The ModelCallError for a failed call named `what`: error code, message, how many
     attempts botocore made, and the retry hint of `retry_hint`."""
-    from botocore.exceptions import ClientError
+    from botocore.exceptions import (
+        ClientError,
+        ConnectTimeoutError,
+        EndpointConnectionError,
+        ReadTimeoutError,
+    )
 
     hint = retry_hint(error)
+    if isinstance(error, (EndpointConnectionError, ConnectTimeoutError)):
+        return ModelUnreachable(f"{what}: endpoint unreachable: {error}")
+    if isinstance(error, ReadTimeoutError):
+        return ModelCallError(
+            f"{what}: no answer in time (DRAC_MODEL_TIMEOUT_S): {error}", retry=hint
+        )
     if not isinstance(error, ClientError):
         return ModelCallError(f"{what}: {error}", retry=hint)
     details = error.response.get("Error", {})

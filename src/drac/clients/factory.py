@@ -51,6 +51,7 @@ def make_text_model(settings: Settings, *, attempts: int = DEFAULT_ATTEMPTS) -> 
             temperature=settings.temperature,
             read_timeout_s=settings.model_timeout_s,
             attempts=attempts,
+            max_answer_tokens=settings.planning_max_tokens,
         )
     if settings.backend == "openai":
         from drac.clients.http_json import Backoff
@@ -63,5 +64,7 @@ def make_text_model(settings: Settings, *, attempts: int = DEFAULT_ATTEMPTS) -> 
             temperature=settings.temperature,
             timeout_s=settings.model_timeout_s,
             backoff=Backoff(attempts=attempts),
+            structured=settings.openai_structured,
+            max_answer_tokens=settings.planning_max_tokens,
         )
     return None

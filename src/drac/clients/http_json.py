@@ -11,10 +11,11 @@ from typing import Any
 
 import httpx
 from tenacity import RetryCallState, RetryError, Retrying, retry_if_exception, stop_after_attempt
+from tenacity.stop import stop_base
 from tenacity.wait import wait_base, wait_random_exponential
 
 from drac.clients import DEFAULT_ATTEMPTS
-from drac.ports import ModelCallError, RetryHint
+from drac.ports import ModelCallError, ModelUnreachable, RetryHint
 
 CONNECT_TIMEOUT_S = 10.0
 
@@ -33,14 +34,30 @@ class Backoff:
             raise ValueError("Backoff needs attempts >= 1 and non-negative waits")
 
 
+class HttpStatusError(ModelCallError):
+    """The server refused the request with a status that retrying cannot change (4xx);
+    `body` holds the start of what it said, so a caller can adapt the request."""
+
+    def __init__(self, message: str, *, status: int, body: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = body
+
+
 class _Retryable(ModelCallError):
     """A failure worth another attempt, with the wait the server asked for (if any)."""
 
     def __init__(
-        self, message: str, *, retry: RetryHint, retry_after_s: float | None = None
+        self,
+        message: str,
+        *,
+        retry: RetryHint,
+        retry_after_s: float | None = None,
+        unreachable: bool = False,
     ) -> None:
         super().__init__(message, retry=retry)
         self.retry_after_s = retry_after_s
+        self.unreachable = unreachable
 
 
 class _BackoffOrRetryAfter(wait_base):
@@ -81,6 +98,8 @@ class JsonClient:
         """`timeout_s` bounds each read and write; `sleep` waits between attempts."""
         self.base_url = base_url.rstrip("/")
         self.backoff = backoff or Backoff()
+        self.timeout_s = timeout_s
+        self._unreachable: str | None = None  # why the server could not be reached, once seen
         self._sleep = sleep
         headers = {"Accept": "application/json"}
         if api_key:
@@ -100,10 +119,16 @@ class JsonClient:
         return self._http.build_request("POST", self.url(path), json=dict(body))
 
     def post(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        """The JSON object the server answers to `body`, retrying per `backoff`."""
+        """The JSON object the server answers to `body`, retrying per `backoff`.
+
+        A server that could not be reached in all the attempts raises ModelUnreachable, and
+        so does every later call of this client at once, without trying again.
+        """
+        if self._unreachable is not None:
+            raise ModelUnreachable(self._unreachable)
         request = self.request(path, body)
         retrying = Retrying(
-            stop=stop_after_attempt(self.backoff.attempts),
+            stop=stop_after_attempt(self.backoff.attempts) | stop_unreachable,
             wait=_BackoffOrRetryAfter(self.backoff),
             retry=retry_if_exception(lambda error: isinstance(error, _Retryable)),
             sleep=self._sleep,
@@ -113,11 +138,13 @@ class JsonClient:
         except RetryError as exc:
             last = exc.last_attempt.exception()
             hint = last.retry if isinstance(last, ModelCallError) else "transient"
-            tries = self.backoff.attempts
-            raise ModelCallError(
-                f"{request.url} failed after {tries} attempt{'s' if tries > 1 else ''}: {last}",
-                retry=hint,
-            ) from last
+            tries = exc.last_attempt.attempt_number
+            plural = "s" if tries > 1 else ""
+            message = f"{request.url} failed after {tries} attempt{plural}: {last}"
+            if isinstance(last, _Retryable) and last.unreachable:
+                self._unreachable = f"model server unreachable: {message}"
+                raise ModelUnreachable(self._unreachable) from last
+            raise ModelCallError(message, retry=hint) from last
 
     def close(self) -> None:
         """Close the connections this client keeps open."""
@@ -126,7 +153,14 @@ class JsonClient:
     def _send(self, request: httpx.Request) -> dict[str, Any]:
         try:
             response = self._http.send(request)
-        except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as exc:
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            raise _Retryable(f"connection: {exc!r}", retry="transient", unreachable=True) from exc
+        except httpx.TimeoutException as exc:
+            raise _Retryable(
+                f"no answer within {self.timeout_s:g} s (DRAC_MODEL_TIMEOUT_S): {exc!r}",
+                retry="transient",
+            ) from exc
+        except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
             raise _Retryable(f"connection: {exc!r}", retry="transient") from exc
         except httpx.HTTPError as exc:  # a malformed URL, an unsupported scheme, ...
             raise ModelCallError(f"{request.url}: {exc}") from exc
@@ -137,7 +171,9 @@ class JsonClient:
                 raise _Retryable(detail, retry="throttled", retry_after_s=_retry_after(response))
             if status >= 500:
                 raise _Retryable(detail, retry="transient", retry_after_s=_retry_after(response))
-            raise ModelCallError(f"{request.url}: {detail}")
+            raise HttpStatusError(
+                f"{request.url}: {detail}", status=status, body=response.text[:2000]
+            )
         try:
             answer = response.json()
         except ValueError as exc:
@@ -145,6 +181,21 @@ class JsonClient:
         if not isinstance(answer, dict):
             raise ModelCallError(f"{request.url}: answer is not a JSON object")
         return answer
+
+
+UNREACHABLE_ATTEMPTS = 3
+"""Tries in all for a server that refuses connections (a starting server that accepts them
+answers 503, which has the full backoff): seconds, not minutes, before a run is told."""
+
+
+class _StopWhenUnreachable(stop_base):
+    def __call__(self, retry_state: RetryCallState) -> bool:
+        error = retry_state.outcome.exception() if retry_state.outcome else None
+        unreachable = isinstance(error, _Retryable) and error.unreachable
+        return unreachable and retry_state.attempt_number >= UNREACHABLE_ATTEMPTS
+
+
+stop_unreachable = _StopWhenUnreachable()
 
 
 def _retry_after(response: httpx.Response) -> float | None:

@@ -4,16 +4,22 @@ from __future__ import annotations
 
 import base64
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from drac.clients.http_json import Backoff, JsonClient
+from drac.clients.http_json import Backoff, HttpStatusError, JsonClient
 from drac.models import TokenUsage
-from drac.ports import ModelCallError, ModelReply, TextModel, VisionModel
-from drac.settings import Settings
+from drac.ports import Exchange, ModelCallError, ModelReply, TextModel, VisionModel
+from drac.settings import Settings, StructuredMode
 
 DEFAULT_BASE_URL: str = Settings.model_fields["openai_base_url"].default
 DEFAULT_TIMEOUT_S: float = Settings.model_fields["model_timeout_s"].default
+SCHEMA_NAME = "answer"
+_WEAKER: dict[StructuredMode, StructuredMode] = {
+    "json_schema": "json_object",
+    "json_object": "none",
+}
+_REFUSAL_WORDS = ("response_format", "json_schema", "json_object", "schema", "grammar")
 
 
 class _ChatCompletions:
@@ -41,17 +47,47 @@ class _ChatCompletions:
         )
         self.url = self._http.url("chat/completions")
 
-    def _chat(self, messages: list[dict[str, Any]], max_tokens: int) -> ModelReply:
-        body = {
+    def _chat(
+        self,
+        messages: list[dict[str, Any]],
+        max_tokens: int,
+        response_format: Mapping[str, Any] | None = None,
+    ) -> ModelReply:
+        body: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
             "temperature": self.temperature,
             "max_tokens": max_tokens,
             "stream": False,
         }
+        if response_format is not None:
+            body["response_format"] = dict(response_format)
         started = time.perf_counter()
         answer = self._http.post("chat/completions", body)
         return _reply(answer, self.model, (time.perf_counter() - started) * 1000)
+
+
+def response_format(mode: StructuredMode, schema: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The `response_format` of a request for answers shaped by `schema`.
+
+    `json_schema` is OpenAI's form, which vLLM, Ollama (0.5 and later) and llama.cpp's server
+    enforce by constrained decoding; `json_object` asks for any JSON object (older servers);
+    `none` asks for nothing.
+    """
+    if mode == "json_schema":
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": SCHEMA_NAME, "strict": True, "schema": dict(schema)},
+        }
+    if mode == "json_object":
+        return {"type": "json_object"}
+    return None
+
+
+def _refuses_format(error: HttpStatusError) -> bool:
+    """True when a 400 answer complains about the answer format asked for."""
+    body = error.body.lower()
+    return error.status in (400, 422) and any(word in body for word in _REFUSAL_WORDS)
 
 
 def _reply(answer: dict[str, Any], model: str, latency_ms: float) -> ModelReply:
@@ -62,9 +98,11 @@ def _reply(answer: dict[str, Any], model: str, latency_ms: float) -> ModelReply:
     if isinstance(content, list):
         content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
     usage = answer.get("usage") or {}
+    finish = answer["choices"][0].get("finish_reason")
     return ModelReply(
         text=content or "",
         model=str(answer.get("model") or model),
+        finish_reason=str(finish) if finish else None,
         usage=TokenUsage(
             input_tokens=int(usage.get("prompt_tokens") or 0),
             output_tokens=int(usage.get("completion_tokens") or 0),
@@ -99,9 +137,51 @@ class OpenAICompatVisionModel(_ChatCompletions, VisionModel):
 
 
 class OpenAICompatTextModel(_ChatCompletions, TextModel):
-    """A text chat model behind an OpenAI-compatible server (used by the LLM planner)."""
+    """A text chat model behind an OpenAI-compatible server (used by the LLM planner).
 
-    def complete(self, system: str, prompt: str, max_tokens: int = 2048) -> ModelReply:
-        """Return the model's answer to one prompt."""
-        messages = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
-        return self._chat(messages, max_tokens)
+    With a schema, answers are asked for in the `structured` form; a server that refuses the
+    form (HTTP 400 naming it) is asked again at once in the next weaker one, which this client
+    then keeps using: json_schema, json_object, none.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        structured: StructuredMode = "json_schema",
+        max_answer_tokens: int = 1024,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(model, **kwargs)
+        self.structured: StructuredMode = structured
+        self.max_answer_tokens = max_answer_tokens
+
+    @property
+    def structured_output(self) -> bool:  # type: ignore[override]
+        """True while answers are asked for as a JSON object (`json_schema` enforces the
+        schema itself, `json_object` only an object: the prompt then names its shape)."""
+        return self.structured != "none"
+
+    def complete(
+        self,
+        system: str,
+        prompt: str,
+        max_tokens: int = 2048,
+        *,
+        schema: Mapping[str, Any] | None = None,
+        earlier: Sequence[Exchange] = (),
+    ) -> ModelReply:
+        """Return the model's answer to one prompt, after the `earlier` turns."""
+        messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
+        for asked, answered in earlier:
+            messages.append({"role": "user", "content": asked})
+            messages.append({"role": "assistant", "content": answered})
+        messages.append({"role": "user", "content": prompt})
+        while True:
+            shape = response_format(self.structured, schema) if schema is not None else None
+            try:
+                return self._chat(messages, max_tokens, shape)
+            except HttpStatusError as exc:
+                if shape is None or not _refuses_format(exc):
+                    raise
+                self.structured = _WEAKER.get(self.structured, "none")

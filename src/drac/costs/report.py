@@ -85,6 +85,7 @@ class CostReport(BaseModel):
     pages: int
     projection: Projection
     unpriced_models: tuple[str, ...]
+    warnings: tuple[str, ...] = ()
 
 
 def agentic_equivalent(markdown_chars: int, prices: PriceTable) -> StageCost:
@@ -110,6 +111,25 @@ def stage_costs(
                          output_tokens=entry.output_tokens, dollars=dollars)
         out[entry.stage] = out.get(entry.stage, StageCost()) + cost
     return out
+
+
+def _dearer_than_agentic(
+    planning: StageCost, planning_at_reference: float, agentic: StageCost, prices: PriceTable
+) -> list[str]:
+    """A warning when planning cost more than agentic chunking of the same documents (the
+    thing it replaces), at the ledger's prices or at the reference model's."""
+    warnings: list[str] = []
+    if planning.calls and planning.dollars > agentic.dollars > 0:
+        warnings.append(
+            f"planning cost ${planning.dollars:.4f}, more than agentic chunking of the same "
+            f"documents (${agentic.dollars:.4f}): check the planner's answers and retries"
+        )
+    elif planning.calls and planning_at_reference > agentic.dollars > 0:
+        warnings.append(
+            f"planning's tokens at {prices.agentic_model} prices (${planning_at_reference:.4f}) "
+            f"cost more than agentic chunking of the same documents (${agentic.dollars:.4f})"
+        )
+    return warnings
 
 
 def _per_million_pages(dollars: float, pages: int) -> float:
@@ -164,6 +184,7 @@ def cost_report(
         agentic_chunking_at_reference=_per_million_pages(agentic.dollars, pages),
     )
     return CostReport(
+        warnings=tuple(_dearer_than_agentic(totals["planning"], planning_ref, agentic, prices)),
         prices_as_of=prices.as_of,
         reference_model=prices.agentic_model,
         documents=tuple(rows),

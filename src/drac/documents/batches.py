@@ -9,22 +9,36 @@ the document degrades to PARTIAL instead of failing.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from drac.clock import utc_now
-from drac.documents.check import MARKER, check_batch, clean_model_markdown, repair_markers
+from drac.documents.check import (
+    ECHO_SHARE,
+    MARKER,
+    check_batch,
+    clean_model_markdown,
+    echo_share,
+    foreign_pages,
+    page_texts,
+    repair_markers,
+)
 from drac.documents.prompt import batch_prompt, conversion_system_prompt, page_marker
 from drac.models import LedgerEntry
 from drac.ports import Ledger, ModelCallError, ModelReply, VisionModel
 
 EMPTY_ANSWER = "the model returned no content"
+ECHO_REASON = (
+    "the answer repeats the conversion prompt instead of the page: the model may not read "
+    "images (a text-only model behind the server?)"
+)
 
 
 class BatchPage(Protocol):
-    """What converting a page needs: its number, its PNG and its text-layer size."""
+    """What converting a page needs: its number, its PNG, its text layer's size and text
+    ("" where it is not kept: the answer is then not compared with it)."""
 
     @property
     def number(self) -> int: ...
@@ -35,6 +49,9 @@ class BatchPage(Protocol):
     @property
     def text_chars(self) -> int: ...
 
+    @property
+    def text_layer(self) -> str: ...
+
 
 class StoredPage(BaseModel):
     """A page image read back from storage (the cloud renders and converts apart)."""
@@ -44,6 +61,7 @@ class StoredPage(BaseModel):
     number: int
     png: bytes = Field(repr=False)
     text_chars: int
+    text_layer: str = Field(default="", repr=False)
 
 
 class BatchResult(BaseModel):
@@ -102,13 +120,65 @@ def convert_batch(
         if not markdown or (not has_content and any(text_chars.values())):
             ledger.record(_entry(document_id, reply.model, started, reply, "empty"))
             continue
-        ledger.record(_entry(document_id, reply.model, started, reply, "ok"))
+        ledger.record(
+            _entry(document_id, reply.model, started, reply, "cut off" if reply.cut_off else "ok")
+        )
         markdown, notes = repair_markers(markdown, numbers)
-        report = check_batch(markdown, numbers, text_chars)
         label = page_span(numbers)
+        if reply.cut_off:
+            written = [number for number in numbers if number in page_texts(markdown)]
+            complete = written[:-1]  # the last page written is the one the answer stopped in
+            reason = f"answer cut off at the token cap ({_cap_of(vision)})"
+            lost = {number: reason for number in numbers if number not in complete}
+            return _with_failed_pages(markdown, numbers, lost, [f"{label}: {n}" for n in notes])
+        if echo_share(markdown, f"{system}\n{prompt}") >= ECHO_SHARE:
+            return failed_batch(numbers, ECHO_REASON)
+        report = check_batch(markdown, numbers, text_chars)
         warnings = [f"{label}: {note}" for note in [*notes, *report.warnings]]
+        foreign = foreign_pages(markdown, {page.number: page.text_layer for page in pages})
+        if foreign:
+            unlike = {
+                number: f"the answer shares {share:.0%} of its words with the page's text "
+                "layer: it is not this page"
+                for number, share in foreign.items()
+            }
+            return _with_failed_pages(markdown, numbers, unlike, warnings)
         return BatchResult(pages=numbers, markdown=markdown, warnings=warnings)
     return failed_batch(numbers, EMPTY_ANSWER)
+
+
+def _cap_of(vision: VisionModel) -> str:
+    cap = getattr(vision, "max_tokens", None)
+    return f"{cap} tokens, DRAC_CONVERSION_MAX_TOKENS" if cap else "DRAC_CONVERSION_MAX_TOKENS"
+
+
+def _with_failed_pages(
+    markdown: str, numbers: Sequence[int], failed: Mapping[int, str], warnings: list[str]
+) -> BatchResult:
+    """The batch with the `failed` pages (number: reason) as error markers, the others as
+    answered, in page order."""
+    texts = page_texts(markdown)
+    parts = [
+        failed_batch([number], failed[number]).markdown
+        if number in failed
+        else f"{page_marker(number)}\n\n{texts.get(number, '')}".rstrip()
+        for number in numbers
+    ]
+    by_reason: dict[str, list[int]] = {}
+    for number, reason in failed.items():
+        by_reason.setdefault(reason, []).append(number)
+    failure = "; ".join(
+        f"{_pages(pages)}: conversion failed: {reason}" for reason, pages in by_reason.items()
+    )
+    return BatchResult(
+        pages=list(numbers), markdown="\n\n".join(parts), warnings=warnings, failure=failure
+    )
+
+
+def _pages(numbers: Sequence[int]) -> str:
+    if len(numbers) > 1 and list(numbers) == list(range(numbers[0], numbers[-1] + 1)):
+        return page_span(numbers)
+    return ("page " if len(numbers) == 1 else "pages ") + ", ".join(map(str, numbers))
 
 
 def failed_batch(pages: Sequence[int], reason: str) -> BatchResult:

@@ -22,6 +22,16 @@ _TABLE_RULE = re.compile(
 _GRID_RULE = re.compile(r"^\s*\+[-=+]{3,}\+\s*$")
 _FENCE_OPENING = re.compile(r"```[a-zA-Z]*[ \t]*\n")
 
+_WORD = re.compile(r"\w{3,}")
+
+ECHO_SHARE = 0.5
+"""An answer of which at least this share of 4-word runs is in the prompt repeats the prompt."""
+LAYER_SHARE = 0.2
+"""A page answer of which fewer distinct words than this share are in the page's own text
+layer is not that page (a transcription shares most of its words with the layer)."""
+JUDGED_WORDS = 12
+"""Distinct words a page answer needs before the text-layer guard judges it."""
+
 TEXT_HEAVY_CHARS = 200
 """A page whose text layer has at least this many characters is text-heavy."""
 SHORT_RATIO = 0.3
@@ -168,3 +178,42 @@ def _marker_first(markdown: str, first_page: int, notes: list[str]) -> str:
 
 def _numbers(values: Sequence[int]) -> str:
     return ", ".join(str(value) for value in values)
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.casefold())
+
+
+def echo_share(answer: str, prompt: str) -> float:
+    """The share of the answer's 4-word runs that occur in the prompt (0 for a short answer)."""
+    words = _words(MARKER.sub(" ", answer))
+    runs = {tuple(words[i : i + 4]) for i in range(len(words) - 3)}
+    if len(runs) < 4:
+        return 0.0
+    prompt_words = _words(prompt)
+    known = {tuple(prompt_words[i : i + 4]) for i in range(len(prompt_words) - 3)}
+    return len(runs & known) / len(runs)
+
+
+def layer_share(page_markdown: str, layer: str) -> float | None:
+    """The share of a page answer's distinct words found in the page's text layer, or None
+    when there is too little of either to judge."""
+    words = set(_words(MARKER.sub(" ", page_markdown)))
+    found = _words(layer)
+    if len(words) < JUDGED_WORDS or len(layer.strip()) < TEXT_HEAVY_CHARS:
+        return None
+    letters = sum(1 for char in layer if not char.isspace())
+    if sum(len(word) for word in found) < 0.5 * letters:
+        return None  # a layer of glyph codes or symbols (a broken font map) proves nothing
+    return len(words & set(found)) / len(words)
+
+
+def foreign_pages(markdown: str, layers: Mapping[int, str]) -> dict[int, float]:
+    """Pages whose answer shares almost nothing with their text layer, with the share found."""
+    texts = page_texts(markdown)
+    found: dict[int, float] = {}
+    for number, layer in layers.items():
+        share = layer_share(texts.get(number, ""), layer)
+        if share is not None and share < LAYER_SHARE:
+            found[number] = share
+    return found

@@ -48,6 +48,7 @@ class PageImage(BaseModel):
     height_px: int
     text_chars: int = Field(description="characters in the page's text layer (0 for a scan)")
     png: bytes = Field(repr=False)
+    text_layer: str = Field(default="", repr=False, description="the page's text layer")
 
 
 def render_scale(
@@ -140,7 +141,8 @@ def _render_one(document: pdfium.PdfDocument, number: int, options: RenderOption
             scale = render_scale(width_pt, height_pt, options.dpi, options.max_side_px)
             textpage = page.get_textpage()
             try:
-                text_chars = len(textpage.get_text_range().strip())
+                text_layer = textpage.get_text_range().strip()
+                text_chars = len(text_layer)
             finally:
                 textpage.close()
             bitmap = page.render(scale=scale, grayscale=options.grayscale)
@@ -169,6 +171,7 @@ def _render_one(document: pdfium.PdfDocument, number: int, options: RenderOption
         height_px=height_px,
         text_chars=text_chars,
         png=buffer.getvalue(),
+        text_layer=text_layer,
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import unicodedata
 from pathlib import Path, PurePath
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -42,12 +43,15 @@ class Query(BaseModel):
 
 
 def document_key(name: str) -> str:
-    """Return the format-free key of a document name: file stem, case-folded, trimmed.
+    """Return the format-free key of a document name: file stem, Unicode-normalised (NFKC),
+    case-folded, whitespace runs as one space, trimmed.
 
     `environmental_policy.md`, `environmental_policy.pdf` and `Environmental_Policy.docx`
-    share one key, so chunks from any format of a document match its supporting facts.
+    share one key, so chunks from any format of a document match its supporting facts; so do
+    `Aventro  Connectivity.md` (two spaces) and `Aventro Connectivity.md`.
     """
-    return PurePath(name.strip()).stem.strip().casefold()
+    stem = PurePath(unicodedata.normalize("NFKC", name).strip()).stem
+    return " ".join(stem.casefold().split())
 
 
 def parse_queries(text: str) -> list[Query]:

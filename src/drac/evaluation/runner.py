@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict
 from drac.evaluation.chunksets import ChunkSet
 from drac.evaluation.judge import THRESHOLD, content_words, facts_covered
 from drac.evaluation.metrics import QueryMetrics, RankedJudgement, query_metrics, summarise
-from drac.evaluation.queries import Query
+from drac.evaluation.queries import Query, document_key
 from drac.ports import Embedder
 from drac.retrieval.bm25 import MemoryTermIndex
 from drac.retrieval.rank import Ranking, dense_ranking, fuse, lexical_ranking, positions, unit
@@ -26,6 +26,7 @@ class QuerySelection(BaseModel):
     documents_in_common: int
     dropped_missing_documents: int
     companies: tuple[str, ...]
+    dropped: tuple[str, ...] = ()  # each query left out, with the document names not found
 
     @property
     def note(self) -> str:
@@ -34,11 +35,12 @@ class QuerySelection(BaseModel):
             return (
                 f"All {self.total} queries used: every supporting document is in every chunk set."
             )
+        named = f" Left out: {'; '.join(self.dropped)}." if self.dropped else ""
         return (
             f"{len(self.queries)} of {self.total} queries used (companies: "
             f"{', '.join(self.companies) or 'none'}): {self.dropped_missing_documents} "
             f"left out because a supporting document is missing from a chunk set "
-            f"({self.documents_in_common} documents are in every chunk set)."
+            f"({self.documents_in_common} documents are in every chunk set).{named}"
         )
 
 
@@ -86,13 +88,23 @@ def select_queries(queries: Sequence[Query], chunk_sets: Sequence[ChunkSet]) -> 
     common = common or frozenset()
     kept = tuple(q for q in queries if q.document_keys <= common)
     companies = tuple(sorted({q.company for q in kept}))
+    dropped = tuple(_why_dropped(q, common) for q in queries if not q.document_keys <= common)
     return QuerySelection(
         queries=kept,
         total=len(queries),
         documents_in_common=len(common),
         dropped_missing_documents=len(queries) - len(kept),
         companies=companies,
+        dropped=dropped,
     )
+
+
+def _why_dropped(query: Query, common: frozenset[str]) -> str:
+    """'"<query start>" (Acme): no "Some File.md"' for a query left out."""
+    missing = sorted({f.filename for f in query.facts if document_key(f.filename) not in common})
+    text = query.text if len(query.text) <= 60 else query.text[:59].rstrip() + "…"
+    names = ", ".join(repr(name) for name in missing)
+    return f"{text!r} ({query.company}): no {names}"
 
 
 def judge_rankings(

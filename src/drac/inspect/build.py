@@ -3,12 +3,11 @@ to the report folder on the way)."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from drac.errors import DracError
+from drac.errors import DocumentError, DracError
 from drac.inspect.compare import compare_chunks
 from drac.inspect.model import (
     ChunkView,
@@ -39,13 +38,11 @@ def report_name(record: DocumentRecord) -> str:
 
 
 def plan_chunks(ws: Workspace, record: DocumentRecord, version: int) -> list[Chunk]:
-    """The chunks of one stored plan version (DracError when the version does not exist)."""
-    key = ws.document_key(record.document_id, f"chunks/v{version:04d}.jsonl")
-    try:
-        lines = ws.artifacts.get_text(key).splitlines()
-    except KeyError as exc:
-        raise DracError(f"{record.source} has no plan version {version}") from exc
-    return [Chunk.model_validate(json.loads(line)) for line in lines if line.strip()]
+    """The chunks of one stored plan version (DracError when the version does not exist,
+    DamagedFile when its file is missing or damaged)."""
+    if not any(row["version"] == version for row in ws.plans.versions(record.document_id)):
+        raise DracError(f"{record.source} has no plan version {version}")
+    return ws.plan_chunk_file(record.document_id, version)
 
 
 def chunk_views(chunks: Sequence[Chunk], elements: Sequence[Element]) -> list[ChunkView]:
@@ -92,12 +89,17 @@ def build_document(
     name = report_name(record)
     markdown = ws.get_markdown(record.document_id)
     pdf, page_source = stored_pdf(ws, record)
-    images = (
-        {number: f"{name}/{file}" for number, file in write_page_images(pdf, out / name)}
-        if pdf is not None
-        else {}
-    )
+    images: dict[int, str] = {}
+    problem = None
+    if pdf is not None:
+        try:
+            for number, file in write_page_images(pdf, out / name):
+                images[number] = f"{name}/{file}"
+        except DocumentError as exc:  # one page too large to render: show the text instead
+            problem = f"page images not made ({exc}); the pages' text is shown instead"
     pages, general = _pages(record, markdown, chunks, images, page_source)
+    if problem:
+        general.insert(0, PageNote(kind=NoteKind.ERROR, text=problem))
     return DocumentView(
         record=record,
         file_name=f"{name}.html",
@@ -125,6 +127,7 @@ def build_document(
         page_source=page_source,
         notes=tuple(general),
         comparison=_comparison(ws, record, shown, chunks, elements, compare) if compare else None,
+        problem=problem,
     )
 
 

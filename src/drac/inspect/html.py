@@ -18,10 +18,12 @@ from drac.inspect.model import (
     DocumentView,
     ElementView,
     IndexRow,
+    NoteKind,
     PageNote,
     PageView,
     hue,
 )
+from drac.models import DocumentRecord
 
 PREVIEW_CHARS = 160
 
@@ -212,9 +214,11 @@ def document_html(view: DocumentView) -> str:
     record = view.record
     chunks = {c.number: c for c in view.chunks}
     target = view.strategy.target_chars
-    versions = " ".join(
+    versions = ", ".join(
         f"<strong>v{v}</strong>" if v == view.version else f"v{v}" for v in view.versions
     )
+    of = len(view.versions)
+    plans = f"plan v{view.version} of {of}" + (f" ({versions})" if of > 1 else "")
     source_note = {
         "source": "pages rendered from the source PDF",
         "normalised": "pages rendered from the PDF made at ingest",
@@ -226,7 +230,7 @@ def document_html(view: DocumentView) -> str:
         f"<h1>{esc(record.source)}</h1>"
         f'<p class="meta"><code>{esc(record.document_id)}</code> · {esc(record.format)} ·'
         f' <span class="badge status-{esc(record.status.value)}">{esc(record.status.value)}'
-        f"</span> · {record.pages} page(s) · plan v{view.version} of {versions}"
+        f"</span> · {record.pages} page(s) · {plans}"
         f" · {esc(source_note)}</p>{notes_html(view.notes)}"
         '<nav class="toc"><a href="#sizes">sizes</a><a href="#pages">pages</a>'
         '<a href="#elements">elements</a>'
@@ -283,11 +287,30 @@ def _index_row(row: IndexRow) -> str:
         else esc(row.source)
     )
     plan = f"v{row.version}" if row.version else "-"
+    problem = (
+        f'<span class="note error"><strong>report</strong> {esc(row.problem)}</span> '
+        if row.problem
+        else ""
+    )
     return (
         f'<tr data-document-id="{esc(row.document_id)}"><td data-sort="{esc(row.source.lower())}">'
         f"{name}</td><td>{esc(row.format)}</td>"
         f'<td><span class="badge status-{esc(row.status)}">{esc(row.status)}</span></td>'
         f'<td class="num">{row.pages}</td><td class="num">{row.chunks}</td>'
         f'<td class="num" data-sort="{row.version or 0}">{plan}</td>'
-        f'<td class="num">{row.warnings}</td><td>{esc(row.note)}</td></tr>'
+        f'<td class="num">{row.warnings}</td><td>{problem}{esc(row.note)}</td></tr>'
+    )
+
+
+def unavailable_html(record: DocumentRecord, problem: str) -> str:
+    """The page of a document the report cannot show: what it is and why not."""
+    return page_html(
+        f"drac inspect: {record.source}",
+        '<header class="top"><a href="index.html">all documents</a>'
+        f"<h1>{esc(record.source)}</h1>"
+        f'<p class="meta"><code>{esc(record.document_id)}</code> · {esc(record.format)} ·'
+        f' <span class="badge status-{esc(record.status.value)}">{esc(record.status.value)}'
+        f"</span> · {record.pages} page(s)</p>"
+        + notes_html([PageNote(kind=NoteKind.ERROR, text=problem)])
+        + "</header>",
     )

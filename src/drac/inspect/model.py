@@ -126,6 +126,8 @@ class DocumentView(_View):
     page_source: str
     notes: tuple[PageNote, ...]
     comparison: Comparison | None = None
+    problem: str | None = None
+    """What the report could not show of the document (its page images), if anything."""
 
 
 class IndexRow(_View):
@@ -141,3 +143,5 @@ class IndexRow(_View):
     version: int | None
     warnings: int
     note: str
+    problem: str = ""
+    """What the report could not show of the document, and why."""

@@ -12,6 +12,7 @@ import sqlite3
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 
+from drac.errors import WorkspaceError
 from drac.local.database import Database
 from drac.models import Chunk
 from drac.ports import ChunkIndex, SearchHit
@@ -129,7 +130,7 @@ class FtsChunkIndex(ChunkIndex):
         with self.db.transaction() as conn:
             for chunk_id, data in conn.execute(_STALE, (TOKENISER,)).fetchall():
                 conn.execute("DELETE FROM bm25_postings WHERE chunk_id = ?", (chunk_id,))
-                _index_terms(conn, chunk_id, Chunk.model_validate_json(data).text)
+                _index_terms(conn, chunk_id, self._chunk(chunk_id, data).text)
 
     def search(self, query: str, k: int = 6) -> list[SearchHit]:
         """The k best chunks by BM25, of the active plan versions of live documents."""
@@ -144,7 +145,7 @@ class FtsChunkIndex(ChunkIndex):
         )
         data = {row[0]: row[1] for row in rows}
         return [
-            SearchHit(chunk=Chunk.model_validate_json(data[chunk_id]), score=score)
+            SearchHit(chunk=self._chunk(chunk_id, data[chunk_id]), score=score)
             for chunk_id, (_item, score) in zip(wanted, ranking, strict=True)
             if chunk_id in data
         ]
@@ -156,11 +157,22 @@ class FtsChunkIndex(ChunkIndex):
         if document_id is not None:
             where, params = "WHERE c.document_id = ?", (document_id,)
         rows = self.db.query(
-            f"SELECT c.data AS data FROM chunks c {_ACTIVE_JOIN} {where}"
+            f"SELECT c.chunk_id AS chunk_id, c.data AS data FROM chunks c {_ACTIVE_JOIN} {where}"
             " ORDER BY c.document_id, c.seq",
             params,
         )
-        return [Chunk.model_validate_json(row["data"]) for row in rows]
+        return [self._chunk(row["chunk_id"], row["data"]) for row in rows]
+
+    def _chunk(self, chunk_id: str, data: str) -> Chunk:
+        """A stored chunk row; a damaged one is a WorkspaceError saying how to write it anew."""
+        try:
+            return Chunk.model_validate_json(data)
+        except ValueError as exc:
+            document = chunk_id.split("-")[0]
+            raise WorkspaceError(
+                f"{self.db.path}: the stored chunk {chunk_id} is damaged ({_first_line(exc)});"
+                f" `drac replan {document}` writes the document's chunks again"
+            ) from exc
 
     def stored_chunks(self) -> list[tuple[str, int]]:
         """(document id, plan version) of every chunk stored, active or not (for checks)."""
@@ -179,6 +191,10 @@ _STALE = (
     "SELECT c.chunk_id, c.data FROM chunks c LEFT JOIN bm25_docs d ON d.chunk_id = c.chunk_id"
     " WHERE d.chunk_id IS NULL OR d.tokeniser != ?"
 )
+
+
+def _first_line(error: Exception) -> str:
+    return str(error).splitlines()[0] if str(error) else type(error).__name__
 
 
 def _index_terms(conn: sqlite3.Connection, chunk_id: str, text: str) -> None:

@@ -7,6 +7,9 @@ module only wires them to a Workspace.
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -26,6 +29,7 @@ from drac.ingest import (
     spreadsheet_options,
     status_after_conversion,
 )
+from drac.local.database import WorkspaceUnusableError
 from drac.local.files import shown_path
 from drac.local.workspace import Workspace
 from drac.models import (
@@ -35,7 +39,7 @@ from drac.models import (
     PlanVersion,
     Strategy,
 )
-from drac.planning import plan_document
+from drac.planning import PlanningCounts, plan_document, planning_counts, require_model_plans
 from drac.ports import TextModel, VisionModel
 from drac.sectioning import make_sections
 
@@ -83,35 +87,107 @@ class Outcome(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     error: str | None = None
     seconds: float = 0.0
+    planning: PlanningCounts | None = None  # how the sections were planned (LLM strategies)
 
     @property
     def failed(self) -> bool:
         return self.status == DocumentStatus.FAILED.value
 
 
-def collect_inputs(paths: Sequence[Path]) -> tuple[list[Path], list[Outcome]]:
-    """Expand folders (recursively, known document endings, no hidden entries) into files.
+class Skipped(BaseModel):
+    """An entry of a folder that was not ingested, and why."""
 
-    Paths that do not exist come back as FAILED outcomes instead of stopping the run.
-    """
+    path: str
+    reason: str
+
+
+class Inputs(NamedTuple):
+    """What the paths given to `ingest` expand to."""
+
+    files: list[Path]
+    failed: list[Outcome]
+    skipped: list[Skipped]
+
+
+SYMLINK_SKIPPED = "symbolic link (links in a folder are not followed)"
+
+
+def walk_inputs(paths: Sequence[Path]) -> Inputs:
+    """Expand folders (recursively) into the files to ingest: regular files with a known
+    document ending. Symbolic links inside a folder are not followed, and FIFOs, sockets,
+    devices, hidden entries and other endings are skipped; each skipped entry is listed with
+    its reason. A path named here that is missing or not a regular file is a FAILED outcome
+    (a link named here is followed: the user chose it)."""
     files: list[Path] = []
-    missing: list[Outcome] = []
+    failed: list[Outcome] = []
+    skipped: list[Skipped] = []
     for path in paths:
-        if path.is_dir():
-            files.extend(
-                candidate
-                for candidate in sorted(path.rglob("*"))
-                if candidate.is_file()
-                and candidate.suffix.lower() in DOCUMENT_SUFFIXES
-                and not any(part.startswith(".") for part in candidate.relative_to(path).parts)
-            )
-        elif path.is_file():
+        try:
+            mode = path.stat().st_mode
+        except OSError as exc:
+            missing = isinstance(exc, FileNotFoundError)
+            reason = "no such file or folder" if missing else _reason(exc)
+            failed.append(Outcome(path=shown_path(path), status="FAILED", error=reason))
+            continue
+        if stat.S_ISDIR(mode):
+            _walk(path, files, skipped)
+        elif stat.S_ISREG(mode):
             files.append(path)
         else:
-            missing.append(
-                Outcome(path=shown_path(path), status="FAILED", error="no such file or folder")
-            )
-    return list(dict.fromkeys(files)), missing
+            error = f"{_special_kind(mode)}, not a regular file"
+            failed.append(Outcome(path=shown_path(path), status="FAILED", error=error))
+    return Inputs(list(dict.fromkeys(files)), failed, skipped)
+
+
+def collect_inputs(paths: Sequence[Path]) -> tuple[list[Path], list[Outcome]]:
+    """The files `walk_inputs` finds, and the FAILED outcomes of paths that are not there."""
+    inputs = walk_inputs(paths)
+    return inputs.files, inputs.failed
+
+
+def _walk(folder: Path, files: list[Path], skipped: list[Skipped]) -> None:
+    """Add the folder's documents to `files`, never through a link (lstat only)."""
+    try:
+        with os.scandir(folder) as listing:
+            entries = sorted(listing, key=lambda entry: entry.name)
+    except OSError as exc:
+        skipped.append(Skipped(path=shown_path(folder), reason=f"not readable ({_reason(exc)})"))
+        return
+    for entry in entries:
+        path = Path(entry.path)
+        try:
+            mode = entry.stat(follow_symlinks=False).st_mode
+        except OSError as exc:
+            skipped.append(Skipped(path=shown_path(path), reason=_reason(exc)))
+            continue
+        reason = None
+        if stat.S_ISLNK(mode):
+            reason = SYMLINK_SKIPPED
+        elif entry.name.startswith("."):
+            reason = "hidden (the name starts with a dot)"
+        elif stat.S_ISDIR(mode):
+            _walk(path, files, skipped)
+        elif not stat.S_ISREG(mode):
+            reason = _special_kind(mode)
+        elif path.suffix.lower() not in DOCUMENT_SUFFIXES:
+            reason = f"not a document file ending ({path.suffix or 'none'})"
+        else:
+            files.append(path)
+        if reason is not None:
+            skipped.append(Skipped(path=shown_path(path), reason=reason))
+
+
+def _special_kind(mode: int) -> str:
+    """What a file that is not regular is, in words."""
+    kinds = (
+        (stat.S_ISFIFO, "a named pipe (FIFO)"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISLNK, "a symbolic link"),
+        (stat.S_ISDIR, "a folder"),
+    )
+    return next((name for test, name in kinds if test(mode)), "a special file")
 
 
 def ingest_file(
@@ -122,17 +198,21 @@ def ingest_file(
     vision: VisionModel | None = None,
     text_model: TextModel | None = None,
     progress: ProgressCallback | None = None,
+    follow_symlinks: bool = True,
 ) -> Outcome:
     """Convert, parse, section, plan and assemble one file into the workspace.
 
     Never raises for a bad document: the outcome says FAILED with the reason, and whatever
-    the workspace held before stays intact.
+    the workspace held before stays intact (WorkspaceUnusableError, when the workspace's
+    database is damaged or its disk full, is raised: no document could be stored). Only a
+    regular file is read; without
+    `follow_symlinks` (files found in a folder) a path that has become a link is refused.
     """
     started = time.monotonic()
     record: DocumentRecord | None = None
     data: bytes | None = None
     try:
-        data = _read(path, settings.conversion.max_file_bytes)
+        data = _read(path, settings.conversion.max_file_bytes, follow_symlinks)
         digest = ContentDigest(settings.tenant)
         digest.update(data)
         record = DocumentRecord(
@@ -153,7 +233,9 @@ def ingest_file(
                 record.attempt = existing.attempt
                 record.created_at = existing.created_at
             return _ingest(data, record, workspace, settings, vision, text_model, progress, started)
-    except (DocumentError, OSError) as exc:
+    except WorkspaceUnusableError:
+        raise  # not this document's fault: the whole run must stop
+    except (DracError, OSError) as exc:  # the document's fault, or the workspace's, named
         return _failure(path, workspace, record, data, exc, started)
     except Exception as exc:  # a bug must not stop the other documents; say what it was
         wrapped = DracError(f"unexpected error ({type(exc).__name__}): {exc}")
@@ -185,25 +267,46 @@ def _unchanged(
     )
 
 
-def _read(path: Path, max_bytes: int) -> bytes:
+def _read(path: Path, max_bytes: int, follow_symlinks: bool = True) -> bytes:
     """The file's bytes, its size checked before reading, and never more than the limit read
-    (a file may grow after `stat`, or be a device that reports no size)."""
+    (a file may grow after `stat`). Only a regular file is opened (a FIFO or device would
+    block or never end), and the open file is checked again, so a swap after the check is
+    caught; without `follow_symlinks` a link is not opened at all."""
     limit = f"{max_bytes / 1048576:.0f} MiB limit"
     try:
-        size = path.stat().st_size
-        if path.is_dir():
-            raise DocumentError("is a folder, not a file")
-        if size > max_bytes:
-            raise DocumentError(f"file is {size / 1048576:.1f} MiB, more than the {limit}")
-        with path.open("rb") as file:
+        mode = (path.stat() if follow_symlinks else path.lstat()).st_mode
+        if not stat.S_ISREG(mode):
+            raise DocumentError(_not_regular(mode))
+        flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+        try:
+            handle = os.open(path, flags | (0 if follow_symlinks else os.O_NOFOLLOW))
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise DocumentError(SYMLINK_SKIPPED) from exc
+            raise
+        with os.fdopen(handle, "rb") as file:
+            info = os.fstat(file.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise DocumentError(_not_regular(info.st_mode))
+            size = info.st_size
+            if size > max_bytes:
+                raise DocumentError(f"file is {size / 1048576:.1f} MiB, more than the {limit}")
             data = file.read(size + 1)
-            if len(data) > size:  # grown since `stat`, or a device: read on, up to the limit
+            if len(data) > size:  # grown since `stat`: read on, up to the limit
                 data += file.read(max_bytes + 1 - len(data))
     except PermissionError as exc:
         raise DocumentError("permission denied") from exc
     if len(data) > max_bytes:
         raise DocumentError(f"file grew past the {limit} while it was read")
     return data
+
+
+def _not_regular(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "is a folder, not a file"
+    if stat.S_ISLNK(mode):
+        return SYMLINK_SKIPPED
+    return f"{_special_kind(mode)}, not a regular file"
 
 
 def _ingest(
@@ -260,6 +363,8 @@ def _failure(
     started: float,
 ) -> Outcome:
     reason = _reason(error)
+    if data is not None:
+        reason = _named_for_another_format(path.name, data, reason)
     if record is not None:
         if record.format == UNKNOWN_FORMAT and data is not None:
             record.format = _detected_format(data, record.source)
@@ -274,6 +379,34 @@ def _failure(
         error=reason,
         seconds=time.monotonic() - started,
     )
+
+
+_ZIP = (b"PK\x03\x04", "an Office document", "not a ZIP package")
+_SIGNATURES: dict[str, tuple[bytes, str, str]] = {
+    ".pdf": (b"%PDF-", "a PDF", "no %PDF- header in its first 1,024 bytes"),
+    ".docx": _ZIP,
+    ".pptx": _ZIP,
+    ".xlsx": _ZIP,
+    ".xlsm": _ZIP,
+    ".ods": (b"PK\x03\x04", "an OpenDocument spreadsheet", "not a ZIP package"),
+    ".png": (b"\x89PNG\r\n\x1a\n", "a PNG image", "no PNG signature"),
+    ".jpg": (b"\xff\xd8\xff", "a JPEG image", "no JPEG signature"),
+    ".jpeg": (b"\xff\xd8\xff", "a JPEG image", "no JPEG signature"),
+}
+"""What a file ending promises, the bytes that keep the promise, and what it lacks if not."""
+
+
+def _named_for_another_format(name: str, data: bytes, reason: str) -> str:
+    """The failure of a file whose ending names a format its bytes are not (a `.pdf` that is
+    no PDF): say what it was taken for, why it is not that, and then what went wrong."""
+    suffix = Path(name).suffix.lower()
+    if suffix not in _SIGNATURES:
+        return reason
+    signature, what, lacking = _SIGNATURES[suffix]
+    found = signature in data[:1024] if suffix == ".pdf" else data.startswith(signature)
+    if found:
+        return reason
+    return f"named {suffix} but it is not {what} ({lacking}), so it was read as text: {reason}"
 
 
 def _record_failure(workspace: Workspace, record: DocumentRecord, reason: str) -> None:
@@ -339,6 +472,7 @@ def replan_document(
         sections=tuple(make_sections(elements, strategy.section_budget)),
     )
     planned = _plan(record, parsed, strategy, workspace, text_model)
+    require_model_plans(planned.plan)  # a rules plan called "llm" is no new version
     activation = workspace.commit_plan(planned.plan, planned.chunks)
     if not activation.activated:
         raise DracError(f"{record.source}: the document changed while it was re-planned")
@@ -388,6 +522,7 @@ def _outcome(
         plan_version=planned.plan.version,
         warnings=[*warnings, *_plan_warnings(planned.plan)],
         seconds=time.monotonic() - started,
+        planning=planning_counts(planned.plan) if planned.plan.strategy.planner == "llm" else None,
     )
 
 

@@ -97,3 +97,9 @@ CREATE TABLE IF NOT EXISTS embedding_cache (
     vector     BLOB NOT NULL,
     PRIMARY KEY (model, text_hash)
 );
+
+-- Settings the workspace remembers (the strategy of its last full re-plan), as JSON.
+CREATE TABLE IF NOT EXISTS settings (
+    name   TEXT PRIMARY KEY,
+    value  TEXT NOT NULL
+);

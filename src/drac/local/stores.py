@@ -5,6 +5,9 @@ from __future__ import annotations
 from array import array
 from collections.abc import Mapping, Sequence
 
+from pydantic import BaseModel
+
+from drac.errors import WorkspaceError
 from drac.local.database import Database
 from drac.models import Element, LedgerEntry, PlanVersion, SectionPlan
 from drac.ports import ElementTable, Ledger, PlanCache, PlanStore
@@ -28,9 +31,24 @@ class SqliteElementTable(ElementTable):
     def get_elements(self, document_id: str) -> list[Element]:
         """The document's elements in document order."""
         rows = self.db.query(
-            "SELECT data FROM elements WHERE document_id = ? ORDER BY seq", (document_id,)
+            "SELECT seq, data FROM elements WHERE document_id = ? ORDER BY seq", (document_id,)
         )
-        return [Element.model_validate_json(row["data"]) for row in rows]
+        try:
+            return [Element.model_validate_json(row["data"]) for row in rows]
+        except ValueError as exc:
+            bad = next(row["seq"] for row in rows if not _parses(Element, row["data"]))
+            raise WorkspaceError(
+                f"{self.db.path}: element row {bad} of document {document_id} is damaged;"
+                f" `drac ingest --force` its file to convert it again"
+            ) from exc
+
+
+def _parses(model: type[BaseModel], data: str) -> bool:
+    try:
+        model.model_validate_json(data)
+    except ValueError:
+        return False
+    return True
 
 
 class SqlitePlanStore(PlanStore):
@@ -67,7 +85,13 @@ class SqlitePlanStore(PlanStore):
         )
         if not rows:
             raise KeyError(f"{document_id} has no plan version {version}")
-        return PlanVersion.model_validate_json(rows[0]["data"])
+        try:
+            return PlanVersion.model_validate_json(rows[0]["data"])
+        except ValueError as exc:
+            raise WorkspaceError(
+                f"{self.db.path}: plan version {version} of document {document_id} is damaged;"
+                f" `drac replan {document_id}` makes a new one"
+            ) from exc
 
     def latest_version(self, document_id: str) -> int:
         """Highest stored version, 0 when none."""

@@ -18,17 +18,19 @@ and a document no path holds any more is retired.
 
 from __future__ import annotations
 
+import errno
 import json
+import shlex
 import threading
-from collections.abc import Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
 from drac.commit import Activation, commit_plan, release_source, retire_if_orphaned
 from drac.errors import WorkspaceError
 from drac.ingest import ParsedDocument
-from drac.local.database import Database
-from drac.local.files import write_atomic
+from drac.local.database import DAMAGED_DATABASE_FIX, DISK_FULL_FIX, Database, DiskFullError
+from drac.local.files import remove_temporary_files, write_atomic
 from drac.local.fts_index import FtsChunkIndex
 from drac.local.lock import writer_lock
 from drac.local.registry import SqliteDocumentRegistry
@@ -46,17 +48,50 @@ from drac.models import (
     LedgerEntry,
     PlanVersion,
     Section,
+    Strategy,
 )
 from drac.ports import ArtifactStore
 
 DEFAULT_WORKSPACE = Path(".drac")
+DATABASE = "drac.sqlite"
+
+
+def find_workspace(start: Path) -> Path:
+    """The workspace a command run in `start` means: `.drac` there or in the nearest parent
+    folder that has one (as git finds `.git`), else `.drac` in `start` (to be made)."""
+    for folder in (start, *start.parents):
+        if (folder / DEFAULT_WORKSPACE / DATABASE).exists():
+            return DEFAULT_WORKSPACE if folder == start else folder / DEFAULT_WORKSPACE
+    return DEFAULT_WORKSPACE
+
+
+class DamagedFile(WorkspaceError, KeyError):
+    """A file of the workspace is missing or unreadable; the message names it and the fix.
+    (A KeyError too: callers that treat an absent artifact as absent still can.)"""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+TEMPORARY_FOLDER = "tmp"
+"""Where files being written wait for their rename (cleared by every writer, see `writing`)."""
 
 
 class FileArtifactStore(ArtifactStore):
-    """Artifacts as files below a root folder."""
+    """Artifacts as files below a root folder; each written through a temporary file in the
+    root's temporary folder."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.temporary_folder = root / TEMPORARY_FOLDER
+
+    def clear_temporary(self) -> None:
+        """Remove what interrupted writes left. The first time (a workspace of an earlier
+        drac, whose temporary files sat beside their targets) the documents are swept too."""
+        if not self.temporary_folder.is_dir():
+            remove_temporary_files(self.root / "documents")
+            self.temporary_folder.mkdir(parents=True, exist_ok=True)
+        remove_temporary_files(self.temporary_folder, every_file=True)
 
     def path(self, key: str) -> Path:
         """The file a key maps to; keys are relative POSIX paths without '..'."""
@@ -66,8 +101,16 @@ class FileArtifactStore(ArtifactStore):
         return self.root.joinpath(*parts)
 
     def put_bytes(self, key: str, data: bytes) -> None:
-        """Write the file atomically."""
-        write_atomic(self.path(key), data)
+        """Write the file atomically (DiskFullError when there is no space for it)."""
+        path = self.path(key)
+        try:
+            write_atomic(path, data, self.temporary_folder)
+        except OSError as exc:
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                raise DiskFullError(
+                    f"{path}: no space left on the device; {DISK_FULL_FIX}"
+                ) from exc
+            raise
 
     def get_bytes(self, key: str) -> bytes:
         """Read the file; KeyError when absent."""
@@ -82,9 +125,11 @@ class Workspace:
 
     def __init__(self, root: Path, *, create: bool = True) -> None:
         self.root = root
-        if not create and not (root / "drac.sqlite").exists():
+        database = root / DATABASE
+        if not create and not database.exists():
             raise WorkspaceError(f"no drac workspace at {root} (run `drac ingest` first)")
-        self.db = Database(root / "drac.sqlite")
+        _refuse_an_emptied_database(database, create)
+        self.db = Database(database)
         self.artifacts = FileArtifactStore(root)
         self.registry = SqliteDocumentRegistry(self.db)
         self.elements = SqliteElementTable(self.db)
@@ -100,9 +145,13 @@ class Workspace:
         """Release the database."""
         self.db.close()
 
-    def writing(self) -> AbstractContextManager[None]:
-        """Hold the workspace's single-writer lock (another process writing fails fast)."""
-        return writer_lock(self.root)
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Hold the workspace's single-writer lock (another process writing fails fast);
+        temporary files an interrupted writer left are removed first."""
+        with writer_lock(self.root):
+            self.artifacts.clear_temporary()
+            yield
 
     def document_lock(self, document_id: str) -> threading.Lock:
         """A lock serialising work on one document within this process."""
@@ -113,6 +162,13 @@ class Workspace:
     def documents(self) -> list[DocumentRecord]:
         """Every known document, oldest first."""
         return self.registry.documents()
+
+    def has_live_documents(self) -> bool:
+        """Whether any document is searchable (INDEXED or PARTIAL), in one cheap query."""
+        rows = self.db.query(
+            "SELECT 1 FROM documents WHERE status IN ('INDEXED', 'PARTIAL') LIMIT 1"
+        )
+        return bool(rows)
 
     def get_document(self, document_id: str) -> DocumentRecord | None:
         """The document with this id, if known."""
@@ -126,6 +182,25 @@ class Workspace:
         """Insert or update a document record."""
         self.registry.put(record)
 
+    # --- settings --------------------------------------------------------------------
+    def saved_strategy(self) -> Strategy | None:
+        """The strategy the workspace remembers (of its last full re-plan), if any."""
+        rows = self.db.query("SELECT value FROM settings WHERE name = 'strategy'")
+        if not rows:
+            return None
+        try:
+            return Strategy.model_validate_json(rows[0]["value"])
+        except ValueError:
+            return None  # written by another drac version: plan with the default
+
+    def save_strategy(self, strategy: Strategy) -> None:
+        """Remember the strategy new ingests and re-plans use when none is asked for."""
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO settings (name, value) VALUES ('strategy', ?)",
+                (strategy.model_dump_json(),),
+            )
+
     # --- artifacts -------------------------------------------------------------------
     @staticmethod
     def document_key(document_id: str, name: str) -> str:
@@ -133,8 +208,8 @@ class Workspace:
         return f"documents/{document_id}/{name}"
 
     def get_markdown(self, document_id: str) -> str:
-        """The document's converted Markdown."""
-        return self.artifacts.get_text(self.document_key(document_id, "document.md"))
+        """The document's converted Markdown (DamagedFile, a KeyError, when it is gone)."""
+        return self._document_text(document_id, "document.md")
 
     def get_elements(self, document_id: str) -> list[Element]:
         """The document's elements in order."""
@@ -142,8 +217,51 @@ class Workspace:
 
     def get_sections(self, document_id: str) -> list[Section]:
         """The document's planner sections."""
-        data = json.loads(self.artifacts.get_text(self.document_key(document_id, "sections.json")))
-        return [Section.model_validate(item) for item in data]
+        text = self._document_text(document_id, "sections.json")
+        try:
+            return [Section.model_validate(item) for item in json.loads(text)]
+        except (ValueError, TypeError) as exc:
+            raise self._damaged(document_id, "sections.json", exc) from exc
+
+    def plan_chunk_file(self, document_id: str, version: int) -> list[Chunk]:
+        """The chunks of one plan version as its file holds them (DamagedFile when the file
+        is missing or does not parse)."""
+        name = f"chunks/v{version:04d}.jsonl"
+        lines = self._document_text(document_id, name, replan=True).splitlines()
+        try:
+            return [Chunk.model_validate_json(line) for line in lines if line.strip()]
+        except ValueError as exc:
+            raise self._damaged(document_id, name, exc, replan=True) from exc
+
+    def repair_hint(self, document_id: str, *, replan: bool = False) -> str:
+        """What to run to write a document's files again: a re-plan when only plans and
+        chunks are needed, else a forced ingest of its file."""
+        if replan:
+            return f"`drac replan {document_id[:12]}` writes a new plan version"
+        record = self.registry.get(document_id)
+        source = (record.source_path or record.source) if record else document_id
+        return f"`drac ingest --force {shlex.quote(source)}` converts it again"
+
+    def _document_text(self, document_id: str, name: str, *, replan: bool = False) -> str:
+        key = self.document_key(document_id, name)
+        try:
+            return self.artifacts.get_text(key)
+        except KeyError as exc:
+            path = self.artifacts.path(key)
+            raise DamagedFile(
+                f"{path} is missing; {self.repair_hint(document_id, replan=replan)}"
+            ) from exc
+        except (OSError, UnicodeDecodeError) as exc:
+            raise self._damaged(document_id, name, exc, replan=replan) from exc
+
+    def _damaged(
+        self, document_id: str, name: str, error: Exception, *, replan: bool = False
+    ) -> DamagedFile:
+        path = self.artifacts.path(self.document_key(document_id, name))
+        reason = (str(error).splitlines() or [type(error).__name__])[0][:200]
+        return DamagedFile(
+            f"{path} is damaged ({reason}); {self.repair_hint(document_id, replan=replan)}"
+        )
 
     # --- commits ---------------------------------------------------------------------
     def commit_ingest(
@@ -158,19 +276,43 @@ class Workspace:
         """Store a newly converted document with its first plan, make its chunks active, make
         its path hold it, and retire the document the path held before if no path holds that
         one any more: one transaction, after the files are written. `normalised_pdf` is the
-        PDF a non-PDF source was rendered from."""
+        PDF a non-PDF source was rendered from. On any failure the files it created are
+        removed again."""
+        created: list[str] = []
+        try:
+            self._write_ingest_files(record, source, parsed, normalised_pdf, created)
+            self._write_plan_files(plan, chunks, created)
+            return self._activate_ingest(record, parsed, plan, chunks)
+        except BaseException:
+            self._remove_new_files(record.document_id, created)
+            raise
+
+    def _write_ingest_files(
+        self,
+        record: DocumentRecord,
+        source: bytes,
+        parsed: ParsedDocument,
+        normalised_pdf: bytes | None,
+        created: list[str],
+    ) -> None:
         key = self.document_key
-        self.artifacts.put_bytes(key(record.document_id, f"source/{record.source}"), source)
+        document_id = record.document_id
+        self._written_once(created, key(document_id, f"source/{record.source}"), source)
         if normalised_pdf is not None:
-            self.artifacts.put_bytes(key(record.document_id, "normalised.pdf"), normalised_pdf)
-        self.artifacts.put_text(key(record.document_id, "document.md"), parsed.markdown)
-        self.artifacts.put_text(
-            key(record.document_id, "elements.jsonl"),
-            "".join(element.model_dump_json() + "\n" for element in parsed.elements),
-        )
+            self._written_once(created, key(document_id, "normalised.pdf"), normalised_pdf)
+        self._written_once(created, key(document_id, "document.md"), parsed.markdown.encode())
+        elements = "".join(element.model_dump_json() + "\n" for element in parsed.elements)
+        self._written_once(created, key(document_id, "elements.jsonl"), elements.encode())
         sections = json.dumps([s.model_dump(mode="json") for s in parsed.sections], indent=1)
-        self.artifacts.put_text(key(record.document_id, "sections.json"), sections)
-        self._write_plan_files(plan, chunks)
+        self._written_once(created, key(document_id, "sections.json"), sections.encode())
+
+    def _activate_ingest(
+        self,
+        record: DocumentRecord,
+        parsed: ParsedDocument,
+        plan: PlanVersion,
+        chunks: Sequence[Chunk],
+    ) -> Activation:
         with self.db.transaction():
             order = self.registry.next_order()
             record.owner = f"ingest:{order}"
@@ -184,14 +326,41 @@ class Workspace:
             self.add_source(record.source_path or record.source, record.document_id, order)
         return activation
 
+    def _written_once(self, keys: list[str], key: str, data: bytes) -> None:
+        """Write an artifact and remember it when it is new (to remove it on failure)."""
+        if not self.artifacts.path(key).exists():
+            keys.append(key)
+        self.artifacts.put_bytes(key, data)
+
+    def _remove_new_files(self, document_id: str, keys: Sequence[str]) -> None:
+        """Remove the files a failed commit created, and the document's folders it left
+        empty: a document that failed leaves nothing behind."""
+        for key in keys:
+            self.artifacts.path(key).unlink(missing_ok=True)
+        folder = self.root / "documents" / document_id
+        for parent in sorted({self.artifacts.path(k).parent for k in keys}, reverse=True):
+            while parent != folder.parent and parent.is_relative_to(folder):
+                try:
+                    parent.rmdir()
+                except OSError:
+                    break
+                parent = parent.parent
+
     def commit_plan(self, plan: PlanVersion, chunks: Sequence[Chunk]) -> Activation:
         """Store a new plan version of a live document and make its chunks the active ones."""
-        self._write_plan_files(plan, chunks)
-        with self.db.transaction():
-            record = self.registry.get(plan.document_id)
-            if record is None:
-                raise WorkspaceError(f"document {plan.document_id} is not in the workspace")
-            return commit_plan(self.registry, self.plans, self.index, plan, chunks, record.status)
+        created: list[str] = []
+        try:
+            self._write_plan_files(plan, chunks, created)
+            with self.db.transaction():
+                record = self.registry.get(plan.document_id)
+                if record is None:
+                    raise WorkspaceError(f"document {plan.document_id} is not in the workspace")
+                return commit_plan(
+                    self.registry, self.plans, self.index, plan, chunks, record.status
+                )
+        except BaseException:
+            self._remove_new_files(plan.document_id, created)
+            raise
 
     def add_source(self, path: str, document_id: str, order: str | None = None) -> bool:
         """Make `path` hold the document; retire the document it held before when no path
@@ -208,15 +377,19 @@ class Workspace:
         with self.db.transaction():
             return release_source(self.registry, self.index, path, self.registry.next_order())
 
-    def _write_plan_files(self, plan: PlanVersion, chunks: Sequence[Chunk]) -> None:
+    def _write_plan_files(
+        self, plan: PlanVersion, chunks: Sequence[Chunk], created: list[str]
+    ) -> None:
         name = f"v{plan.version:04d}"
-        self.artifacts.put_text(
+        self._written_once(
+            created,
             self.document_key(plan.document_id, f"plans/{name}.json"),
-            plan.model_dump_json(indent=1),
+            plan.model_dump_json(indent=1).encode(),
         )
-        self.artifacts.put_text(
+        self._written_once(
+            created,
             self.document_key(plan.document_id, f"chunks/{name}.jsonl"),
-            "".join(chunk.model_dump_json() + "\n" for chunk in chunks),
+            "".join(chunk.model_dump_json() + "\n" for chunk in chunks).encode(),
         )
 
     # --- reads -----------------------------------------------------------------------
@@ -231,3 +404,23 @@ class Workspace:
     def record(self, entry: LedgerEntry) -> None:
         """Record one model call in the ledger."""
         self.ledger.record(entry)
+
+
+def _refuse_an_emptied_database(database: Path, create: bool) -> None:
+    """A 0-byte database beside stored documents is damage, not an empty workspace (SQLite
+    would read it as one, and `status` would say "no documents")."""
+    try:
+        empty = database.stat().st_size == 0
+    except FileNotFoundError:
+        return
+    holds_documents = (database.parent / "documents").is_dir()
+    if empty and holds_documents:
+        raise WorkspaceError(
+            f"{database} is empty (0 bytes) although the workspace holds documents; "
+            f"{DAMAGED_DATABASE_FIX}"
+        )
+    if empty and not create:
+        raise WorkspaceError(
+            f"no drac workspace at {database.parent} ({database.name} is empty; "
+            "run `drac ingest` first)"
+        )

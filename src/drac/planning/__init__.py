@@ -4,12 +4,21 @@ from drac.planning.answer import compress_ranges, expand_ranges, parse_answer
 from drac.planning.base import Planner, Proposal, SectionView, section_view
 from drac.planning.llm import LlmPlanner, section_prompt
 from drac.planning.rules import RulesPlanner
-from drac.planning.service import cache_key, plan_document, plan_section, planner_for
+from drac.planning.service import (
+    PlanningCounts,
+    cache_key,
+    plan_document,
+    plan_section,
+    planner_for,
+    planning_counts,
+    require_model_plans,
+)
 from drac.planning.validate import validate
 
 __all__ = [
     "LlmPlanner",
     "Planner",
+    "PlanningCounts",
     "Proposal",
     "RulesPlanner",
     "SectionView",
@@ -20,6 +29,8 @@ __all__ = [
     "plan_document",
     "plan_section",
     "planner_for",
+    "planning_counts",
+    "require_model_plans",
     "section_prompt",
     "section_view",
     "validate",

@@ -56,6 +56,9 @@ class Proposal:
     usage: TokenUsage = field(default_factory=TokenUsage)
     notes: list[str] = field(default_factory=list)
     fell_back: bool = False
+    flat: bool = False  # one list of IDs without chunk boundaries (see validate)
+    repaired: bool = False  # the answer came in a repair turn
+    failed_answer: str | None = None  # the start of the last unusable answer, if any
 
 
 class Planner(ABC):

@@ -6,13 +6,23 @@ The model never writes document text that is kept: its answer is parsed for IDs 
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import Sequence
+from typing import Any
 
 from drac.clock import utc_now
 from drac.errors import PlanningError
 from drac.models import Element, ElementKind, LedgerEntry, Strategy, TokenUsage
-from drac.planning.answer import expand_ranges, parse_answer
+from drac.planning.answer import expand_ranges, read_answer
 from drac.planning.base import Planner, Proposal, SectionView
-from drac.ports import Ledger, ModelCallError, ModelReply, TextModel
+from drac.ports import (
+    Exchange,
+    Ledger,
+    ModelCallError,
+    ModelReply,
+    ModelUnreachable,
+    TextModel,
+)
 
 SYSTEM_PROMPT = (
     "Group document elements into retrieval chunks. Lines: ID, kind, size, preview. Reply "
@@ -20,7 +30,29 @@ SYSTEM_PROMPT = (
     "is one topic: 3-8 blocks, about {target} chars, at most {limit}; keep a table's rows "
     "(same t) together; avoid tiny chunks."
 )
-RETRY_PROMPT = "That was not a JSON array of arrays of IDs. Answer with the JSON array only."
+STRUCTURED_PROMPT = (
+    "Group document elements into retrieval chunks. Lines: ID, kind, size, preview. Reply "
+    'JSON only: {{"chunks": [[IDs],...]}} with every p-ID once, in order; write runs as '
+    '"pA-pB". A chunk is one topic: 3-8 blocks, about {target} chars, at most {limit}; keep a '
+    "table's rows (same t) together; avoid tiny chunks."
+)
+"""The system prompt when the client asks for a JSON object (the schema's shape)."""
+RANGE_PATTERN = r"^p[0-9]+(\.[0-9]+)?-p[0-9]+(\.[0-9]+)?$"
+"""A run of IDs, "pA-pB": the schema allows it beside the section's IDs because it saves
+two thirds of the output tokens (BENCHMARKS.md, "Planning: what a failed answer costs")."""
+ANSWER_TOKENS_BASE = 48
+ANSWER_TOKENS_PER_ID = 6
+"""An answer's token cap is base + per-ID times the section's content IDs, within the model's
+ceiling: an ID costs about 3 tokens, a chunk of one ID about 5 (BENCHMARKS.md)."""
+REPAIR_PROMPT = (
+    "That answer cannot be used: {complaint}. Reply with the JSON only, {shape}, every p-ID "
+    "of the list above once, in order, and nothing else."
+)
+"""The repair turn's prompt: it follows the model's own answer, as a new user message."""
+REPAIR_ANSWER_CHARS = 4000
+"""How much of a failed answer the repair turn shows the model again."""
+FAILED_ANSWER_CHARS = 500
+"""How much of the last unusable answer a section plan keeps (for `drac show`)."""
 _KIND_CODE = {
     ElementKind.PARAGRAPH: "P",
     ElementKind.LIST: "L",
@@ -33,13 +65,15 @@ _KIND_CODE = {
 
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _URL = re.compile(r"https?://\S+")
-_MARKUP = re.compile(r"^[ \t]*(?:[-+*]|\d{1,3}[.)])[ \t]+|[*_`#|>]+", re.MULTILINE)
+# `>` is markup only as a quote marker at a line's start; inside text it is text ("a > b")
+_MARKUP = re.compile(r"^[ \t]*(?:>[ \t>]*|(?:[-+*]|\d{1,3}[.)])[ \t]+)|[*_`#|]+", re.MULTILINE)
+_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]{0,30}(?:\s[^<>]{0,300})?/?>")
 
 
 def preview(element: Element, limit: int) -> str:
-    """One-line preview of an element for the planner: Markdown syntax and URLs removed
-    (they carry no topic), then cut to at most `limit` characters."""
-    text = _URL.sub("", _LINK.sub(r"\1", element.text))
+    """One-line preview of an element for the planner: Markdown syntax, HTML tags and URLs
+    removed (they carry no topic), then cut to at most `limit` characters."""
+    text = _URL.sub("", _LINK.sub(r"\1", _TAG.sub(" ", element.text)))
     return one_line(_MARKUP.sub(" ", text), limit)
 
 
@@ -71,65 +105,162 @@ def section_prompt(view: SectionView, strategy: Strategy) -> str:
     return "\n".join(lines)
 
 
+def plan_schema(content_ids: Sequence[str]) -> dict[str, Any]:
+    """The JSON Schema of a section's plan: {"chunks": [[ID, ...], ...]}, each item one of
+    the section's own content IDs or a run "pA-pB" (validation judges the run's ends)."""
+    item = {
+        "anyOf": [
+            {"type": "string", "enum": list(content_ids)},
+            {"type": "string", "pattern": RANGE_PATTERN},
+        ]
+    }
+    return {
+        "type": "object",
+        "properties": {
+            "chunks": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": item,
+                },
+            }
+        },
+        "required": ["chunks"],
+        "additionalProperties": False,
+    }
+
+
+def answer_token_cap(content_ids: int, ceiling: int) -> int:
+    """Output tokens to allow an answer for a section of `content_ids` content elements."""
+    return max(16, min(ceiling, ANSWER_TOKENS_BASE + ANSWER_TOKENS_PER_ID * content_ids))
+
+
 class LlmPlanner(Planner):
-    """Plans a section with a text model; one corrective retry, then the caller falls back."""
+    """Plans a section with a text model; an unusable answer gets one repair turn (the model
+    sees its own answer and what is wrong with it), then the caller falls back to rules."""
 
     name = "llm"
 
-    def __init__(self, model: TextModel, ledger: Ledger, max_answer_tokens: int = 1024) -> None:
+    def __init__(
+        self, model: TextModel, ledger: Ledger, max_answer_tokens: int | None = None
+    ) -> None:
+        """`max_answer_tokens` is the ceiling of an answer (default: the model's own)."""
         self.model = model
         self.ledger = ledger
-        self.max_answer_tokens = max_answer_tokens
+        self.max_answer_tokens = max_answer_tokens or model.max_answer_tokens
 
-    def _record(self, document_id: str, reply: ModelReply | None, outcome: str) -> None:
+    def _record(
+        self,
+        document_id: str,
+        reply: ModelReply | None,
+        outcome: str,
+        *,
+        sent_chars: int = 0,
+        started: float | None = None,
+    ) -> None:
+        """Record one call; a call without a reply (an error, a timeout) is recorded with
+        the input tokens its prompt would have cost (estimated at 4 characters a token) and
+        the time it took."""
+        waited = (time.perf_counter() - started) * 1000 if started is not None else 0.0
+        if reply is None and sent_chars:
+            outcome = f"{outcome} (input tokens estimated)"
         self.ledger.record(
             LedgerEntry(
                 document_id=document_id,
                 stage="planning",
                 model=reply.model if reply else self.model.name,
-                input_tokens=reply.usage.input_tokens if reply else 0,
+                input_tokens=reply.usage.input_tokens if reply else -(-sent_chars // 4),
                 output_tokens=reply.usage.output_tokens if reply else 0,
-                latency_ms=reply.latency_ms if reply else 0.0,
-                outcome=outcome,
+                latency_ms=(reply.latency_ms or waited) if reply else waited,
+                outcome=outcome[:500],
                 at=utc_now(),
             )
         )
 
     def propose(self, view: SectionView, strategy: Strategy, document_id: str) -> Proposal:
         """Ask the model for ID groups; raise PlanningError (with usage so far) when unusable."""
-        system = SYSTEM_PROMPT.format(target=strategy.target_chars, limit=strategy.hard_limit_chars)
+        template = STRUCTURED_PROMPT if self.model.structured_output else SYSTEM_PROMPT
+        system = template.format(target=strategy.target_chars, limit=strategy.hard_limit_chars)
         prompt = section_prompt(view, strategy)
         usage = TokenUsage()
         notes: list[str] = []
         content_order = [element.id for element in view.content]
-        for attempt in (prompt, f"{prompt}\n\n{RETRY_PROMPT}"):
+        schema = plan_schema(content_order)
+        cap = answer_token_cap(len(content_order), self.max_answer_tokens)
+        shape = '{"chunks": [[IDs],...]}' if self.model.structured_output else "[[IDs],...]"
+        earlier: list[Exchange] = []
+        asked = prompt
+        failed_answer: str | None = None
+        for turn in range(2):  # the answer, then at most one repair turn
+            started = time.perf_counter()
+            sent = len(system) + len(asked) + sum(len(a) + len(b) for a, b in earlier)
             try:
-                reply = self.model.complete(system, attempt, max_tokens=self.max_answer_tokens)
+                reply = self.model.complete(
+                    system, asked, max_tokens=cap, schema=schema, earlier=earlier
+                )
+            except ModelUnreachable as exc:
+                self._record(document_id, None, f"error: {exc}", sent_chars=sent, started=started)
+                raise ModelServerUnreachable(str(exc)) from exc
             except ModelCallError as exc:
-                self._record(document_id, None, f"error: {exc}")
-                raise PlanningFailed(f"model call failed: {exc}", usage, notes) from exc
+                self._record(document_id, None, f"error: {exc}", sent_chars=sent, started=started)
+                raise PlanningFailed(
+                    f"model call failed: {exc}", usage, notes, failed_answer
+                ) from exc
             usage = usage + reply.usage
             try:
-                groups = parse_answer(reply.text)
+                answer = read_answer(reply.text)
             except PlanningError as exc:
-                self._record(document_id, reply, "unparseable")
-                notes.append(f"unparseable answer: {exc}")
+                complaint = (
+                    f"it stopped at the token cap ({cap} tokens) before it ended"
+                    if reply.cut_off
+                    else str(exc)
+                )
+                self._record(document_id, reply, "cut off" if reply.cut_off else "unparseable")
+                notes.append(f"answer {quote(reply.text)} unusable: {complaint}")
+                failed_answer = reply.text[:FAILED_ANSWER_CHARS]
+                earlier = [(prompt, reply.text[:REPAIR_ANSWER_CHARS])]
+                asked = REPAIR_PROMPT.format(complaint=complaint, shape=shape)
                 continue
-            self._record(document_id, reply, "ok")
+            self._record(document_id, reply, "ok" if turn == 0 else "repaired")
             return Proposal(
-                groups=[expand_ranges(group, content_order) for group in groups],
+                groups=[expand_ranges(group, content_order) for group in answer.groups],
                 planner=self.name,
                 model=reply.model,
                 usage=usage,
                 notes=notes,
+                flat=answer.flat,
+                repaired=turn > 0,
+                failed_answer=failed_answer,
             )
-        raise PlanningFailed("; ".join(notes), usage, notes)
+        raise PlanningFailed("; ".join(notes), usage, notes, failed_answer)
+
+
+def quote(answer: str, limit: int = 60) -> str:
+    """The start of an answer, on one line and quoted, for a warning."""
+    return repr(one_line(answer, limit)) if answer.strip() else "(empty)"
+
+
+class ModelServerUnreachable(PlanningError, ModelCallError):
+    """The planner's model server cannot be reached: planning stops instead of falling back
+    section after section (on AWS, Step Functions retries it as a transient error)."""
+
+    def __init__(self, message: str) -> None:
+        ModelCallError.__init__(self, message, retry="transient")
 
 
 class PlanningFailed(PlanningError):
     """The model gave no usable plan; carries the tokens already spent."""
 
-    def __init__(self, reason: str, usage: TokenUsage, notes: list[str]) -> None:
+    def __init__(
+        self,
+        reason: str,
+        usage: TokenUsage,
+        notes: list[str],
+        failed_answer: str | None = None,
+    ) -> None:
         super().__init__(reason)
         self.usage = usage
         self.notes = notes
+        self.failed_answer = failed_answer

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pydantic import BaseModel, ConfigDict
+
 from drac.assemble import layout_ids
 from drac.clock import utc_now
+from drac.errors import PlanningError
 from drac.ids import digest_of
-from drac.models import Element, PlanVersion, Section, SectionPlan, Strategy
+from drac.models import Element, PlanIssues, PlanVersion, Section, SectionPlan, Strategy
 from drac.planning.base import Planner, Proposal, SectionView, section_view, section_views
 from drac.planning.llm import LlmPlanner, PlanningFailed
 from drac.planning.rules import RulesPlanner
@@ -94,17 +97,24 @@ def _plan(
     proposal = _propose(view, strategy, planner, document_id)
     chunks, issues = validate(proposal, view, strategy)
     arrays = tuple(layout_ids([view.by_id[i] for i in chunk]) for chunk in chunks)
+    rebuilt = issues.fell_back_to_rules and not proposal.fell_back
     plan = SectionPlan(
         section_id=view.section.id,
         chunks=arrays,
-        planner=proposal.planner,
+        planner=f"{proposal.planner}->rules" if rebuilt else proposal.planner,
         model=proposal.model,
         usage=proposal.usage,
         issues=issues,
     )
-    if cacheable and cache is not None and not proposal.fell_back:
+    if cacheable and cache is not None and _is_model_plan(issues):
         cache.put(key, plan)
     return plan
+
+
+def _is_model_plan(issues: PlanIssues) -> bool:
+    """True when the plan's chunks are the model's own: nothing fell back to rules and no
+    content had to be added by the rules packer (such plans are asked for again next time)."""
+    return not issues.fell_back_to_rules and not issues.missing_ids
 
 
 def _propose(view: SectionView, strategy: Strategy, planner: Planner, document_id: str) -> Proposal:
@@ -112,11 +122,63 @@ def _propose(view: SectionView, strategy: Strategy, planner: Planner, document_i
         return planner.propose(view, strategy, document_id)
     except PlanningFailed as failure:
         fallback = RulesPlanner().propose(view, strategy, document_id)
+        # the notes already say what went wrong: the reason does not repeat them
+        said = [*failure.notes, "fell back to rules"] if failure.notes else []
         return Proposal(
             groups=fallback.groups,
             planner=f"{planner.name}->rules",
             model=getattr(getattr(planner, "model", None), "name", None),
             usage=failure.usage,
-            notes=[*failure.notes, f"fell back to rules: {failure}"],
+            notes=said or [f"fell back to rules: {failure}"],
             fell_back=True,
+            failed_answer=failure.failed_answer,
         )
+
+
+class PlanningCounts(BaseModel):
+    """How a plan's sections were planned: by the model (some in a repair turn, some from
+    the cache) or by the rules planner after the model failed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    sections: int = 0
+    by_model: int = 0
+    repaired: int = 0
+    cached: int = 0
+    fell_back: int = 0
+
+    def describe(self) -> str:
+        """One line: '5 section(s): 3 by the model (1 repaired, 1 cached), 2 fell back'."""
+        extras = [f"{self.repaired} repaired"] if self.repaired else []
+        extras += [f"{self.cached} cached"] if self.cached else []
+        detail = f" ({', '.join(extras)})" if extras else ""
+        line = f"{self.sections} section(s): {self.by_model} by the model{detail}"
+        return f"{line}, {self.fell_back} fell back to rules" if self.fell_back else line
+
+
+def planning_counts(plan: PlanVersion) -> PlanningCounts:
+    """Count a plan's sections by how they were planned."""
+    sections = plan.sections
+    by_model = [s for s in sections if s.planner != "rules" and not s.issues.fell_back_to_rules]
+    return PlanningCounts(
+        sections=len(sections),
+        by_model=len(by_model),
+        repaired=sum(1 for s in by_model if s.issues.repaired),
+        cached=sum(1 for s in by_model if s.cached),
+        fell_back=sum(1 for s in sections if s.issues.fell_back_to_rules),
+    )
+
+
+def require_model_plans(plan: PlanVersion) -> None:
+    """Raise PlanningError when the model was asked to plan and planned no section: such a
+    plan is the rules plan under another name, not worth a new version."""
+    if plan.strategy.planner != "llm" or not plan.sections:
+        return
+    if planning_counts(plan).by_model:
+        return
+    first = next((s.issues.reason for s in plan.sections if s.issues.reason), None)
+    raise PlanningError(
+        f"every one of {len(plan.sections)} section(s) fell back to rules"
+        + (f" (first: {first})" if first else "")
+        + "; no new plan version stored"
+    )

@@ -6,6 +6,7 @@ from itertools import groupby
 
 from drac.models import Element, PlanIssues, Strategy
 from drac.planning.base import Proposal, SectionView
+from drac.planning.measure import measure_of
 from drac.planning.packing import pack, split_over_limit
 
 
@@ -16,8 +17,12 @@ def validate(
 
     Unknown IDs are dropped, repeated content IDs kept at first use, heading IDs treated as
     context only, missing content gathered into fallback chunks under their own headings, and
-    chunks over the hard limit split in order.
+    chunks over the hard limit split in order, and a one-element chunk below min_chars merged
+    into a neighbour under the same headings. A proposal of which nothing could be kept is
+    replaced by the rules plan and marked as fallen back.
     """
+    notes = list(proposal.notes)
+    fell_back = proposal.fell_back
     if _is_clean(proposal.groups, view):
         kept_groups = [[view.by_id[i] for i in group] for group in proposal.groups]
         unknown: list[str] = []
@@ -25,13 +30,25 @@ def validate(
         missing: list[Element] = []
     else:
         kept_groups, unknown, duplicates, missing = _repaired(proposal.groups, view, strategy)
+        if view.content and len(missing) == len(view.content) and not fell_back:
+            notes.append("no ID of the answer was usable")
+            fell_back = True
+            kept_groups = pack(view.content, view.by_id, strategy, view.breadcrumbs)
+    if proposal.flat and not fell_back:
+        # One list of IDs draws no chunk boundaries. Measured on the corpus (docs/evaluation.md):
+        # one chunk per ID, merged, left 74 % of chunks under min_chars; one chunk split at the
+        # hard limit made chunks of 1,780 chars (median); the rules packer's are 1,014.
+        notes.append("a flat list of IDs (no chunk boundaries): packed by rules")
+        fell_back = True
+        kept = sorted((e for group in kept_groups for e in group), key=lambda e: view.order[e.id])
+        kept_groups = pack(kept, view.by_id, strategy, view.breadcrumbs)
+    if not fell_back and proposal.planner != "rules":  # packed groups are sized already
+        kept_groups = merge_single_blocks(kept_groups, view, strategy)
 
     chunks: list[list[str]] = []
     splits = 0
     for group in kept_groups:
-        pieces = split_over_limit(
-            group, view.by_id, strategy.hard_limit_chars, view.breadcrumbs
-        )
+        pieces = split_over_limit(group, view.by_id, strategy.hard_limit_chars, view.breadcrumbs)
         splits += len(pieces) - 1
         chunks.extend([element.id for element in piece] for piece in pieces)
 
@@ -40,10 +57,48 @@ def validate(
         duplicate_ids=tuple(duplicates),
         missing_ids=tuple(element.id for element in missing),
         split_chunks=splits,
-        fell_back_to_rules=proposal.fell_back,
-        reason="; ".join(proposal.notes) or None,
+        fell_back_to_rules=fell_back,
+        reason="; ".join(notes) or None,
+        repaired=proposal.repaired,
+        failed_answer=proposal.failed_answer,
     )
     return chunks, issues
+
+
+def merge_single_blocks(
+    groups: list[list[Element]], view: SectionView, strategy: Strategy
+) -> list[list[Element]]:
+    """Merge each one-element chunk smaller than min_chars into the chunk before it, else the
+    one after it, when both lie under the same headings and the merged chunk keeps within the
+    hard limit and max_blocks (the rules packer's own bounds)."""
+    merged: list[list[Element]] = []
+    pending = [list(group) for group in groups]
+    for index, group in enumerate(pending):
+        if len(group) == 1 and _small(group, view, strategy):
+            if merged and _joinable(merged[-1], group, view, strategy):
+                merged[-1] = sorted([*merged[-1], *group], key=lambda e: view.order[e.id])
+                continue
+            following = pending[index + 1] if index + 1 < len(pending) else None
+            if following is not None and _joinable(group, following, view, strategy):
+                pending[index + 1] = sorted([*group, *following], key=lambda e: view.order[e.id])
+                continue
+        merged.append(group)
+    return merged
+
+
+def _small(group: list[Element], view: SectionView, strategy: Strategy) -> bool:
+    return measure_of(group, view.by_id, view.breadcrumbs).size < strategy.min_chars
+
+
+def _joinable(
+    first: list[Element], second: list[Element], view: SectionView, strategy: Strategy
+) -> bool:
+    if first[-1].ancestors != second[0].ancestors:
+        return False
+    if len({e.table_id or e.id for e in [*first, *second]}) > strategy.max_blocks:
+        return False
+    size = measure_of([*first, *second], view.by_id, view.breadcrumbs).size
+    return size <= strategy.hard_limit_chars
 
 
 def _is_clean(groups: list[list[str]], view: SectionView) -> bool:

@@ -8,6 +8,7 @@ import json
 import re
 import shutil
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -31,6 +32,10 @@ class ModelServer(ThreadingHTTPServer):
         self.lock = threading.Lock()
         self.unavailable = 0  # answer this many requests with 503 first
         self.refused = 0
+        self.cut_vision = False  # stop page answers mid-way, at the "token cap"
+        self.plan_answers: list[str] = []  # answer the next planning requests with these
+        self.page_answer: dict[int, str] = {}  # write this for a page instead of its Markdown
+        self.echo_prompt = False  # answer page images with the system prompt (text-only model)
 
     def of_kind(self, kind: str) -> list[dict[str, Any]]:
         return [r for r in self.requests if _kind(r) == kind]
@@ -76,15 +81,27 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
             return
         prompt = _text(body)
+        finish = "stop"
         if _kind(body) == "vision":
             pages = [int(n) for n in re.findall(r"<!-- Page (\d+) -->", prompt)]
-            answer = "\n\n".join(page_markdown(page) for page in pages)
+            answer = "\n\n".join(
+                self.server.page_answer.get(page, page_markdown(page)) for page in pages
+            )
+            if self.server.echo_prompt:
+                answer = body["messages"][0]["content"]
+            if self.server.cut_vision:
+                answer, finish = answer[: answer.index("<!-- Page 2 -->") + 40], "length"
+        elif self.server.plan_answers:
+            answer = self.server.plan_answers.pop(0)
         else:
-            ids = re.findall(r"^(p[\d.]+) ", prompt, flags=re.MULTILINE)
+            asked = "\n".join(str(m["content"]) for m in body["messages"] if m["role"] == "user")
+            ids = re.findall(r"^(p[\d.]+) ", asked, flags=re.MULTILINE)  # a repair turn too
             groups = [ids[i : i + 2] for i in range(0, len(ids), 2)]
             answer = json.dumps([[f"{g[0]}-{g[-1]}"] if len(g) > 1 else g for g in groups])
         reply = {
-            "choices": [{"message": {"role": "assistant", "content": answer}}],
+            "choices": [
+                {"message": {"role": "assistant", "content": answer}, "finish_reason": finish}
+            ],
             "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": len(answer) // 4},
         }
         data = json.dumps(reply).encode()
@@ -175,6 +192,155 @@ def test_a_busy_model_server_is_retried(server: ModelServer, tmp_path: Path) -> 
     assert code == 0, out
     assert server.refused == 1
     assert len(server.of_kind("vision")) == 1  # the retried call was answered
-    code, out = run(server, "show", "warranty_and_service.pdf", "-w", str(tmp_path / "ws"),
-                    "--markdown")
+    code, out = run(
+        server, "show", "warranty_and_service.pdf", "-w", str(tmp_path / "ws"), "--markdown"
+    )
     assert "conversion failed" not in out and "Page 1 explains warranty claims" in out
+
+
+def test_a_conversion_cut_off_at_the_token_cap_is_partial_not_indexed(
+    server: ModelServer, tmp_path: Path
+) -> None:
+    pdf = tmp_path / "warranty_and_service.pdf"
+    shutil.copy(EXAMPLES / "warranty_and_service.pdf", pdf)
+    server.cut_vision = True
+    ws = str(tmp_path / "ws")
+
+    code, out = run(server, "ingest", str(pdf), "-w", ws, "--json")
+    assert code == 0, out
+    code, out = run(server, "status", "-w", ws, "--json")
+    [document] = json.loads(out)
+    assert document["status"] == "PARTIAL", out
+    code, out = run(server, "show", "warranty_and_service.pdf", "-w", ws, "--markdown")
+    assert "Page 1 explains warranty claims" in out  # the page finished before the cut stays
+    assert "<!-- Page 2: conversion failed: answer cut off at the token cap" in out
+    assert "<!-- Page 3: conversion failed: answer cut off at the token cap" in out
+    assert "Section 2" not in out  # the half-written page is not indexed as complete
+
+
+def test_a_server_gone_stops_the_replan_with_one_line(server: ModelServer, tmp_path: Path) -> None:
+    ws = str(tmp_path / "ws")
+    for name in ("one.md", "two.md"):
+        (tmp_path / name).write_text(f"# {name}\n\nFirst part.\n\nSecond part.\n")
+        code, out = run(server, "ingest", str(tmp_path / name), "-w", ws, "--strategy", "llm")
+        assert code == 0, out
+    port = server.server_address[1]
+    server.shutdown()
+    server.server_close()  # nothing listens on the port any more
+
+    started = time.monotonic()
+    result = CliRunner().invoke(
+        cli, ["replan", "-w", ws, "--strategy", "llm", "--target-chars", "600"],
+        env={"DRAC_MODEL": "openai", "DRAC_OPENAI_MODEL": "gemma3:27b",
+             "DRAC_OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1"},
+    )  # fmt: skip
+    elapsed = time.monotonic() - started
+    assert result.exit_code == 1, result.output
+    stopped = [line for line in result.output.splitlines() if "unreachable" in line]
+    assert len(stopped) == 1, result.output
+    assert stopped[0].startswith("stopped: model server unreachable")
+    assert "2 document(s) not re-planned" in stopped[0]
+    assert elapsed < 20  # three connection attempts, not six per section
+    code, out = run(server, "show", "one.md", "-w", ws, "--json")
+    assert [v["version"] for v in json.loads(out)["versions"]] == [1]  # nothing stored
+
+
+def test_failed_planning_is_visible_and_stores_no_version(
+    server: ModelServer, tmp_path: Path
+) -> None:
+    ws = str(tmp_path / "ws")
+    (tmp_path / "guide.md").write_text("# Guide\n\nFirst part.\n\nSecond part.\n")
+    code, out = run(server, "ingest", str(tmp_path / "guide.md"), "-w", ws, "--strategy", "llm")
+    assert code == 0, out
+    assert "planning: 1 section(s): 1 by the model" in out
+    code, out = run(server, "status", "-w", ws, "--json")
+    assert json.loads(out)[0]["planning"] == {
+        "sections": 1, "by_model": 1, "repaired": 0, "cached": 0, "fell_back": 0,
+    }  # fmt: skip
+
+    server.plan_answers = ["- [ ] First part\n- [ ] Second part"] * 2  # an echo, twice
+    code, out = run(server, "replan", "-w", ws, "--strategy", "llm", "--target-chars", "600")
+    assert code == 1, out
+    assert "every one of 1 section(s) fell back to rules" in out
+    assert "no new plan version stored" in out
+    for line in (line for line in out.splitlines() if "fell back" in line):
+        assert line.count("unusable") == 2  # each answer once, not again in the reason
+    code, out = run(server, "show", "guide.md", "-w", ws, "--json")
+    assert [v["version"] for v in json.loads(out)["versions"]] == [1]
+
+    # an answer that fails once and is then repaired is stored, counted and shown
+    server.plan_answers = ["Sure, I can group these."]
+    code, out = run(server, "replan", "-w", ws, "--strategy", "llm", "--target-chars", "700")
+    assert code == 0, out
+    assert "planning: 1 section(s): 1 by the model (1 repaired)" in out
+    code, out = run(server, "status", "-w", ws, "--json")
+    assert json.loads(out)[0]["planning"]["repaired"] == 1
+    code, out = run(server, "show", "guide.md", "-w", ws)
+    assert "the model answered: 'Sure, I can group these.'" in out
+    repair = server.of_kind("planning")[-1]["messages"]
+    assert [m["role"] for m in repair] == ["system", "user", "assistant", "user"]
+    assert repair[2]["content"] == "Sure, I can group these."
+
+
+def _ingest_warranty(server: ModelServer, tmp_path: Path) -> tuple[str, str]:
+    """Ingest the example PDF: its status and its Markdown."""
+    pdf = tmp_path / "warranty_and_service.pdf"
+    shutil.copy(EXAMPLES / "warranty_and_service.pdf", pdf)
+    ws = str(tmp_path / "ws")
+    run(server, "ingest", str(pdf), "-w", ws)
+    _, out = run(server, "status", "-w", ws, "--json")
+    [document] = json.loads(out)
+    if document["status"] == "FAILED":  # no Markdown stored
+        return document["status"], document["error"]
+    _, markdown = run(server, "show", "warranty_and_service.pdf", "-w", ws, "--markdown")
+    return document["status"], markdown
+
+
+def test_a_text_only_model_repeating_the_prompt_is_not_indexed(
+    server: ModelServer, tmp_path: Path
+) -> None:
+    server.echo_prompt = True
+    status, said = _ingest_warranty(server, tmp_path)
+    assert status == "FAILED"  # every page failed: nothing of the document is indexed
+    assert "pages 1-3: conversion failed: the answer repeats the conversion prompt" in said
+    assert "text-only model" in said
+
+
+def test_a_page_that_shares_nothing_with_its_text_layer_is_not_indexed(
+    server: ModelServer, tmp_path: Path
+) -> None:
+    server.page_answer = {
+        2: "<!-- Page 2 -->\n\n## Bananas\n\nBananas grow in tropical climates; ripe fruit "
+        "turns yellow, then brown spots appear while sugars develop inside the peel quickly."
+    }
+    status, markdown = _ingest_warranty(server, tmp_path)
+    assert status == "PARTIAL"
+    assert "Bananas" not in markdown
+    assert re.search(r"<!-- Page 2: conversion failed: the answer shares \d% of its words "
+                     r"with the page's text layer: it is not this page -->", markdown)  # fmt: skip
+    assert "Page 1 explains warranty claims" in markdown  # the other pages stay
+    assert "Page 3 explains warranty claims" in markdown
+
+
+def test_ingest_with_no_server_fails_each_document_fast_and_plainly(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # nothing listens here once the socket is closed
+    names = ["one.md", "two.md"]
+    for name in names:
+        (tmp_path / name).write_text(f"# {name}\n\nFirst part.\n\nSecond part.\n")
+    started = time.monotonic()
+    result = CliRunner().invoke(
+        cli, ["ingest", *(str(tmp_path / n) for n in names), "-w", str(tmp_path / "ws"),
+              "--strategy", "llm"],
+        env={"DRAC_MODEL": "openai", "DRAC_OPENAI_MODEL": "gemma3:27b",
+             "DRAC_OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1"},
+    )  # fmt: skip
+    assert result.exit_code == 1
+    assert time.monotonic() - started < 20  # 3 connection attempts once, then none
+    failed = [line for line in result.output.splitlines() if line.startswith("FAILED")]
+    assert {Path(line.split(":")[0]).name for line in failed} == set(names)
+    assert all(": model server unreachable: " in line for line in failed)
+    assert "unexpected error" not in result.output

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from drac.assemble import chunk_text
@@ -87,7 +89,8 @@ def test_unknown_ids_are_dropped_and_reported(view: SectionView) -> None:
 
 def test_duplicates_are_kept_once_at_first_use(view: SectionView) -> None:
     chunks, issues = check([["p1", "p2", "p1"], ["p2", "p3"], ["p4", "p5", "p6", "p7"]], view)
-    assert chunks == [["p1", "p2"], ["p3"], ["p4", "p5", "p6", "p7"]]
+    # the one-block chunk left ["p3"] joins its neighbour under the same heading
+    assert chunks == [["p1", "p2", "p3"], ["p4", "p5", "p6", "p7"]]
     assert issues.duplicate_ids == ("p1", "p2")
 
 
@@ -98,8 +101,8 @@ def test_missing_ids_are_gathered_into_fallback_chunks_by_heading(view: SectionV
     setup = {"p1", "p2", "p3"}
     for chunk in chunks:
         assert set(chunk) <= setup or not set(chunk) & setup
-    # the missing Setup blocks are packed together, chunks come in document order
-    assert chunks[:2] == [["p1", "p3"], ["p2"]]
+    # the missing Setup blocks are packed together, the lone p2 joins them, in document order
+    assert chunks[0] == ["p1", "p2", "p3"]
 
 
 def test_heading_ids_are_context_only(view: SectionView) -> None:
@@ -188,7 +191,7 @@ def test_parse_answer_accepts_fences_and_prose(answer: str) -> None:
 
 @pytest.mark.parametrize(
     "answer",
-    ["", "no json here", "[[p1, p2]]", '["p1", "p2"]', '[["p1", 2]]', '{"a": 1}', "[[", "] ["],
+    ["", "no json here", "[[p1, p2]]", '["a", "b"]', '[["p1", 2]]', '{"a": 1}', "[[", "] ["],
 )
 def test_parse_answer_rejects_garbage(answer: str) -> None:
     with pytest.raises(PlanningError):
@@ -244,8 +247,16 @@ def test_garbage_then_good_answer_uses_the_retry(view: SectionView, scripted_mod
     proposal = LlmPlanner(model, ledger).propose(view, Strategy(), "d1")
     assert proposal.groups[0] == ["p1", "p2", "p3"]
     assert len(model.calls) == 2
-    assert "JSON array only" in model.calls[1][1]
-    assert [e.outcome for e in ledger.entries] == ["unparseable", "ok"]
+    # the repair turn shows the model its own answer, then what is wrong with it
+    first_prompt = model.calls[0][1]
+    assert model.requests[1]["earlier"] == [(first_prompt, "I cannot help with that.")]
+    assert model.calls[1][1] == (
+        "That answer cannot be used: answer holds no JSON array. Reply with the JSON only, "
+        "[[IDs],...], every p-ID of the list above once, in order, and nothing else."
+    )
+    assert model.calls[1][0] == model.calls[0][0]
+    assert proposal.repaired
+    assert [e.outcome for e in ledger.entries] == ["unparseable", "repaired"]
     assert proposal.usage.input_tokens == sum(e.input_tokens for e in ledger.entries)
 
 
@@ -338,7 +349,7 @@ def test_unchanged_replan_makes_no_model_call(scripted_model) -> None:
 
 
 def test_changed_strategy_or_text_calls_the_model_again(scripted_model) -> None:
-    model = scripted_model(['[["p1-p3"]]'])
+    model = scripted_model([every_id])
     cache = DictCache()
     strategy = Strategy(planner="llm", section_budget=5)
     sections = _plan_doc(DOC, strategy, model, cache)
@@ -352,8 +363,14 @@ def test_changed_strategy_or_text_calls_the_model_again(scripted_model) -> None:
     assert [s.cached for s in replanned] == [True, False]
 
 
+def every_id(system: str, prompt: str) -> str:
+    """A complete answer: every content ID of the prompt, in one chunk."""
+    ids = [line.split(" ", 1)[0] for line in prompt.splitlines() if line.startswith("p")]
+    return json.dumps([ids])
+
+
 def test_renaming_a_strategy_keeps_the_cache(scripted_model) -> None:
-    model = scripted_model(['[["p1-p3"]]'])
+    model = scripted_model([every_id])
     cache = DictCache()
     _plan_doc(DOC, Strategy(planner="llm", section_budget=5, name="a"), model, cache)
     calls = len(model.calls)

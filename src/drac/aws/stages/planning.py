@@ -115,7 +115,11 @@ def plan_one_section(rt: Runtime, event: PlanSectionInput) -> PlannedSection:
             stored.section,
             stored.elements,
             item.strategy,
-            text_model=rt.text_model() if item.strategy.planner == "llm" else None,
+            text_model=(
+                rt.text_model(item.strategy.planner_model)
+                if item.strategy.planner == "llm"
+                else None
+            ),
             cache=rt.plan_cache,
             ledger=rt.ledger,
             document_id=item.document_id,

@@ -1,0 +1,153 @@
+"""What the LLM planner asks for (issue 20): the answer's schema, a token cap sized to the
+section, the structured prompt where the backend enforces the schema, cut-off answers named."""
+
+from __future__ import annotations
+
+import pytest
+
+from drac.models import Strategy, TokenUsage
+from drac.parsing import parse_markdown
+from drac.planning import LlmPlanner, plan_section, section_view
+from drac.planning.base import SectionView
+from drac.planning.llm import STRUCTURED_PROMPT, SYSTEM_PROMPT, answer_token_cap, plan_schema
+from drac.ports import MemoryLedger, ModelReply
+from drac.sectioning import make_sections
+from tests.unit.planning.test_untrickable_answers import DOC, content
+
+
+@pytest.fixture
+def view() -> SectionView:
+    elements = parse_markdown(DOC)
+    [section] = make_sections(elements)
+    return section_view(section, elements)
+
+
+def test_the_schema_lists_the_sections_own_ids_and_the_cap_fits_the_section(
+    view, scripted_model
+) -> None:
+    model = scripted_model(['{"chunks": [["p1", "p2", "p3"], ["p4", "p5", "p6", "p7"]]}'])
+    proposal = LlmPlanner(model, MemoryLedger()).propose(view, Strategy(), "d1")
+    [request] = model.requests
+    ids = ["p1", "p2", "p3", "p4", "p5", "p6", "p7"]
+    assert request["schema"] == {
+        "type": "object",
+        "properties": {
+            "chunks": {
+                "type": "array",
+                "minItems": 1,
+                "items": {"type": "array", "minItems": 1, "items": {"anyOf": [
+                    {"type": "string", "enum": ids},
+                    {"type": "string", "pattern": r"^p[0-9]+(\.[0-9]+)?-p[0-9]+(\.[0-9]+)?$"},
+                ]}},
+            }
+        },
+        "required": ["chunks"],
+        "additionalProperties": False,
+    }  # fmt: skip
+    assert request["max_tokens"] == 48 + 6 * 7 == answer_token_cap(7, 1024)
+    assert proposal.groups == [ids[:3], ids[3:]]
+
+
+def test_the_cap_never_exceeds_the_models_ceiling() -> None:
+    assert answer_token_cap(60, 1024) == 408
+    assert answer_token_cap(500, 1024) == 1024
+    assert answer_token_cap(500, 200) == 200
+
+
+def test_a_structured_backend_gets_the_structured_prompt(view, scripted_model) -> None:
+    plain = scripted_model(['[["p1-p7"]]'])
+    LlmPlanner(plain, MemoryLedger()).propose(view, Strategy(), "d1")
+    structured = scripted_model(['{"chunks": [["p1"]]}'], structured_output=True)
+    LlmPlanner(structured, MemoryLedger()).propose(view, Strategy(), "d1")
+    assert plain.calls[0][0] == SYSTEM_PROMPT.format(target=1100, limit=2000)
+    assert structured.calls[0][0] == STRUCTURED_PROMPT.format(target=1100, limit=2000)
+    assert '{"chunks": [[IDs],...]}' in structured.calls[0][0]
+    assert '"pA-pB"' in structured.calls[0][0]  # the schema allows runs: they save tokens
+
+
+def test_a_cut_off_answer_is_named_so_not_invalid_json(view, scripted_model) -> None:
+    cut = ModelReply(text='[["p1", "p2", "p3"], ["p4", "p', model="m", finish_reason="length",
+                     usage=TokenUsage(input_tokens=50, output_tokens=90))  # fmt: skip
+    ledger = MemoryLedger()
+    plan = plan_section(view.section, list(view.by_id.values()), Strategy(planner="llm"),
+                        text_model=scripted_model([cut]), ledger=ledger)  # fmt: skip
+    assert plan.planner == "llm->rules"
+    assert "stopped at the token cap (90 tokens)" in (plan.issues.reason or "")
+    assert "not valid JSON" not in (plan.issues.reason or "")
+    assert [e.outcome for e in ledger.entries] == ["cut off", "cut off"]
+
+
+def test_a_complete_plan_before_the_cut_is_used(view, scripted_model) -> None:
+    """A model that closes its JSON and then rambles to the cap still planned the section."""
+    rambling = ModelReply(text='[["p1-p3"], ["p4-p7"]]\n\nNow let me explain why I', model="m",
+                          finish_reason="length")  # fmt: skip
+    plan = plan_section(view.section, list(view.by_id.values()), Strategy(planner="llm"),
+                        text_model=scripted_model([rambling]))  # fmt: skip
+    assert plan.planner == "llm"
+    assert content(plan) == [["p1", "p2", "p3"], ["p4", "p5", "p6", "p7"]]
+
+
+def test_plan_schema_of_no_ids_is_still_a_schema() -> None:
+    item = plan_schema([])["properties"]["chunks"]["items"]["items"]
+    assert item["anyOf"][0]["enum"] == []
+
+
+def test_an_unreachable_server_stops_planning_instead_of_falling_back(scripted_model) -> None:
+    from drac.planning import plan_document
+    from drac.planning.llm import ModelServerUnreachable
+    from drac.ports import ModelUnreachable
+
+    elements = parse_markdown(DOC)
+    sections = make_sections(elements, 3)
+    assert len(sections) >= 2
+    model = scripted_model([ModelUnreachable("model server unreachable: refused")])
+    ledger = MemoryLedger()
+    with pytest.raises(ModelServerUnreachable, match="refused"):
+        plan_document("d1", elements, sections, Strategy(planner="llm"), 1,
+                      text_model=model, ledger=ledger)  # fmt: skip
+    assert len(model.calls) == 1  # the first section, not every one in turn
+    assert ledger.entries[0].outcome.startswith("error: model server unreachable")
+
+
+def test_the_repair_turn_after_a_cut_off_shows_the_cut_answer(view, scripted_model) -> None:
+    cut = ModelReply(text='[["p1", "p2"', model="m", finish_reason="length")
+    model = scripted_model([cut, '[["p1-p3"], ["p4-p7"]]'])
+    ledger = MemoryLedger()
+    proposal = LlmPlanner(model, ledger).propose(view, Strategy(), "d1")
+    assert model.requests[1]["earlier"] == [(model.calls[0][1], '[["p1", "p2"')]
+    assert model.calls[1][1].startswith(
+        "That answer cannot be used: it stopped at the token cap (90 tokens) before it ended."
+    )
+    assert proposal.repaired and proposal.groups[0] == ["p1", "p2", "p3"]
+    assert [e.outcome for e in ledger.entries] == ["cut off", "repaired"]
+
+
+@pytest.mark.parametrize(
+    ("markdown", "shown"),
+    [
+        ("<details><summary>Setup steps</summary>Plug it in<br>then wait</details>",
+         "Setup steps Plug it in then wait"),  # no '<br', no '<details <summary'
+        ("Voltage > 5 V and a -> b", "Voltage > 5 V and a -> b"),  # '>' in text is text
+        ("> quoted advice\n> more", "quoted advice more"),  # a quote marker is markup
+        ("a <b>bold</b> word", "a bold word"),
+    ],
+)  # fmt: skip
+def test_previews_drop_html_tags_whole_and_keep_a_greater_than_sign(
+    markdown: str, shown: str
+) -> None:
+    from drac.planning.llm import preview
+
+    [element] = parse_markdown(markdown)
+    assert preview(element, 120) == shown
+
+
+def test_a_strategys_planner_model_chooses_the_model(monkeypatch) -> None:
+    from drac.cli.models_setup import build_models
+    from drac.clients.openai_compat import OpenAICompatTextModel
+
+    monkeypatch.setenv("DRAC_MODEL", "openai")
+    monkeypatch.setenv("DRAC_OPENAI_MODEL", "gemma3:27b")
+    _, chosen = build_models(None, Strategy(planner="llm", planner_model="qwen3:8b"))
+    _, default = build_models(None, Strategy(planner="llm"))
+    assert isinstance(chosen, OpenAICompatTextModel) and isinstance(default, OpenAICompatTextModel)
+    assert (chosen.model, default.model) == ("qwen3:8b", "gemma3:27b")
