@@ -197,6 +197,8 @@ def apply_headings(markdown: str, hints: list[HeadingHint]) -> str:
     line is split there and the heading stands on its own. Each hint takes the first such
     match; table rows, page markers and other comments are never touched.
     """
+    if not hints:
+        return markdown
     lines = markdown.split("\n")
     for hint in hints:
         pattern = _hint_pattern(hint.text)
@@ -217,7 +219,7 @@ def apply_headings(markdown: str, hints: list[HeadingHint]) -> str:
         parts = [before, "", "#" * hint.level + " " + hint.text, "", _escape_start(after)]
         lines[index : index + 1] = [part for part in parts if part or part == ""]
     text = "\n".join(lines)
-    return re.sub(r"\n{3,}", "\n\n", text).strip("\n") if hints else markdown
+    return re.sub(r"\n{3,}", "\n\n", text).strip("\n")
 
 
 def _hint_pattern(text: str) -> re.Pattern[str] | None:
