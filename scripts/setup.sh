@@ -30,5 +30,5 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-.venv/bin/python -m pip install -q -e '.[dev]'
+.venv/bin/python -m pip install -q -e '.[dev,ocr]'  # ocr: offline OCR of scans (RapidOCR)
 echo "setup: ready (.venv/bin/drac)"

@@ -9,12 +9,21 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from drac.documents.batches import BatchResult, convert_batch, join_batches
-from drac.documents.containment import contained_call
+from drac.documents.containment import GIB, Limits, contained_call
 from drac.documents.detect import DocumentFormat, detect_format
 from drac.documents.normalise import normalise
+from drac.documents.ocr import OcrPage, ocr_available, ocr_warnings
 from drac.documents.offline import OfflinePage
 from drac.documents.options import ConversionOptions
-from drac.documents.render import PDF_LIMITS, PageImage, batched, pdf_facts, render_pages
+from drac.documents.render import (
+    PDF_LIMITS,
+    PageImage,
+    RenderOptions,
+    batched,
+    pdf_facts,
+    render_pages,
+)
+from drac.documents.slides import HeadingHint, apply_headings, slide_headings
 from drac.documents.spreadsheets import SpreadsheetOptions, read_spreadsheet
 from drac.documents.text import decode_text
 from drac.errors import DocumentError
@@ -23,6 +32,9 @@ from drac.ports import Ledger, MemoryLedger, VisionModel
 __all__ = ["ConversionOptions", "ConversionResult", "convert_to_markdown", "decode_text"]
 
 OFFLINE_MODEL = "offline"
+OCR_DPI = 200
+OCR_MAX_SIDE_PX = 4000
+"""Scans are rendered for OCR at 200 DPI (the resolution measured in BENCHMARKS.md, OCR)."""
 Progress = Callable[[int, int], None]
 
 
@@ -99,7 +111,8 @@ def convert_to_markdown(
     )
     warnings.extend(normalise_warnings)
     if vision is None:
-        result = _convert_offline(pdf, detection.format, warnings, options, progress)
+        headings = slide_headings(data) if detection.format is DocumentFormat.PPTX else []
+        result = _convert_offline(pdf, detection.format, warnings, options, progress, headings)
     else:
         result = _convert_with_model(
             pdf, detection.format, warnings, options, vision, ledger, document_id, progress
@@ -115,27 +128,74 @@ def _convert_offline(
     warnings: list[str],
     options: ConversionOptions,
     progress: Progress | None,
+    headings: list[list[HeadingHint]],
 ) -> ConversionResult:
+    """The text layer's Markdown; scans read by OCR; a deck's slide titles made headings."""
     found = contained_call(
         "drac.documents.render:offline_here", pdf, options.max_pages,
         limits=PDF_LIMITS, what="while opening the PDF",
     )  # fmt: skip
     pages = [OfflinePage.model_validate(page) for page in found["pages"]]
     warnings.extend(str(warning) for warning in found["warnings"])
+    if len(headings) != len(pages):  # not one slide per page: keep the converter's headings
+        headings = [[] for _ in pages]
     scanned = [page.number for page in pages if not page.has_text_layer]
+    read = read_scanned_pages(pdf, scanned, options) if scanned and ocr_available() else {}
+    markdown = []
     for page in pages:
+        ocr = read.get(page.number)
+        if ocr is not None and ocr.readable:
+            markdown.append(ocr.markdown)
+            continue
+        markdown.append(apply_headings(page.markdown, headings[page.number - 1]))
         warnings.extend(page.warnings)
+    warnings.extend(ocr_warnings(sorted(n for n, page in read.items() if page.readable)))
+    unread = [number for number in scanned if not (number in read and read[number].readable)]
     if progress:
         progress(len(pages), len(pages))
     return ConversionResult(
-        markdown="\n\n".join(page.markdown for page in pages) + "\n",
+        markdown="\n\n".join(markdown) + "\n",
         format=fmt.value,
         pages=len(pages),
-        status="partial" if scanned else "ok",
+        status="partial" if unread else "ok",
         warnings=warnings,
         failures=[],
         model=OFFLINE_MODEL,
     )
+
+
+OCR_LIMITS = Limits(
+    memory_bytes=4 * GIB,  # onnxruntime maps about 1.6 GiB of address space for one page
+    cpu_s=120.0,
+    step_cpu_s=120.0,
+    wall_s=300.0,
+    preload=("drac.documents.ocr", "numpy", "onnxruntime", "rapidocr"),
+    # the engine's native libraries, and what onnxruntime reads to size its thread pool
+    readable=("/usr/lib", "/lib", "/lib64", "/usr/lib64", "/proc/cpuinfo", "/sys/devices/system/cpu"),
+)
+"""What reading one scanned page by OCR may use, in a contained worker."""
+
+
+def read_scanned_pages(
+    pdf: bytes, numbers: list[int], options: ConversionOptions
+) -> dict[int, OcrPage]:
+    """Render the given pages (scans: no text layer) and read each by OCR.
+
+    The one place the offline path calls OCR; a page OCR fails on is left out (unread).
+    """
+    render = RenderOptions(dpi=OCR_DPI, max_side_px=OCR_MAX_SIDE_PX, max_pages=options.max_pages)
+    read: dict[int, OcrPage] = {}
+    for number in numbers:
+        try:
+            image = next(render_pages(pdf, render, pages=[number]))
+            found = contained_call(
+                "drac.documents.ocr:ocr_page", image.png, number, image.width_pt,
+                image.height_pt, limits=OCR_LIMITS, what=f"while reading page {number} by OCR",
+            )  # fmt: skip
+            read[number] = OcrPage.model_validate(found)
+        except DocumentError:
+            continue  # the page stays marked as unread; the others are still read
+    return read
 
 
 def _convert_with_model(

@@ -57,7 +57,8 @@ UNKNOWN_FORMAT = "unknown"
 
 SCAN_HINT = (
     "scans need a vision model: ingest again with --model bedrock|openai --force (pages "
-    "without a text layer are not converted offline; DRAC_MODEL or drac.toml set the default)"
+    "without a text layer that offline OCR could not read, or every scan when OCR is not "
+    "installed: pip install 'drac[ocr]'; DRAC_MODEL or drac.toml set the default)"
 )
 """The warning (first of a document's) telling how to convert the scans of a PARTIAL document."""
 

@@ -1,0 +1,269 @@
+"""Slide titles as headings: a PPTX's own titles, given to the page Markdown of its PDF.
+
+LibreOffice's PDF of a deck has one page per shown slide, in presentation order, but its
+text layer cannot tell a title from body text. The deck itself can: each slide's `title` or
+`ctrTitle` placeholder, and (as PowerPoint and pandoc write sub-headings) a body paragraph
+whose every run is bold, with no bullet and space set before it. Levels come from the deck's
+structure: the first slide's title is the deck's `#` (as is a later title restating most
+of it: a deck of several parts), a section slide's title (a slide holding only its title
+and maybe a subtitle, such as "1. CORPORATE") is `##` and the titles of the slides after
+it `###`; without section slides titles are `##`. A slide's heading paragraphs sit one level below
+its title; on an untitled slide the first continues the section and later ones sit below
+it; a numbered heading ("2. Ground Staff") continues the level of the previous number.
+The hints are applied to the page's Markdown by making the text that matches a heading
+(split off the line it was run into); no text is added or removed.
+"""
+
+from __future__ import annotations
+
+import io
+import posixpath
+import re
+import zipfile
+from xml.etree import ElementTree
+
+from pydantic import BaseModel, ConfigDict, Field
+
+_P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"
+_A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
+_R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
+_REL = "{http://schemas.openxmlformats.org/package/2006/relationships}"
+_TITLE_TYPES = frozenset({"title", "ctrTitle"})
+_MAX_PART_BYTES = 16 * 1024 * 1024
+_MAX_HEADING_CHARS = 200
+_RESTATED_SHARE = 0.6
+"""A later title holding more than this share of the first title's words opens a new part."""
+_NUMBERED = re.compile(r"^(\d{1,3})[.)]\s")
+_MARKDOWN_HEADING = re.compile(r"^#{1,6}\s+")
+_PAGE_MARKER = re.compile(r"^<!--\s*Page\s+\d+\s*-->$")
+
+
+class HeadingHint(BaseModel):
+    """A heading the deck declares on one slide: its text and Markdown level."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    level: int = Field(ge=1, le=6)
+
+
+class _Heading(BaseModel):
+    text: str
+    is_title: bool
+    section: bool = False  # the title of a slide holding nothing else (a subtitle at most)
+
+
+def slide_headings(pptx: bytes) -> list[list[HeadingHint]]:
+    """The heading hints of each slide LibreOffice exports (hidden slides left out), in order.
+
+    Returns an empty list when the package cannot be read as a deck (the converter then
+    keeps its own headings).
+    """
+    try:
+        with zipfile.ZipFile(io.BytesIO(pptx)) as archive:
+            slides = [_slide_headings(archive, part) for part in _shown_slides(archive)]
+    except (zipfile.BadZipFile, ElementTree.ParseError, KeyError, ValueError, OSError):
+        return []
+    return _levels(slides)
+
+
+def _shown_slides(archive: zipfile.ZipFile) -> list[str]:
+    """The slide parts in presentation order, without the hidden ones (`show="0"`)."""
+    presentation = "ppt/presentation.xml"
+    rels = _read(archive, "ppt/_rels/presentation.xml.rels")
+    targets = {
+        rel.get("Id", ""): posixpath.normpath(posixpath.join("ppt", rel.get("Target", "")))
+        for rel in rels.iter(f"{_REL}Relationship")
+    }
+    root = _read(archive, presentation)
+    parts = []
+    for slide_id in root.iter(f"{_P}sldId"):
+        part = targets.get(slide_id.get(f"{_R}id", ""))
+        if part is None:
+            continue
+        if _read(archive, part).get("show") in ("0", "false"):
+            continue
+        parts.append(part)
+    return parts
+
+
+def _read(archive: zipfile.ZipFile, name: str) -> ElementTree.Element:
+    """Parse one package part; a DTD (entity expansion) or an oversized part is refused."""
+    info = archive.getinfo(name)
+    if info.file_size > _MAX_PART_BYTES:
+        raise ValueError(f"{name} is too large")
+    with archive.open(info) as stream:
+        data = stream.read(_MAX_PART_BYTES + 1)
+    if len(data) > _MAX_PART_BYTES or b"<!DOCTYPE" in data or b"<!ENTITY" in data:
+        raise ValueError(f"{name} is not a plain XML part")
+    return ElementTree.fromstring(data)
+
+
+def _slide_headings(archive: zipfile.ZipFile, part: str) -> list[_Heading]:
+    slide = _read(archive, part)
+    headings: list[_Heading] = []
+    title: _Heading | None = None
+    content = any(True for _ in slide.iter(f"{_P}graphicFrame"))  # a table or chart
+    for shape in slide.iter(f"{_P}sp"):
+        placeholder = shape.find(f"{_P}nvSpPr/{_P}nvPr/{_P}ph")
+        kind = placeholder.get("type", "") if placeholder is not None else ""
+        paragraphs = list(shape.iter(f"{_A}p"))
+        if kind in _TITLE_TYPES:
+            text = " ".join(filter(None, (_text(p) for p in paragraphs)))
+            if text and len(text) <= _MAX_HEADING_CHARS and title is None:
+                title = _Heading(text=text, is_title=True)
+            continue
+        if kind != "subTitle" and any(_text(p) for p in paragraphs):
+            content = True
+        for paragraph in paragraphs:
+            if _is_heading_paragraph(paragraph):
+                headings.append(_Heading(text=_text(paragraph), is_title=False))
+    if title is None:
+        return headings
+    return [title.model_copy(update={"section": not content}), *headings]
+
+
+def _text(paragraph: ElementTree.Element) -> str:
+    return " ".join("".join(t.text or "" for t in paragraph.iter(f"{_A}t")).split())
+
+
+def _is_heading_paragraph(paragraph: ElementTree.Element) -> bool:
+    """A bold, unbulleted body paragraph with space before it: a sub-heading."""
+    text = _text(paragraph)
+    if not text or len(text) > _MAX_HEADING_CHARS:
+        return False
+    properties = paragraph.find(f"{_A}pPr")
+    if properties is None or properties.find(f"{_A}buNone") is None:
+        return False
+    if properties.find(f"{_A}spcBef") is None:
+        return False
+    runs = [run for run in paragraph.iter(f"{_A}r") if _text(run)]
+    return bool(runs) and all(
+        (props := run.find(f"{_A}rPr")) is not None and props.get("b") in ("1", "true")
+        for run in runs
+    )
+
+
+def _levels(slides: list[list[_Heading]]) -> list[list[HeadingHint]]:
+    """Give each slide's headings their levels from the deck's structure (module docstring)."""
+    out: list[list[HeadingHint]] = []
+    title_level = 1
+    first = slides[0][0].text if slides and slides[0] and slides[0][0].is_title else ""
+    numbered: dict[int, int] = {}  # number -> level of the last heading with that number
+    in_section = False
+    for index, headings in enumerate(slides):
+        hints: list[HeadingHint] = []
+        first_level: int | None = None
+        for heading in headings:
+            if heading.is_title:
+                if index == 0 or _restates(heading.text, first):
+                    title_level, in_section = 1, False
+                elif heading.section:
+                    title_level, in_section = 2, True
+                else:
+                    title_level = 3 if in_section else 2
+                level = title_level
+                numbered.clear()
+            else:
+                # under a slide title, sub-headings are siblings; on an untitled slide the
+                # first heading continues the section and the others sit below it
+                titled = bool(headings[0].is_title)
+                level = title_level + 1 if first_level is None or titled else first_level + 1
+                number = _NUMBERED.match(heading.text)
+                if number and int(number.group(1)) - 1 in numbered:
+                    level = numbered[int(number.group(1)) - 1]
+                if first_level is None:
+                    first_level = level
+            number = _NUMBERED.match(heading.text)
+            if number:
+                numbered[int(number.group(1))] = level
+            hints.append(HeadingHint(text=heading.text, level=min(level, 6)))
+        out.append(hints)
+    return out
+
+
+def _restates(title: str, first: str) -> bool:
+    """Whether `title` repeats most of the deck's first title (a deck of several parts)."""
+    words = set(_key(first).split())
+    return bool(words) and len(words & set(_key(title).split())) > _RESTATED_SHARE * len(words)
+
+
+def apply_headings(markdown: str, hints: list[HeadingHint]) -> str:
+    """Return one page's Markdown with each hinted text made a heading at the hinted level.
+
+    The text layer often runs a slide's heading into the line before or after it (they share
+    a font size), so a hint matches, in this order of preference, a whole line, the start of a
+    line, its end, or any run of it, with Markdown emphasis, spacing and case ignored; the
+    line is split there and the heading stands on its own. Each hint takes the first such
+    match; table rows, page markers and other comments are never touched.
+    """
+    if not hints:
+        return markdown
+    lines = markdown.split("\n")
+    for hint in hints:
+        pattern = _hint_pattern(hint.text)
+        if pattern is None:
+            continue
+        found = _find(lines, pattern)
+        if found is None:
+            continue
+        index, match = found
+        line = lines[index]
+        before = line[: match.start()].rstrip()
+        after = line[match.end() :].strip()
+        before = "" if not before.strip("#*-+ ") else before
+        if before.lstrip().startswith("#") and not after:
+            before = ""
+        if after.startswith("**") and after.count("**") % 2:
+            after = after[2:].lstrip()
+        parts = [before, "", "#" * hint.level + " " + hint.text, "", _escape_start(after)]
+        lines[index : index + 1] = [part for part in parts if part or part == ""]
+    text = "\n".join(lines)
+    return re.sub(r"\n{3,}", "\n\n", text).strip("\n")
+
+
+def _hint_pattern(text: str) -> re.Pattern[str] | None:
+    words = re.findall(r"\w+", text)
+    if not words:
+        return None
+    gap = r"[\W_]*?"
+    body = gap.join(re.escape(word) for word in words)
+    return re.compile(rf"(?<!\w)(?:\*\*)?{body}\W*?(?:\*\*)?(?!\w)", re.IGNORECASE)
+
+
+def _find(lines: list[str], pattern: re.Pattern[str]) -> tuple[int, re.Match[str]] | None:
+    """The best match of `pattern`: whole line, then line start, then line end, then anywhere."""
+    candidates: list[tuple[int, int, re.Match[str]]] = []
+    for index, line in enumerate(lines):
+        if line.startswith(("|", "<!--")):
+            continue
+        match = pattern.search(line)
+        if match is None:
+            continue
+        head = line[: match.start()].strip("#*-+ \\")
+        tail = line[match.end() :].strip(" *")
+        if head and not head.rstrip("*").endswith((".", ":", "!", "?", ")")):
+            continue  # inside a sentence: body text that mentions the heading's words
+        rank = 0 if not head and not tail else 1 if not head else 2 if not tail else 3
+        candidates.append((rank, index, match))
+    if not candidates:
+        return None
+    rank, index, match = min(candidates, key=lambda item: (item[0], item[1]))
+    return index, match
+
+
+def _escape_start(text: str) -> str:
+    if text.startswith(("#", ">")):
+        return "\\" + text
+    return text
+
+
+def _plain(block: str) -> str:
+    """A block's text without heading, list or emphasis markup."""
+    text = _MARKDOWN_HEADING.sub("", block.strip())
+    text = re.sub(r"^(?:[-*+]\s+|\\)", "", text)
+    return text.replace("**", "").strip()
+
+
+def _key(text: str) -> str:
+    return re.sub(r"\W+", " ", _plain(text).lower()).strip()

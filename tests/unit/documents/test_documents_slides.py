@@ -1,0 +1,106 @@
+"""Slide titles read from the PPTX package and applied to page Markdown as headings."""
+
+from __future__ import annotations
+
+from drac.documents.slides import HeadingHint, apply_headings, slide_headings
+from tests.decks import HANDBOOK, Para, Slide, make_pptx, slide_xml
+
+
+def levels(deck: bytes) -> list[list[tuple[int, str]]]:
+    return [[(hint.level, hint.text) for hint in hints] for hints in slide_headings(deck)]
+
+
+def test_the_title_slide_is_the_top_heading_and_section_slides_open_sections():
+    assert levels(make_pptx(HANDBOOK)) == [
+        [(1, "Acme Travel Handbook")],
+        [(2, "1. CORPORATE")],
+        [(3, "Eligibility")],
+        [(2, "2. RETAIL")],  # the hidden slide is not exported by LibreOffice: no page
+        [(3, "Eligibility")],
+        [(3, "Booking"), (4, "Online"), (4, "By phone")],
+    ]
+
+
+def test_without_section_slides_titles_are_second_level_and_sub_headings_third():
+    deck = make_pptx([
+        Slide("Airbus A350 Fleet Overview"),
+        Slide("Aircraft Overview", ["The A350 is a wide-body aircraft."]),
+        Slide(None, [Para("1. CloudLux", heading=True), "Eight suites."]),
+        Slide(None, [Para("2. CloudElite", heading=True), "Forty-two seats."]),
+        Slide("Airbus A350 Fleet Overview: Cargo", ["A second part of the deck."]),
+    ])  # fmt: skip
+    assert levels(deck) == [
+        [(1, "Airbus A350 Fleet Overview")],
+        [(2, "Aircraft Overview")],
+        [(3, "1. CloudLux")],
+        [(3, "2. CloudElite")],  # continues the level of "1."
+        [(1, "Airbus A350 Fleet Overview: Cargo")],  # restates the deck title: a new part
+    ]
+
+
+def test_slides_follow_presentation_order_not_part_names():
+    deck = make_pptx(
+        [Slide("First"), Slide("Second", ["Body."])],
+        parts={
+            "ppt/slides/slide1.xml": slide_xml(Slide("Second", ["Body."])),
+            "ppt/slides/slide2.xml": slide_xml(Slide("First")),
+            "ppt/_rels/presentation.xml.rels": (
+                '<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/'
+                'package/2006/relationships"><Relationship Id="rId2" Type="x" '
+                'Target="slides/slide2.xml"/><Relationship Id="rId3" Type="x" '
+                'Target="slides/slide1.xml"/></Relationships>'
+            ),
+        },
+    )
+    assert levels(deck) == [[(1, "First")], [(2, "Second")]]
+
+
+def test_a_package_that_is_not_a_deck_or_declares_entities_gives_no_hints():
+    assert slide_headings(b"PK\x03\x04 not really a zip") == []
+    bomb = (
+        '<?xml version="1.0"?><!DOCTYPE p [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;">]>'
+        '<p:sld xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main">&b;</p:sld>'
+    )
+    deck = make_pptx([Slide("Title")], parts={"ppt/slides/slide1.xml": bomb})
+    assert slide_headings(deck) == []
+    missing = make_pptx([Slide("Title")], parts={"ppt/presentation.xml": "<broken"})
+    assert slide_headings(missing) == []
+
+
+PAGE = """<!-- Page 3 -->
+
+Eligibility Staff with one year of service may apply.
+
+- Apply online. Documents needed:
+
+| Eligibility | Yes |
+|---|---|"""
+
+
+def test_a_heading_run_into_the_next_line_is_split_off_and_table_rows_are_untouched():
+    out = apply_headings(PAGE, [HeadingHint(text="Eligibility", level=3)])
+    assert out.split("\n\n") == [
+        "<!-- Page 3 -->",
+        "### Eligibility",
+        "Staff with one year of service may apply.",
+        "- Apply online. Documents needed:",
+        "| Eligibility | Yes |\n|---|---|",
+    ]
+
+
+def test_a_heading_at_the_end_of_a_line_after_a_sentence_is_split_off():
+    out = apply_headings(PAGE, [HeadingHint(text="Documents needed:", level=4)])
+    assert "- Apply online.\n\n#### Documents needed:" in out
+
+
+def test_words_inside_a_sentence_are_not_taken_for_the_heading():
+    page = "<!-- Page 1 -->\n\nCustomers may select Velvera Buds from the list."
+    assert apply_headings(page, [HeadingHint(text="Velvera Buds", level=2)]) == page
+
+
+def test_a_list_item_or_a_wrong_level_heading_takes_the_hinted_level():
+    page = "<!-- Page 2 -->\n\n1. CORPORATE\n- other item\n\n# Eligibility"
+    hints = [HeadingHint(text="1. CORPORATE", level=2), HeadingHint(text="Eligibility", level=3)]
+    assert apply_headings(page, hints) == (
+        "<!-- Page 2 -->\n\n## 1. CORPORATE\n\n- other item\n\n### Eligibility"
+    )
