@@ -6,18 +6,32 @@ from __future__ import annotations
 from aws_cdk import Duration, Stack
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from drac.aws.identity import REPLAN_ADMIN_SOURCE, tenant_source
 from drac.settings import Settings
 from infra.stages import Stages
 from infra.storage import INCOMING_PREFIX, Storage
 
 REPLAN_DETAIL_TYPE = "Replan Requested"
-REPLAN_SOURCE = "drac.api"
-REPLAN_PATTERN = {"source": [REPLAN_SOURCE], "detail-type": [REPLAN_DETAIL_TYPE]}
+
+
+def replan_sources(settings: Settings) -> dict[str, list[str]]:
+    """Each `source` a re-plan may be sent with -> the principals the bus lets send it: one
+    per configured tenant (its mapped principals) and the admin source (the admins)."""
+    sources: dict[str, list[str]] = {REPLAN_ADMIN_SOURCE: list(settings.admin_principals)}
+    for arn, tenant in settings.tenant_principals.items():
+        sources.setdefault(tenant_source(tenant), []).append(arn)
+    return sources
+
+
+def replan_pattern(settings: Settings) -> dict:
+    """EventBridge pattern of the re-plan requests the deployment accepts."""
+    return {"source": sorted(replan_sources(settings)), "detail-type": [REPLAN_DETAIL_TYPE]}
 WAITING_RECEIVES = 300
 """Receives before an upload waiting for room goes to the dead-letter queue: with the
 starter's waits of up to half an hour, several days (the queue keeps messages 14 days)."""
@@ -88,14 +102,16 @@ class Intake(Construct):
             self, "ReplanTargetDlq", enforce_ssl=True,
             encryption=sqs.QueueEncryption.SQS_MANAGED, retention_period=Duration.days(14),
         )
+        self._restrict_replan_senders(settings)
         self.replan_rule = events.Rule(
             self, "ReplanRequested",
             event_bus=self.bus,
             description="Replan Requested events start the re-plan state machine",
-            event_pattern=_pattern(REPLAN_PATTERN),
+            event_pattern=_pattern(replan_pattern(settings)),
             targets=[targets.SfnStateMachine(
                 replan_machine,
-                input=events.RuleTargetInput.from_event_path("$.detail"),
+                # the whole event: the Manifest stage holds the detail to its source's scope
+                input=events.RuleTargetInput.from_event_path("$"),
                 dead_letter_queue=self.replan_dlq,
                 retry_attempts=4,
                 max_event_age=Duration.hours(2),
@@ -106,6 +122,22 @@ class Intake(Construct):
             self.delete_dlq,
             self.replan_dlq,
         ]
+
+    def _restrict_replan_senders(self, settings: Settings) -> None:
+        """Bus policy: an explicit Deny (which wins over any identity policy of the account)
+        for a PutEvents of a re-plan source by anyone but the principals mapped to it."""
+        for index, (source, principals) in enumerate(sorted(replan_sources(settings).items())):
+            conditions: dict[str, dict[str, object]] = {"StringEquals": {"events:source": source}}
+            if principals:
+                conditions["StringNotEquals"] = {"aws:PrincipalArn": sorted(principals)}
+            self.bus.add_to_resource_policy(iam.PolicyStatement(
+                sid=f"OnlyMappedPrincipalsSendReplanSource{index}",
+                effect=iam.Effect.DENY,
+                principals=[iam.AnyPrincipal()],
+                actions=["events:PutEvents"],
+                resources=[self.bus.event_bus_arn],
+                conditions=conditions,
+            ))
 
     def _queue(
         self, construct_id: str, visibility: Duration, max_receive_count: int = 5

@@ -5,9 +5,10 @@ from __future__ import annotations
 from aws_cdk import CfnOutput, Stack
 from constructs import Construct
 
+from drac.aws.identity import REPLAN_ADMIN_SOURCE, REPLAN_TENANT_SOURCE_PREFIX
 from infra.config import settings_from_context
 from infra.functions import FunctionFactory
-from infra.intake import REPLAN_DETAIL_TYPE, REPLAN_SOURCE
+from infra.intake import REPLAN_DETAIL_TYPE
 from infra.observability import Observability
 from infra.pipeline import Pipeline
 from infra.search import Search
@@ -37,7 +38,8 @@ class DracStack(Stack):
             "ArtifactsBucket": self.storage.artifacts.bucket_name,
             "DocumentsTable": self.storage.documents_table.table_name,
             "EventBusName": self.pipeline.bus.event_bus_name,
-            "ReplanSource": REPLAN_SOURCE,
+            "ReplanAdminSource": REPLAN_ADMIN_SOURCE,
+            "ReplanTenantSourcePrefix": REPLAN_TENANT_SOURCE_PREFIX,
             "ReplanDetailType": REPLAN_DETAIL_TYPE,
             "CollectionEndpoint": self.search.endpoint,
             "IndexName": self.settings.index_name,

@@ -169,6 +169,11 @@ class Stages(Construct):
         self.retrieve_url = self.retrieve.add_function_url(
             auth_type=lambda_.FunctionUrlAuthType.AWS_IAM
         )
+        # Function URLs created since October 2025 need lambda:InvokeFunctionUrl AND
+        # lambda:InvokeFunction (InvokedViaFunctionUrl); grant_invoke_url adds both.
+        callers = sorted({*settings.tenant_principals, *settings.admin_principals})
+        for arn in callers:
+            self.retrieve_url.grant_invoke_url(iam.ArnPrincipal(arn))
 
     def all(self) -> list[lambda_.IFunction]:
         """Every function of the pipeline."""

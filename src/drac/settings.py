@@ -45,6 +45,15 @@ _POLICY_NAME = re.compile(r"^[a-z][a-z0-9-]{2,31}$")
 _LONGEST_POLICY_SUFFIX = len("-data")
 
 
+_PRINCIPAL_ARN = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/.+")
+_TENANT = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+
+
+def _check_principal_arn(arn: str) -> None:
+    if not _PRINCIPAL_ARN.match(arn):
+        raise ValueError(f"{arn!r} is not an IAM role or user ARN")
+
+
 class SettingsError(DracError, ValueError):
     """Settings that cannot be used; the message names the field and the reason."""
 
@@ -102,6 +111,13 @@ class Settings(BaseModel):
     reader_principals: tuple[str, ...] = Field(
         default=(), description="IAM role ARNs allowed to query the index"
     )
+    tenant_principals: dict[str, str] = Field(
+        default_factory=dict,
+        description="IAM role (or user) ARN -> the one tenant its callers may read and re-plan",
+    )
+    admin_principals: tuple[str, ...] = Field(
+        default=(), description="IAM role or user ARNs that may read and re-plan every tenant"
+    )
 
     @field_validator("strategy", mode="before")
     @classmethod
@@ -125,12 +141,20 @@ class Settings(BaseModel):
             check_collection_name(value)
         return value
 
-    @field_validator("reader_principals")
+    @field_validator("reader_principals", "admin_principals")
     @classmethod
     def _role_arns(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         for arn in value:
-            if not re.match(r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/.+", arn):
-                raise ValueError(f"{arn!r} is not an IAM role or user ARN")
+            _check_principal_arn(arn)
+        return value
+
+    @field_validator("tenant_principals")
+    @classmethod
+    def _tenant_roles(cls, value: dict[str, str]) -> dict[str, str]:
+        for arn, tenant in value.items():
+            _check_principal_arn(arn)
+            if not _TENANT.match(tenant):
+                raise ValueError(f"tenant {tenant!r} of {arn} must be 1-64 of a-z A-Z 0-9 . _ -")
         return value
 
     @property

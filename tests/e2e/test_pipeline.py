@@ -9,6 +9,7 @@ import boto3
 
 from drac.ids import document_id_for
 from drac.models import DocumentStatus
+from tests.e2e.conftest import ACME_ROLE, put_events_as
 from tests.e2e.harness import Cloud
 
 KEY = "incoming/acme/store_locations.pdf"
@@ -54,8 +55,9 @@ def test_upload_is_indexed_once_and_replan_and_delete(cloud: Any) -> None:
 
     # Replan Requested on the project's bus -> plan version 2, version 1 retired.
     converse_calls = len(bedrock.converse_requests)
-    boto3.client("events", region_name="us-east-1").put_events(Entries=[{
-        "Source": "drac.api", "DetailType": "Replan Requested", "EventBusName": deployed.bus_name,
+    # (sent by acme's own application: the bus lets only it send source drac.tenant.acme)
+    put_events_as(deployed, ACME_ROLE, [{
+        "Source": "drac.tenant.acme", "DetailType": "Replan Requested",
         "Detail": json.dumps({"tenant": "acme", "document_ids": [document_id],
                               "strategy": "fine"})}])
     replans = deployed.wait("replan")

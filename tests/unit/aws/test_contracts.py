@@ -149,7 +149,8 @@ def _error_locations(error: ValidationError) -> list[str]:
         (ActivateInput, {"document_id": "d", "version": 1, "mode": "sometimes"}, "mode"),
         (SectionInput, {"document_id": "d", "strategy": {"target_chars": "many"},
                         "run_id": "r"}, "strategy.target_chars"),
-        (ManifestInput, {"request": {"all": True, "colour": "red"}, "run_id": "r"},
+        (ManifestInput, {"source": "drac.admin", "request": {"all": True, "colour": "red"},
+                         "run_id": "r"},
          "request.colour"),
     ],
 )

@@ -86,10 +86,15 @@ def test_bm25_mode_narrowed_to_documents_and_all_tenants(indexed: Any) -> None:
         RetrieveRequest(query="q", tenant="acme", all_tenants=True)
 
 
-def _url_event(body: Any) -> dict[str, Any]:
+ACME_APP = "arn:aws:iam::123456789012:role/acme-app"
+
+
+def _url_event(body: Any, caller: str = ACME_APP) -> dict[str, Any]:
     return {"version": "2.0", "rawPath": "/", "rawQueryString": "", "headers": {
         "content-type": "application/json"}, "requestContext": {
         "http": {"method": "POST", "path": "/", "sourceIp": "127.0.0.1"},
+        "authorizer": {"iam": {"userArn": caller.replace(":iam::", ":sts::").replace(
+            ":role/", ":assumed-role/") + "/session"}},
         "requestId": "r1", "accountId": "123456789012", "domainName": "x.lambda-url.aws",
         "stage": "$default", "routeKey": "$default", "timeEpoch": 0},
         "body": body if isinstance(body, str) else json.dumps(body), "isBase64Encoded": False}
@@ -97,6 +102,7 @@ def _url_event(body: Any) -> dict[str, Any]:
 
 def test_the_function_url_handler_answers_and_names_bad_fields(indexed: Any) -> None:
     rt, _ = indexed
+    rt.settings = rt.settings.model_copy(update={"tenant_principals": {ACME_APP: "acme"}})
     handler = load_handler("retrieve")
     handler._runtime = lambda: rt
     answer = handler.handler(_url_event({"query": "returns", "tenant": "acme"}),
@@ -107,6 +113,12 @@ def test_the_function_url_handler_answers_and_names_bad_fields(indexed: Any) -> 
     refused = handler.handler(_url_event({"query": "", "k": 500}), LambdaContext())
     assert refused["statusCode"] == 422
     assert "query" in refused["body"] and "k" in refused["body"]
+    # the tenant is the caller's: another tenant, or an unmapped caller, is a 403
+    other = handler.handler(_url_event({"query": "hours", "tenant": "beta"}), LambdaContext())
+    assert other["statusCode"] == 403 and "may not read tenant 'beta'" in other["body"]
+    stranger = handler.handler(_url_event({"query": "hours"}, "arn:aws:iam::123456789012:"
+                                          "role/other"), LambdaContext())
+    assert stranger["statusCode"] == 403 and "mapped to no tenant" in stranger["body"]
 
 
 class _Stub(BaseHTTPRequestHandler):

@@ -101,11 +101,13 @@ def test_replan_manifest_handler_validates_the_request(cloud: Any) -> None:
 
     rt, _ = cloud
     manifest = use("replan_manifest", rt)
-    out = manifest.handler({"request": {"tenant": "acme", "strategy": "fine"},
+    out = manifest.handler({"source": "drac.admin", "request": {"tenant": "acme",
+                                                                "strategy": "fine"},
                             "run_id": "r1"}, LambdaContext())
     assert (out["bucket"], out["count"], out["strategy"]["name"]) == ("art", 0, "fine")
     with pytest.raises(ValidationError, match="name a tenant"):
-        manifest.handler({"request": {"document_ids": ["d1"]}, "run_id": "r2"}, LambdaContext())
+        manifest.handler({"source": "drac.admin", "request": {"document_ids": ["d1"]},
+                          "run_id": "r2"}, LambdaContext())
 
 
 FORBIDDEN = ("drac.local", "drac.cli", "drac.evaluation", *sorted(LOCAL_ONLY))
