@@ -150,6 +150,7 @@ class Stages(Construct):
         s.documents_table.grant_read_write_data(self.activate)
         search.grant_index_access(self.activate.role)
         self.abandon = mk("AbandonPlan", "abandon_plan", timeout=minutes(5))
+        s.documents_table.grant_read_data(self.abandon)  # never delete the active version
         search.grant_index_access(self.abandon.role)
 
         # -- end of an ingest, and the re-plan manifest -----------------------------------

@@ -90,7 +90,7 @@ def deployed(monkeypatch: pytest.MonkeyPatch, sleeps: list[float],
     moto_patches.patch_s3_notifications(monkeypatch)
     moto_patches.patch_eventbridge_targets(monkeypatch, cloud.model, cloud.authorizer, cloud.log)
     moto_patches.patch_step_functions(monkeypatch)
-    moto_patches.patch_sfn_clients(monkeypatch)
+    moto_patches.patch_sfn_clients(monkeypatch, cloud.machine_session)
     moto_patches.patch_lambda(monkeypatch, cloud.dispatch)
     with mock_aws(config={"stepfunctions": {"execute_state_machine": True},
                           "lambda": {"use_docker": False}}):

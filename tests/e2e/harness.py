@@ -66,6 +66,10 @@ NOT_DEPLOYED = {
     "AWS::Lambda::Url": "the retrieval API's handler is invoked in-process (function URL event)",
     "AWS::Lambda::Permission": "evaluated by the harness (function URL callers)",
     "AWS::Events::EventBusPolicy": "evaluated by the harness (guarded PutEvents callers)",
+    "AWS::SNS::Topic": "alarm notifications: alarms are not evaluated",
+    "AWS::SNS::TopicPolicy": "alarm notifications: alarms are not evaluated",
+    "AWS::SNS::Subscription": "alarm notifications: alarms are not evaluated",
+    "AWS::KMS::Key": "encrypts the alarm topic only",
 }
 
 
@@ -382,7 +386,11 @@ class Cloud:
         session_arn = (f"arn:aws:sts::{account}:assumed-role/{caller.role.name}/session"
                        if ":role/" in caller.role.arn else caller.role.arn)
         event = function_url_event(body, session_arn, account)
-        return self.pool(function).invoke(event)
+        try:
+            return self.pool(function).invoke(event)
+        except Exception:  # an unhandled error: the function URL answers 502
+            self.errors.append(f"{function.logical_id}: {traceback.format_exc(limit=3)}")
+            return {"statusCode": 502, "body": json.dumps({"Message": "Internal Server Error"})}
 
     # --- observing ----------------------------------------------------------------------------
 
