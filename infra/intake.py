@@ -79,17 +79,22 @@ class Intake(Construct):
             "IngestQueue", Duration.minutes(6), max_receive_count=WAITING_RECEIVES
         )
         self.delete_queue, self.delete_dlq = self._queue("DeleteQueue", Duration.minutes(6))
+        # Events EventBridge cannot deliver to a queue (its policy, a throttle) are kept in a
+        # dead-letter queue instead of being dropped after its retries.
+        self.object_events_dlq = self._dead_letter_queue("ObjectEventsDlq")
         self.created_rule = events.Rule(
             self, "ObjectCreated",
             description="Uploads under incoming/ start the ingest pipeline",
             event_pattern=_pattern(object_event_pattern("Object Created", docs.bucket_name)),
-            targets=[targets.SqsQueue(self.ingest_queue)],
+            targets=[targets.SqsQueue(self.ingest_queue, dead_letter_queue=self.object_events_dlq,
+                                      retry_attempts=185, max_event_age=Duration.hours(24))],
         )
         self.deleted_rule = events.Rule(
             self, "ObjectDeleted",
             description="Deleting an upload removes its chunks",
             event_pattern=_pattern(object_event_pattern("Object Deleted", docs.bucket_name)),
-            targets=[targets.SqsQueue(self.delete_queue)],
+            targets=[targets.SqsQueue(self.delete_queue, dead_letter_queue=self.object_events_dlq,
+                                      retry_attempts=185, max_event_age=Duration.hours(24))],
         )
         stages.starter.add_event_source(sources.SqsEventSource(
             self.ingest_queue, batch_size=5, max_concurrency=settings.starter_concurrency,
@@ -98,10 +103,7 @@ class Intake(Construct):
         stages.delete.add_event_source(sources.SqsEventSource(
             self.delete_queue, batch_size=5, max_concurrency=2, report_batch_item_failures=True,
         ))
-        self.replan_dlq = sqs.Queue(
-            self, "ReplanTargetDlq", enforce_ssl=True,
-            encryption=sqs.QueueEncryption.SQS_MANAGED, retention_period=Duration.days(14),
-        )
+        self.replan_dlq = self._dead_letter_queue("ReplanTargetDlq")
         self._restrict_replan_senders(settings)
         self.replan_rule = events.Rule(
             self, "ReplanRequested",
@@ -120,6 +122,7 @@ class Intake(Construct):
         self.dead_letter_queues = [
             self.ingest_dlq,
             self.delete_dlq,
+            self.object_events_dlq,
             self.replan_dlq,
         ]
 
@@ -139,14 +142,18 @@ class Intake(Construct):
                 conditions=conditions,
             ))
 
+    def _dead_letter_queue(self, construct_id: str) -> sqs.Queue:
+        """A TLS-only, encrypted dead-letter queue keeping messages 14 days."""
+        return sqs.Queue(
+            self, construct_id, enforce_ssl=True,
+            encryption=sqs.QueueEncryption.SQS_MANAGED, retention_period=Duration.days(14),
+        )
+
     def _queue(
         self, construct_id: str, visibility: Duration, max_receive_count: int = 5
     ) -> tuple[sqs.Queue, sqs.Queue]:
         """A TLS-only, encrypted queue keeping messages 14 days, and its dead-letter queue."""
-        dlq = sqs.Queue(
-            self, f"{construct_id}Dlq", enforce_ssl=True,
-            encryption=sqs.QueueEncryption.SQS_MANAGED, retention_period=Duration.days(14),
-        )
+        dlq = self._dead_letter_queue(f"{construct_id}Dlq")
         queue = sqs.Queue(
             self, construct_id, enforce_ssl=True, encryption=sqs.QueueEncryption.SQS_MANAGED,
             visibility_timeout=visibility, retention_period=Duration.days(14),

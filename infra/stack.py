@@ -32,7 +32,10 @@ class DracStack(Stack):
             search=self.search, factory=self.factory,
         )
         self.search.finalise_access_policy()
-        self.observability = Observability(self, "Observability", pipeline=self.pipeline)
+        self.observability = Observability(
+            self, "Observability", pipeline=self.pipeline, search=self.search,
+            settings=self.settings,
+        )
         outputs = {
             "DocumentsBucket": self.storage.documents.bucket_name,
             "ArtifactsBucket": self.storage.artifacts.bucket_name,
@@ -46,6 +49,7 @@ class DracStack(Stack):
             "IngestStateMachine": self.pipeline.ingest_machine.state_machine_arn,
             "RetrieveUrl": self.pipeline.stages.retrieve_url.url,
             "RetrieveFunction": self.pipeline.stages.retrieve.function_name,
+            "AlarmTopic": self.observability.topic.topic_arn,
         }
         for name, value in outputs.items():
             CfnOutput(self, name, value=value)

@@ -118,6 +118,11 @@ class Settings(BaseModel):
     admin_principals: tuple[str, ...] = Field(
         default=(), description="IAM role or user ARNs that may read and re-plan every tenant"
     )
+    alarm_email: str | None = Field(
+        default=None,
+        pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$",
+        description="subscribed to the alarm topic (the address confirms by email)",
+    )
 
     @field_validator("strategy", mode="before")
     @classmethod

@@ -32,6 +32,7 @@ ALTERNATE_CONTEXT = {
     "tenantPrincipals": {"arn:aws:iam::123456789012:role/acme-app": "acme",
                          "arn:aws:iam::123456789012:role/apps/beta-app": "beta"},
     "adminPrincipals": ["arn:aws:iam::123456789012:role/operator"],
+    "alarmEmail": "oncall@example.com",
 }
 
 

@@ -139,3 +139,10 @@ def test_each_handler_loads_only_the_core_and_the_aws_adapters() -> None:
     assert "drac.documents.normalise" in loaded["normalise"]
     assert "drac.documents.spreadsheets" in loaded["read_spreadsheet"]
     assert "drac.documents.offline" not in loaded["convert"]
+
+
+def test_finalise_counts_each_final_status_in_its_own_metric() -> None:
+    """PARTIAL has its own metric (and alarm): a document indexed with failed pages alerts someone."""
+    finalise = load_handler("finalise")
+    assert [finalise.status_metric(s) for s in ("INDEXED", "PARTIAL", "FAILED", "UNKNOWN")] == [
+        "DocumentsIndexed", "DocumentsPartial", "DocumentsFailed", "DocumentsIndexed"]
