@@ -67,6 +67,7 @@ class FunctionFactory:
         memory: int = 512,
         timeout: Duration | None = None,
         environment: dict[str, str] | None = None,
+        reserved_concurrency: int | None = None,
     ) -> lambda_.Function:
         """Return a zip-packaged function whose code is `functions/<handler_dir>/`."""
         fn = lambda_.Function(
@@ -84,6 +85,7 @@ class FunctionFactory:
             tracing=lambda_.Tracing.ACTIVE,
             environment={**self.environment, **(environment or {})},
             log_group=self._log_group(construct_id),
+            reserved_concurrent_executions=reserved_concurrency,
         )
         self.functions[construct_id] = fn
         self.handler_dirs[construct_id] = handler_dir

@@ -78,6 +78,7 @@ class Observability(Construct):
 
         machines = {
             "Ingest": pipeline.ingest_machine,
+            "Convert": pipeline.convert_machine,
             "Plan": pipeline.plan_machine,
             "Replan": pipeline.replan_machine,
         }
@@ -185,7 +186,7 @@ class Observability(Construct):
         )
 
     def _alarm(
-        self, construct_id: str, metric: cw.IMetric, *, threshold: float = 1, periods: int = 1
+        self, construct_id: str, metric: cw.Metric, *, threshold: float = 1, periods: int = 1
     ) -> cw.Alarm:
         """An alarm at `threshold` over `periods` five-minute periods, notifying the topic."""
         kind = next(k for k in MEANINGS if construct_id.startswith(k))

@@ -17,7 +17,7 @@ from infra.functions import FunctionFactory
 from infra.search import Search
 from infra.storage import Storage
 
-MACHINE_NAMES = ("ingest", "plan", "replan")
+MACHINE_NAMES = ("ingest", "convert", "plan", "replan")
 
 
 def machine_name(stack: Stack, name: str) -> str:
@@ -163,7 +163,9 @@ class Stages(Construct):
         s.artifacts.grant_put(self.manifest)
 
         # -- the retrieval API: an IAM-authenticated function URL ----------------------------
-        self.retrieve = mk("Retrieve", "retrieve", memory=1024, timeout=Duration.seconds(30))
+        # Reserved concurrency: a burst of ingests cannot take the API's capacity away.
+        self.retrieve = mk("Retrieve", "retrieve", memory=1024, timeout=Duration.seconds(30),
+                           reserved_concurrency=settings.retrieve_concurrency or None)
         s.documents_table.grant_read_data(self.retrieve)  # active versions of the hits
         self._grant_models(self.retrieve, [settings.embedding_model_id])
         search.grant_index_read(self.retrieve.role)

@@ -100,6 +100,10 @@ class Settings(BaseModel):
     replan_concurrency: int = Field(default=10, ge=1, le=1000)
     max_running_documents: int = Field(default=10, ge=1, le=10_000)
     starter_concurrency: int = Field(default=2, ge=2, le=1000)
+    retrieve_concurrency: int = Field(
+        default=10, ge=0, le=1000,
+        description="reserved concurrency of the retrieval API (0: none, shares the pool)",
+    )
     index_name: str = Field(default="drac-chunks", pattern=r"^[a-z0-9][a-z0-9_-]{0,254}$")
     collection_name: str | None = Field(
         default=None, description="OpenSearch Serverless collection; default from the stack name"

@@ -73,6 +73,10 @@ NOT_DEPLOYED = {
 }
 
 
+class LambdaThrottled(Exception):
+    """Lambda refused an invocation: no concurrency left (HTTP 429)."""
+
+
 def load_handler(handler_dir: str, instance: int = 0) -> ModuleType:
     """Import functions/<handler_dir>/handler.py as a fresh module (one per container)."""
     path = ROOT / "functions" / handler_dir / "handler.py"
@@ -262,6 +266,9 @@ class Cloud:
         self.invocations: list[str] = []
         self.violations: list[str] = []
         """Service limits the run exceeded (AWS would have failed there)."""
+        self.throttles: dict[str, int] = {}
+        """Handler folder -> invocations from Step Functions Lambda refuses with 429
+        (TooManyRequestsException), as when the account's concurrency is exhausted."""
         self.custom_resource_errors: dict[str, str] = {}
         """Custom resources whose Create failed (logical id -> error)."""
         self.bedrock_configs: list[Any] = []
@@ -311,6 +318,10 @@ class Cloud:
         the state size limit are recorded as violations: keys and counts travel, not content."""
         function = self.model.function_named(function_name)
         self.invocations.append(function.handler_dir or function.logical_id)
+        with self.pools_lock:
+            if self.throttles.get(function.handler_dir or "", 0) > 0:
+                self.throttles[function.handler_dir or ""] -= 1
+                raise LambdaThrottled(function.name)
         if len(payload.encode()) > STATE_PAYLOAD_LIMIT:
             self.violations.append(f"{function.logical_id}: state input of {len(payload)} bytes")
         try:

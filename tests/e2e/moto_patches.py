@@ -284,9 +284,21 @@ def patch_sfn_clients(monkeypatch: pytest.MonkeyPatch,
 def patch_lambda(monkeypatch: pytest.MonkeyPatch, dispatch: Dispatch) -> None:
     """Invoke (from Step Functions or any client) runs the harness's handler in-process."""
     from moto.awslambda_simple.models import LambdaSimpleBackend
+    from moto.core.exceptions import JsonRESTError
+
+    from tests.e2e.harness import LambdaThrottled
+
+    class TooManyRequests(JsonRESTError):
+        code = 429
+
+        def __init__(self, name: str) -> None:
+            super().__init__("TooManyRequestsException", f"Rate Exceeded. ({name})")
 
     def invoke(self, function_name, qualifier, body, headers, response_headers):
-        payload, failed = dispatch(function_name, body or "{}")
+        try:
+            payload, failed = dispatch(function_name, body or "{}")
+        except LambdaThrottled as exc:
+            raise TooManyRequests(str(exc)) from exc
         if failed:
             response_headers["x-amz-function-error"] = "Unhandled"
         return payload

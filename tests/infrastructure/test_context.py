@@ -17,7 +17,7 @@ def asl(synth: Synth, name: str) -> dict:
 def test_concurrency_options_reach_the_map_states(synth: Synth, alternate: Synth) -> None:
     for which, expected in ((synth, (5, 10, 4, 10)), (alternate, (3, 7, 2, 4))):
         found = (
-            state(asl(which, "ingest"), "ConvertBatches")["MaxConcurrency"],
+            state(asl(which, "convert"), "ConvertBatches")["MaxConcurrency"],
             state(asl(which, "plan"), "PlanSections")["MaxConcurrency"],
             state(asl(which, "plan"), "IndexRanges")["MaxConcurrency"],
             state(asl(which, "replan"), "ReplanDocuments")["MaxConcurrency"],

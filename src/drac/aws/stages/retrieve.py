@@ -89,12 +89,12 @@ def retrieve(rt: Runtime, request: RetrieveRequest) -> RetrieveResponse:
         request.tenant, request.filters.document_ids, all_tenants=request.all_tenants
     )
     size = request.k * CANDIDATES
-    index = rt.index()
+    index = rt.index(interactive=True)
     rankings: list[list[SearchHit]] = []
     if request.mode in (Mode.BM25, Mode.HYBRID):
         rankings.append(index.lexical(request.query, filters, size))
     if request.mode in (Mode.DENSE, Mode.HYBRID):
-        vector = rt.embedder().embed([request.query])[0]
+        vector = rt.embedder(interactive=True).embed([request.query])[0]
         rankings.append(index.nearest(vector, filters, size))
     hits = _fused(rankings)
     records = rt.registry.records([hit.chunk.document_id for hit in hits])
