@@ -29,6 +29,7 @@ MEANINGS = {
     "DocumentsPartial": "a document was indexed with pages that could not be converted",
     "BedrockThrottling": "Bedrock throttled model calls (sustained): ask for quota",
     "SearchErrors": "OpenSearch Serverless answered 5xx",
+    "UploadsNotFound": "an upload event named an object found under no form of its key",
 }
 
 
@@ -110,6 +111,7 @@ class Observability(Construct):
         self._alarm("RetrieveUrl5xx", url_errors)
         partial = _emf("DocumentsPartial", None, FIVE_MINUTES)
         self._alarm("DocumentsPartial", partial)
+        self._alarm("UploadsNotFound", _emf("UploadsNotFound", None, FIVE_MINUTES))
         throttled = _emf("ModelThrottled", None, FIVE_MINUTES)
         self._alarm("BedrockThrottling", throttled, threshold=20, periods=3)
         search_errors = cw.Metric(

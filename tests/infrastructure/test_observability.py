@@ -89,7 +89,7 @@ def test_retrieval_partial_documents_bedrock_and_opensearch_alarms(synth: Synth)
     by_metric = {(a.get("Namespace"), a.get("MetricName")): a for a in alarms(synth).values()}
     retrieve = synth.logical_id(synth.stack.pipeline.stages.retrieve)
     assert _dimension(by_metric[("AWS/Lambda", "Url5xxCount")], "FunctionName") == {"Ref": retrieve}
-    for name in ("DocumentsPartial", "ModelThrottled"):
+    for name in ("DocumentsPartial", "ModelThrottled", "UploadsNotFound"):
         assert _dimension(by_metric[("Drac", name)], "service") == "drac"
     search = by_metric[("AWS/AOSS", "5xx")]
     stack = synth.stack
