@@ -75,10 +75,12 @@ class Intake(Construct):
         self.bus = events.EventBus(self, "Bus", event_bus_name=f"{stack.stack_name}-bus")
         docs = storage.documents
         # A full pipeline hides waiting messages for growing waits (the starter's backoff).
+        # Visibility at least six times the consumer's 5-minute timeout, as Lambda's SQS
+        # event source guidance asks (a batch still running is not received twice).
         self.ingest_queue, self.ingest_dlq = self._queue(
-            "IngestQueue", Duration.minutes(6), max_receive_count=WAITING_RECEIVES
+            "IngestQueue", Duration.minutes(30), max_receive_count=WAITING_RECEIVES
         )
-        self.delete_queue, self.delete_dlq = self._queue("DeleteQueue", Duration.minutes(6))
+        self.delete_queue, self.delete_dlq = self._queue("DeleteQueue", Duration.minutes(30))
         # Events EventBridge cannot deliver to a queue (its policy, a throttle) are kept in a
         # dead-letter queue instead of being dropped after its retries.
         self.object_events_dlq = self._dead_letter_queue("ObjectEventsDlq")

@@ -98,7 +98,11 @@ class Settings(BaseModel):
     section_concurrency: int = Field(default=10, ge=1, le=40)
     index_concurrency: int = Field(default=4, ge=1, le=40)
     replan_concurrency: int = Field(default=10, ge=1, le=1000)
-    max_running_documents: int = Field(default=10, ge=1, le=10_000)
+    max_running_documents: int = Field(
+        default=10, ge=1, le=1000,
+        description="ingest executions at once (the starter counts them with one "
+        "ListExecutions call, which returns at most 1,000)",
+    )
     starter_concurrency: int = Field(default=2, ge=2, le=1000)
     retrieve_concurrency: int = Field(
         default=10, ge=0, le=1000,
@@ -121,6 +125,10 @@ class Settings(BaseModel):
     )
     admin_principals: tuple[str, ...] = Field(
         default=(), description="IAM role or user ARNs that may read and re-plan every tenant"
+    )
+    isolated_converters: bool = Field(
+        default=False,
+        description="run Normalise, ReadSpreadsheet and Render in a VPC with no route out",
     )
     alarm_email: str | None = Field(
         default=None,

@@ -232,3 +232,13 @@ def test_mapped_callers_may_invoke_the_function_url_with_both_actions(
     assert granted == {ACME: both, BETA: both, OPERATOR: both}
     assert not [p for p in synth.of_type("AWS::Lambda::Permission").values()
                 if "FunctionUrlAuthType" in p["Properties"]]
+
+
+def test_queue_visibility_is_six_times_its_consumers_timeout(synth: Synth) -> None:
+    """Lambda's SQS guidance: a visibility timeout of at least six times the function's, so
+    a batch still being processed is not handed to another poller."""
+    stages, intake = synth.stack.pipeline.stages, synth.stack.pipeline.intake
+    for fn, queue in ((stages.starter, intake.ingest_queue), (stages.delete, intake.delete_queue)):
+        timeout = synth.resources[synth.logical_id(fn)]["Properties"]["Timeout"]
+        visibility = synth.resources[synth.logical_id(queue)]["Properties"]["VisibilityTimeout"]
+        assert visibility >= 6 * timeout, fn.node.id
