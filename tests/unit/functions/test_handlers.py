@@ -142,7 +142,7 @@ def test_each_handler_loads_only_the_core_and_the_aws_adapters() -> None:
 
 
 def test_finalise_counts_each_final_status_in_its_own_metric() -> None:
-    """PARTIAL has its own metric (and alarm): a document indexed with failed pages alerts someone."""
+    """PARTIAL has its own metric (and alarm): a document with failed pages alerts someone."""
     finalise = load_handler("finalise")
     assert [finalise.status_metric(s) for s in ("INDEXED", "PARTIAL", "FAILED", "UNKNOWN")] == [
         "DocumentsIndexed", "DocumentsPartial", "DocumentsFailed", "DocumentsIndexed"]
