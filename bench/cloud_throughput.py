@@ -249,7 +249,25 @@ def main() -> None:
             f" (conversion RPM in use {rpm:.0%}) |"
         )
     print("\n".join(lines))
+    cost = cost_lines(costs, settings)
+    print("\n".join(cost))
     if write:
+        write_section("cloud-cost", "\n".join([
+            "## Cloud cost (a model of the default stack)",
+            "",
+            "Command: `.venv/bin/python bench/cloud_throughput.py --write` (the same"
+            " assumptions as \"Cloud throughput\": tokens per page, chunks per page, Bedrock"
+            " latency, the rendering speed measured here), at cdk.json's settings, with"
+            " on-demand us-east-1 list prices that could not be verified offline. A model, not a"
+            " bill: compare with Bedrock Knowledge Bases or Textract per page using your own"
+            " price list.",
+            "",
+            *cost,
+            "",
+            "The idle month is dominated by OpenSearch Serverless (the first collection of an"
+            " account even starts at 4 OCUs until it scales in; docs/aws.md, \"Costs\");"
+            " ingestion is dominated by the conversion model's tokens.",
+        ]))
         write_section("cloud-throughput", "\n".join([
             "## Cloud throughput (a model of the deployed pipeline)",
             "",
@@ -271,6 +289,68 @@ def main() -> None:
             " needs both: 300 slots, 10 batches per document and ten times the assumed"
             " quotas. docs/aws.md, \"Scale\", says which setting and quota to raise.",
         ]))
+
+
+@dataclass(frozen=True)
+class ServicePrices:
+    """On-demand us-east-1 list prices assumed by the cost model (unverified offline)."""
+
+    lambda_gb_s: float = 0.0000166667
+    lambda_request: float = 0.20 / 1e6
+    sfn_transition: float = 0.025 / 1000
+    dynamodb_write: float = 0.625 / 1e6
+    dynamodb_read: float = 0.125 / 1e6
+    s3_put: float = 0.005 / 1000
+    s3_get: float = 0.0004 / 1000
+    ocu_hour: float = 0.24
+    alarm_month: float = 0.10
+    kms_key_month: float = 1.0
+
+
+def cost_lines(costs: Assumptions, settings: Settings, alarms: int = 53) -> list[str]:
+    """Dollars per 1,000 pages ingested and per month idle, from the throughput model's
+    assumptions (tokens, chunks, latencies, render speed) and `ServicePrices`."""
+    from drac.costs.prices import DEFAULT_MODELS
+
+    prices = ServicePrices()
+    pages = 1000
+    batches = pages / settings.batch_size
+    documents = pages / costs.pages_per_document
+    chunks = pages * costs.chunks_per_page
+    conversion = DEFAULT_MODELS[settings.conversion_model].cost(
+        int(pages * costs.input_tokens_per_page), int(pages * costs.output_tokens_per_page))
+    embedding = DEFAULT_MODELS[settings.embedding_model_id].cost(int(chunks * 175), 0)
+    render_s = pages / (costs.render_pages_per_s * costs.lambda_cpu_factor)
+    gb_s = (render_s * 2.0  # Render, 2 GB
+            + batches * costs.batch_latency_s * 1.0  # Convert waits on Bedrock, 1 GB
+            + documents * costs.office_fraction * (costs.libreoffice_s + costs.pages_per_document
+                                                   * costs.libreoffice_s_per_page) * 3.0
+            + documents * 12 * 1.0 * 0.5)  # a dozen other invocations of about a second
+    invocations = batches + documents * 14
+    lambda_cost = gb_s * prices.lambda_gb_s + invocations * prices.lambda_request
+    transitions = batches * 6 + documents * 45  # per batch (map item, task) + per document
+    sfn = transitions * prices.sfn_transition
+    dynamodb = (pages * 20 + chunks * 2 + documents * 30) * prices.dynamodb_write + (
+        pages * 20 + documents * 30) * prices.dynamodb_read  # ~20 elements a page, each 1 WRU
+    s3 = (pages + batches * 2 + documents * 10) * prices.s3_put + (
+        pages + batches + documents * 10) * prices.s3_get
+    rows = [(f"conversion (Bedrock, {settings.conversion_model})", conversion),
+            ("embeddings (Titan V2)", embedding), ("Lambda (GB-seconds, requests)", lambda_cost),
+            ("Step Functions (state transitions)", sfn), ("DynamoDB (on demand)", dynamodb),
+            ("S3 (requests)", s3)]
+    total = sum(value for _, value in rows)
+    ocus = 2 if settings.collection_standby_replicas == "ENABLED" else 1
+    idle = {f"OpenSearch Serverless ({ocus} OCU minimum, 730 h)": ocus * prices.ocu_hour * 730,
+            f"CloudWatch alarms ({alarms})": alarms * prices.alarm_month,
+            "KMS key (alarm topic)": prices.kms_key_month}
+    lines = ["| per 1,000 pages ingested | USD |", "|---|---:|"]
+    lines += [f"| {label} | {value:.3f} |" for label, value in rows]
+    lines += [f"| **total** | **{total:.2f}** |", "", "| per month, idle | USD |", "|---|---:|"]
+    lines += [f"| {label} | {value:.2f} |" for label, value in idle.items()]
+    lines += [f"| **total** | **{sum(idle.values()):.0f}** |", "",
+              "Prices (`ServicePrices` in the command, `drac.costs.prices` for models): "
+              + json.dumps(vars(prices))]
+    return lines
 
 
 def _duration(hours: float) -> str:

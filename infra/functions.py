@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aws_cdk import Duration, RemovalPolicy, Size
+from aws_cdk import Duration, Size
+from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_ecr_assets as ecr_assets
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from drac.settings import Settings
+from infra.config import removal_policy
 from infra.layers import core_layer_dir, deps_layer_dir
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,7 +58,7 @@ class FunctionFactory:
             self.scope,
             f"{construct_id}Logs",
             retention=logs.RetentionDays.ONE_MONTH,
-            removal_policy=RemovalPolicy.DESTROY,
+            removal_policy=removal_policy(self.settings),  # logs outlive a destroyed stack
         )
 
     def make(
@@ -67,8 +69,11 @@ class FunctionFactory:
         memory: int = 512,
         timeout: Duration | None = None,
         environment: dict[str, str] | None = None,
+        reserved_concurrency: int | None = None,
+        network: Placement | None = None,
     ) -> lambda_.Function:
-        """Return a zip-packaged function whose code is `functions/<handler_dir>/`."""
+        """Return a zip-packaged function whose code is `functions/<handler_dir>/` (in the
+        VPC subnets of `network` when given)."""
         fn = lambda_.Function(
             self.scope,
             construct_id,
@@ -84,6 +89,8 @@ class FunctionFactory:
             tracing=lambda_.Tracing.ACTIVE,
             environment={**self.environment, **(environment or {})},
             log_group=self._log_group(construct_id),
+            reserved_concurrent_executions=reserved_concurrency,
+            **_placement(network),
         )
         self.functions[construct_id] = fn
         self.handler_dirs[construct_id] = handler_dir
@@ -99,6 +106,7 @@ class FunctionFactory:
         environment: dict[str, str] | None = None,
         ephemeral_storage: Size | None = None,
         image: str | None = None,
+        network: Placement | None = None,
     ) -> lambda_.DockerImageFunction:
         """Return a container-image function whose handler is `functions/<handler_dir>`, built
         from `functions/<image>/Dockerfile` (`image` defaults to `handler_dir`; functions that
@@ -139,7 +147,20 @@ class FunctionFactory:
             tracing=lambda_.Tracing.ACTIVE,
             environment={**self.environment, **(environment or {})},
             log_group=self._log_group(construct_id),
+            **_placement(network),
         )
         self.functions[construct_id] = fn
         self.handler_dirs[construct_id] = handler_dir
         return fn
+
+
+Placement = tuple[ec2.IVpc, ec2.SubnetSelection, ec2.ISecurityGroup]
+"""A VPC, the subnets in it and the security group a function runs with."""
+
+
+def _placement(network: Placement | None) -> dict:
+    """The Function properties placing it in `network` (none: Lambda's own network)."""
+    if network is None:
+        return {}
+    vpc, subnets, group = network
+    return {"vpc": vpc, "vpc_subnets": subnets, "security_groups": [group]}

@@ -6,18 +6,32 @@ from __future__ import annotations
 from aws_cdk import Duration, Stack
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from drac.aws.identity import REPLAN_ADMIN_SOURCE, tenant_source
 from drac.settings import Settings
 from infra.stages import Stages
 from infra.storage import INCOMING_PREFIX, Storage
 
 REPLAN_DETAIL_TYPE = "Replan Requested"
-REPLAN_SOURCE = "drac.api"
-REPLAN_PATTERN = {"source": [REPLAN_SOURCE], "detail-type": [REPLAN_DETAIL_TYPE]}
+
+
+def replan_sources(settings: Settings) -> dict[str, list[str]]:
+    """Each `source` a re-plan may be sent with -> the principals the bus lets send it: one
+    per configured tenant (its mapped principals) and the admin source (the admins)."""
+    sources: dict[str, list[str]] = {REPLAN_ADMIN_SOURCE: list(settings.admin_principals)}
+    for arn, tenant in settings.tenant_principals.items():
+        sources.setdefault(tenant_source(tenant), []).append(arn)
+    return sources
+
+
+def replan_pattern(settings: Settings) -> dict:
+    """EventBridge pattern of the re-plan requests the deployment accepts."""
+    return {"source": sorted(replan_sources(settings)), "detail-type": [REPLAN_DETAIL_TYPE]}
 WAITING_RECEIVES = 300
 """Receives before an upload waiting for room goes to the dead-letter queue: with the
 starter's waits of up to half an hour, several days (the queue keeps messages 14 days)."""
@@ -61,21 +75,28 @@ class Intake(Construct):
         self.bus = events.EventBus(self, "Bus", event_bus_name=f"{stack.stack_name}-bus")
         docs = storage.documents
         # A full pipeline hides waiting messages for growing waits (the starter's backoff).
+        # Visibility at least six times the consumer's 5-minute timeout, as Lambda's SQS
+        # event source guidance asks (a batch still running is not received twice).
         self.ingest_queue, self.ingest_dlq = self._queue(
-            "IngestQueue", Duration.minutes(6), max_receive_count=WAITING_RECEIVES
+            "IngestQueue", Duration.minutes(30), max_receive_count=WAITING_RECEIVES
         )
-        self.delete_queue, self.delete_dlq = self._queue("DeleteQueue", Duration.minutes(6))
+        self.delete_queue, self.delete_dlq = self._queue("DeleteQueue", Duration.minutes(30))
+        # Events EventBridge cannot deliver to a queue (its policy, a throttle) are kept in a
+        # dead-letter queue instead of being dropped after its retries.
+        self.object_events_dlq = self._dead_letter_queue("ObjectEventsDlq")
         self.created_rule = events.Rule(
             self, "ObjectCreated",
             description="Uploads under incoming/ start the ingest pipeline",
             event_pattern=_pattern(object_event_pattern("Object Created", docs.bucket_name)),
-            targets=[targets.SqsQueue(self.ingest_queue)],
+            targets=[targets.SqsQueue(self.ingest_queue, dead_letter_queue=self.object_events_dlq,
+                                      retry_attempts=185, max_event_age=Duration.hours(24))],
         )
         self.deleted_rule = events.Rule(
             self, "ObjectDeleted",
             description="Deleting an upload removes its chunks",
             event_pattern=_pattern(object_event_pattern("Object Deleted", docs.bucket_name)),
-            targets=[targets.SqsQueue(self.delete_queue)],
+            targets=[targets.SqsQueue(self.delete_queue, dead_letter_queue=self.object_events_dlq,
+                                      retry_attempts=185, max_event_age=Duration.hours(24))],
         )
         stages.starter.add_event_source(sources.SqsEventSource(
             self.ingest_queue, batch_size=5, max_concurrency=settings.starter_concurrency,
@@ -84,18 +105,17 @@ class Intake(Construct):
         stages.delete.add_event_source(sources.SqsEventSource(
             self.delete_queue, batch_size=5, max_concurrency=2, report_batch_item_failures=True,
         ))
-        self.replan_dlq = sqs.Queue(
-            self, "ReplanTargetDlq", enforce_ssl=True,
-            encryption=sqs.QueueEncryption.SQS_MANAGED, retention_period=Duration.days(14),
-        )
+        self.replan_dlq = self._dead_letter_queue("ReplanTargetDlq")
+        self._restrict_replan_senders(settings)
         self.replan_rule = events.Rule(
             self, "ReplanRequested",
             event_bus=self.bus,
             description="Replan Requested events start the re-plan state machine",
-            event_pattern=_pattern(REPLAN_PATTERN),
+            event_pattern=_pattern(replan_pattern(settings)),
             targets=[targets.SfnStateMachine(
                 replan_machine,
-                input=events.RuleTargetInput.from_event_path("$.detail"),
+                # the whole event: the Manifest stage holds the detail to its source's scope
+                input=events.RuleTargetInput.from_event_path("$"),
                 dead_letter_queue=self.replan_dlq,
                 retry_attempts=4,
                 max_event_age=Duration.hours(2),
@@ -104,17 +124,38 @@ class Intake(Construct):
         self.dead_letter_queues = [
             self.ingest_dlq,
             self.delete_dlq,
+            self.object_events_dlq,
             self.replan_dlq,
         ]
+
+    def _restrict_replan_senders(self, settings: Settings) -> None:
+        """Bus policy: an explicit Deny (which wins over any identity policy of the account)
+        for a PutEvents of a re-plan source by anyone but the principals mapped to it."""
+        for index, (source, principals) in enumerate(sorted(replan_sources(settings).items())):
+            conditions: dict[str, dict[str, object]] = {"StringEquals": {"events:source": source}}
+            if principals:
+                conditions["StringNotEquals"] = {"aws:PrincipalArn": sorted(principals)}
+            self.bus.add_to_resource_policy(iam.PolicyStatement(
+                sid=f"OnlyMappedPrincipalsSendReplanSource{index}",
+                effect=iam.Effect.DENY,
+                principals=[iam.AnyPrincipal()],
+                actions=["events:PutEvents"],
+                resources=[self.bus.event_bus_arn],
+                conditions=conditions,
+            ))
+
+    def _dead_letter_queue(self, construct_id: str) -> sqs.Queue:
+        """A TLS-only, encrypted dead-letter queue keeping messages 14 days."""
+        return sqs.Queue(
+            self, construct_id, enforce_ssl=True,
+            encryption=sqs.QueueEncryption.SQS_MANAGED, retention_period=Duration.days(14),
+        )
 
     def _queue(
         self, construct_id: str, visibility: Duration, max_receive_count: int = 5
     ) -> tuple[sqs.Queue, sqs.Queue]:
         """A TLS-only, encrypted queue keeping messages 14 days, and its dead-letter queue."""
-        dlq = sqs.Queue(
-            self, f"{construct_id}Dlq", enforce_ssl=True,
-            encryption=sqs.QueueEncryption.SQS_MANAGED, retention_period=Duration.days(14),
-        )
+        dlq = self._dead_letter_queue(f"{construct_id}Dlq")
         queue = sqs.Queue(
             self, construct_id, enforce_ssl=True, encryption=sqs.QueueEncryption.SQS_MANAGED,
             visibility_timeout=visibility, retention_period=Duration.days(14),

@@ -14,6 +14,9 @@ from infra.stages import executions_arn
 
 PACK = "AwsSolutions::"
 BASIC_ROLE = "Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"
+VPC_ROLE = (
+    "Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole"
+)
 S3_GRANT_ACTIONS = ("s3:List*", "s3:GetObject*", "s3:GetBucket*", "s3:Abort*", "s3:DeleteObject*")
 
 
@@ -51,6 +54,10 @@ def acknowledgements(stack) -> dict[str, str]:
         f"AwsSolutions-IAM4[{BASIC_ROLE}]": (
             "Functions (and CDK's custom-resource helpers) use AWSLambdaBasicExecutionRole "
             "only to write their own CloudWatch logs."
+        ),
+        f"AwsSolutions-IAM4[{VPC_ROLE}]": (
+            "With isolatedConverters the converting functions use AWSLambdaVPCAccessExecutionRole "
+            "only so Lambda can manage their network interfaces in the isolated subnets."
         ),
         "AwsSolutions-L1": (
             "Functions pin Python 3.12 because the dependency layer is built from cp312 "

@@ -1,90 +1,137 @@
-"""Observability: a CloudWatch dashboard and alarms for failures, DLQ depth and throttling."""
+"""Observability: an SNS topic operators subscribe to, alarms with actions on every failure
+signal, and a CloudWatch dashboard."""
 
 from __future__ import annotations
 
-from aws_cdk import Duration
+from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_cloudwatch as cw
+from aws_cdk import aws_cloudwatch_actions as cw_actions
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
+from drac.settings import Settings
 from infra.pipeline import Pipeline
+from infra.search import Search
 
 NAMESPACE = "Drac"
-ALARM_METRICS = 10
+FIVE_MINUTES = Duration.minutes(5)
+# Alarm name (construct id) prefix -> what it means and what to do (docs/aws.md repeats it).
+MEANINGS = {
+    "ExecutionsFailed": "a state machine execution failed (a document FAILED, or a re-plan)",
+    "ExecutionsTimedOut": "an execution ran past its timeout",
+    "DeadLetters": "messages or events wait in a dead-letter queue: redrive them",
+    "Errors": "a Lambda function raised errors (retried, but look at its logs)",
+    "Throttles": "a Lambda function was throttled (concurrency limits)",
+    "RetrieveUrl5xx": "the retrieval API answered 5xx to callers",
+    "DocumentsPartial": "a document was indexed with pages that could not be converted",
+    "BedrockThrottling": "Bedrock throttled model calls (sustained): ask for quota",
+    "SearchErrors": "OpenSearch Serverless answered 5xx",
+    "UploadsNotFound": "an upload event named an object found under no form of its key",
+}
 
 
 class Observability(Construct):
-    """Dashboard of the pipeline's metrics (Powertools EMF) and its alarms."""
+    """Alarm topic, alarms (each with the topic as its alarm action) and dashboard."""
 
-    def __init__(self, scope: Construct, construct_id: str, *, pipeline: Pipeline) -> None:
-        """Create the alarms and the dashboard."""
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        pipeline: Pipeline,
+        search: Search,
+        settings: Settings,
+    ) -> None:
+        """Create the topic, the alarms and the dashboard."""
         super().__init__(scope, construct_id)
+        stack = Stack.of(self)
+        # CloudWatch can publish to an encrypted topic only with a customer managed key
+        # whose policy lets cloudwatch.amazonaws.com use it (the AWS managed key cannot).
+        self.key = kms.Key(
+            self,
+            "AlarmTopicKey",
+            enable_key_rotation=True,
+            description="encrypts the drac alarm topic",
+            removal_policy=RemovalPolicy.DESTROY,
+        )  # it encrypts no data at rest
+        self.key.add_to_resource_policy(
+            iam.PolicyStatement(
+                principals=[iam.ServicePrincipal("cloudwatch.amazonaws.com")],
+                actions=["kms:Decrypt", "kms:GenerateDataKey*"],
+                resources=["*"],
+                conditions={"StringEquals": {"aws:SourceAccount": stack.account}},
+            )
+        )
+        self.topic = sns.Topic(
+            self,
+            "AlarmTopic",
+            display_name=f"{stack.stack_name} alarms",
+            master_key=self.key,
+            enforce_ssl=True,
+        )
+        if settings.alarm_email:
+            self.topic.add_subscription(subscriptions.EmailSubscription(settings.alarm_email))
+        self.action = cw_actions.SnsAction(self.topic)
         self.alarms: list[cw.Alarm] = []
+
         machines = {
             "Ingest": pipeline.ingest_machine,
+            "Convert": pipeline.convert_machine,
             "Plan": pipeline.plan_machine,
             "Replan": pipeline.replan_machine,
         }
         for label, machine in machines.items():
-            self.alarms.append(
-                machine.metric_failed(period=Duration.minutes(5)).create_alarm(
-                    self, f"{label}ExecutionsFailed",
-                    alarm_description=f"{label} state machine executions failed",
-                    threshold=1, evaluation_periods=1,
-                    treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
-                )
+            self._alarm(f"ExecutionsFailed{label}", machine.metric_failed(period=FIVE_MINUTES))
+            self._alarm(f"ExecutionsTimedOut{label}", machine.metric_timed_out(period=FIVE_MINUTES))
+        for queue in pipeline.dead_letter_queues:
+            self._alarm(
+                f"DeadLetters{queue.node.id}",
+                queue.metric_approximate_number_of_messages_visible(period=FIVE_MINUTES),
             )
-        for index, queue in enumerate(pipeline.dead_letter_queues):
-            self.alarms.append(
-                queue.metric_approximate_number_of_messages_visible(
-                    period=Duration.minutes(5)
-                ).create_alarm(
-                    self, f"DeadLetters{index}",
-                    alarm_description=f"Messages in dead-letter queue {index}",
-                    threshold=1, evaluation_periods=1,
-                    treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
-                )
+        functions = pipeline.stages.all()
+        for fn in functions:
+            self._alarm(f"Errors{fn.node.id}", fn.metric_errors(period=FIVE_MINUTES))
+            self._alarm(
+                f"Throttles{fn.node.id}",
+                fn.metric_throttles(period=FIVE_MINUTES),
+                threshold=5,
+                periods=2,
             )
-        throttles = cw.Metric(
-            namespace=NAMESPACE, metric_name="ModelThrottled", statistic="Sum",
-            period=Duration.minutes(5), dimensions_map={"service": "drac"},
+        retrieve = pipeline.stages.retrieve
+        url_errors = cw.Metric(
+            namespace="AWS/Lambda",
+            metric_name="Url5xxCount",
+            statistic="Sum",
+            period=FIVE_MINUTES,
+            dimensions_map={"FunctionName": retrieve.function_name},
         )
-        self.alarms.append(
-            throttles.create_alarm(
-                self, "BedrockThrottling",
-                alarm_description="Bedrock throttled model calls (sustained)",
-                threshold=20, evaluation_periods=3,
-                treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
-            )
+        self._alarm("RetrieveUrl5xx", url_errors)
+        partial = _emf("DocumentsPartial", None, FIVE_MINUTES)
+        self._alarm("DocumentsPartial", partial)
+        self._alarm("UploadsNotFound", _emf("UploadsNotFound", None, FIVE_MINUTES))
+        throttled = _emf("ModelThrottled", None, FIVE_MINUTES)
+        self._alarm("BedrockThrottling", throttled, threshold=20, periods=3)
+        search_errors = cw.Metric(
+            namespace="AWS/AOSS",
+            metric_name="5xx",
+            statistic="Sum",
+            period=FIVE_MINUTES,
+            dimensions_map={
+                "ClientId": stack.account,
+                "CollectionId": search.collection.attr_id,
+                "CollectionName": search.collection_name,
+            },
         )
-        # An alarm's metric math may use at most 10 metrics: one alarm per 10 functions.
-        functions = pipeline_functions(pipeline)
-        lambda_throttles = []
-        for group, start in enumerate(range(0, len(functions), ALARM_METRICS)):
-            throttles_sum = cw.MathExpression(
-                expression="SUM(METRICS())",
-                using_metrics={
-                    f"t{start + i}": fn.metric_throttles(period=Duration.minutes(5))
-                    for i, fn in enumerate(functions[start : start + ALARM_METRICS])
-                },
-                label=f"Lambda throttles ({group + 1})",
-                period=Duration.minutes(5),
-            )
-            lambda_throttles.append(throttles_sum)
-            self.alarms.append(
-                throttles_sum.create_alarm(
-                    self, f"LambdaThrottling{group + 1}",
-                    alarm_description="Lambda invocations throttled",
-                    threshold=5, evaluation_periods=2,
-                    treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
-                )
-            )
+        self._alarm("SearchErrors", search_errors)
 
-        def emf(name: str, label: str) -> cw.Metric:
-            return cw.Metric(namespace=NAMESPACE, metric_name=name, statistic="Sum",
-                             dimensions_map={"service": "drac"}, label=label,
-                             period=Duration.hours(1))
-
+        hour = Duration.hours(1)
         self.dashboard = cw.Dashboard(self, "Dashboard")
+        self.dashboard.add_widgets(
+            cw.AlarmStatusWidget(title="Alarms", alarms=self.alarms, width=24),
+        )
         self.dashboard.add_widgets(
             cw.GraphWidget(
                 title="Executions",
@@ -92,28 +139,81 @@ class Observability(Construct):
                 + [m.metric_failed() for m in machines.values()],
             ),
             cw.GraphWidget(
-                title="Conversion",
-                left=[emf("PagesRendered", "pages rendered"),
-                      emf("BatchesConverted", "batches converted"),
-                      emf("BatchesFailed", "batches failed")],
+                title="Documents",
+                left=[
+                    _emf("DocumentsIndexed", "indexed", hour),
+                    _emf("DocumentsPartial", "partial", hour),
+                    _emf("DocumentsFailed", "failed", hour),
+                ],
             ),
             cw.GraphWidget(
-                title="Tokens",
-                left=[emf("InputTokens", "input tokens"), emf("OutputTokens", "output tokens")],
-                right=[emf("CostUSD", "estimated cost (USD)")],
+                title="Conversion",
+                left=[
+                    _emf("PagesRendered", "pages rendered", hour),
+                    _emf("BatchesConverted", "batches converted", hour),
+                    _emf("BatchesFailed", "batches failed", hour),
+                ],
             ),
         )
         self.dashboard.add_widgets(
-            cw.GraphWidget(title="Chunks indexed", left=[emf("ChunksIndexed", "chunks")]),
-            cw.GraphWidget(title="Throttling", left=[throttles], right=lambda_throttles),
+            cw.GraphWidget(
+                title="Tokens",
+                left=[
+                    _emf("InputTokens", "input tokens", hour),
+                    _emf("OutputTokens", "output tokens", hour),
+                ],
+                right=[_emf("CostUSD", "estimated cost (USD)", hour)],
+            ),
+            cw.GraphWidget(title="Chunks indexed", left=[_emf("ChunksIndexed", "chunks", hour)]),
+            cw.GraphWidget(
+                title="Throttling",
+                left=[throttled],
+                right=[fn.metric_throttles() for fn in functions[:10]],
+            ),
+        )
+        self.dashboard.add_widgets(
+            cw.GraphWidget(title="Lambda errors", left=[fn.metric_errors() for fn in functions]),
+            cw.GraphWidget(
+                title="Retrieval API",
+                left=[retrieve.metric_invocations(), url_errors],
+                right=[retrieve.metric_duration()],
+            ),
             cw.GraphWidget(
                 title="Dead-letter queues",
-                left=[q.metric_approximate_number_of_messages_visible()
-                      for q in pipeline.dead_letter_queues],
+                left=[
+                    q.metric_approximate_number_of_messages_visible()
+                    for q in pipeline.dead_letter_queues
+                ],
             ),
         )
 
+    def _alarm(
+        self, construct_id: str, metric: cw.Metric, *, threshold: float = 1, periods: int = 1
+    ) -> cw.Alarm:
+        """An alarm at `threshold` over `periods` five-minute periods, notifying the topic."""
+        kind = next(k for k in MEANINGS if construct_id.startswith(k))
+        alarm = metric.create_alarm(
+            self,
+            construct_id,
+            alarm_description=f"{MEANINGS[kind]} ({construct_id}; see docs/aws.md, Alarms)",
+            threshold=threshold,
+            evaluation_periods=periods,
+            comparison_operator=cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+        )
+        alarm.add_alarm_action(self.action)
+        self.alarms.append(alarm)
+        return alarm
 
-def pipeline_functions(pipeline: Pipeline) -> list:
-    """Return the pipeline's Lambda functions (for aggregate metrics)."""
-    return pipeline.stages.all()
+
+def _emf(name: str, label: str | None, period: Duration) -> cw.Metric:
+    """A metric the functions publish with Powertools (namespace Drac, service drac); alarms
+    take it without a label (a labelled metric becomes metric math)."""
+    return cw.Metric(
+        namespace=NAMESPACE,
+        metric_name=name,
+        statistic="Sum",
+        dimensions_map={"service": "drac"},
+        label=label,
+        period=period,
+    )

@@ -40,6 +40,7 @@ class Pipeline(Construct):
             replan_machine=self.workflows.replan_machine,
         )
         self.ingest_machine = self.workflows.ingest_machine
+        self.convert_machine = self.workflows.convert_machine
         self.plan_machine = self.workflows.plan_machine
         self.replan_machine = self.workflows.replan_machine
         self.bus = self.intake.bus

@@ -5,9 +5,10 @@ from __future__ import annotations
 from aws_cdk import CfnOutput, Stack
 from constructs import Construct
 
+from drac.aws.identity import REPLAN_ADMIN_SOURCE, REPLAN_TENANT_SOURCE_PREFIX
 from infra.config import settings_from_context
 from infra.functions import FunctionFactory
-from infra.intake import REPLAN_DETAIL_TYPE, REPLAN_SOURCE
+from infra.intake import REPLAN_DETAIL_TYPE
 from infra.observability import Observability
 from infra.pipeline import Pipeline
 from infra.search import Search
@@ -31,19 +32,24 @@ class DracStack(Stack):
             search=self.search, factory=self.factory,
         )
         self.search.finalise_access_policy()
-        self.observability = Observability(self, "Observability", pipeline=self.pipeline)
+        self.observability = Observability(
+            self, "Observability", pipeline=self.pipeline, search=self.search,
+            settings=self.settings,
+        )
         outputs = {
             "DocumentsBucket": self.storage.documents.bucket_name,
             "ArtifactsBucket": self.storage.artifacts.bucket_name,
             "DocumentsTable": self.storage.documents_table.table_name,
             "EventBusName": self.pipeline.bus.event_bus_name,
-            "ReplanSource": REPLAN_SOURCE,
+            "ReplanAdminSource": REPLAN_ADMIN_SOURCE,
+            "ReplanTenantSourcePrefix": REPLAN_TENANT_SOURCE_PREFIX,
             "ReplanDetailType": REPLAN_DETAIL_TYPE,
             "CollectionEndpoint": self.search.endpoint,
             "IndexName": self.settings.index_name,
             "IngestStateMachine": self.pipeline.ingest_machine.state_machine_arn,
             "RetrieveUrl": self.pipeline.stages.retrieve_url.url,
             "RetrieveFunction": self.pipeline.stages.retrieve.function_name,
+            "AlarmTopic": self.observability.topic.topic_arn,
         }
         for name, value in outputs.items():
             CfnOutput(self, name, value=value)

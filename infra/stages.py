@@ -13,11 +13,12 @@ from constructs import Construct
 
 from drac.settings import SETTINGS_VARIABLE, Settings
 from infra.config import model_arns
-from infra.functions import FunctionFactory
+from infra.functions import FunctionFactory, Placement
+from infra.network import ConverterNetwork
 from infra.search import Search
 from infra.storage import Storage
 
-MACHINE_NAMES = ("ingest", "plan", "replan")
+MACHINE_NAMES = ("ingest", "convert", "plan", "replan")
 
 
 def machine_name(stack: Stack, name: str) -> str:
@@ -90,6 +91,14 @@ class Stages(Construct):
         s.documents_table.grant_read_write_data(self.delete)
         search.grant_index_access(self.delete.role)
 
+        # The functions that run untrusted-input parsers, optionally where no route leaves.
+        self.network = (ConverterNetwork(self, "ConverterNetwork", settings=settings,
+                                         storage=storage)
+                        if settings.isolated_converters else None)
+        converters: Placement | None = (
+            (self.network.vpc, self.network.subnets, self.network.security_group)
+            if self.network else None)
+
         # -- ingest: register, normalise, render, convert, parse -------------------------
         self.register = mk("Register", "register", memory=2048, timeout=minutes(5))
         s.documents.grant_read(self.register)
@@ -101,17 +110,19 @@ class Stages(Construct):
         self.normalise = factory.make_image(
             "Normalise", "normalise", memory=3008, timeout=minutes(10),
             ephemeral_storage=Size.gibibytes(4),  # the upload, its PDF and LibreOffice's files
+            network=converters,
         )
         s.documents.grant_read(self.normalise)
         s.artifacts.grant_put(self.normalise)
         self.read_spreadsheet = factory.make_image(
             "ReadSpreadsheet", "read_spreadsheet", image="normalise", memory=3008,
-            timeout=minutes(15), ephemeral_storage=Size.gibibytes(4),
+            timeout=minutes(15), ephemeral_storage=Size.gibibytes(4), network=converters,
         )
         s.documents.grant_read(self.read_spreadsheet)
         s.artifacts.grant_put(self.read_spreadsheet)  # the spreadsheet's Markdown
         s.documents_table.grant_read_write_data(self.read_spreadsheet)  # sheets, warnings
-        self.render = mk("Render", "render", memory=2048, timeout=minutes(15))
+        self.render = mk("Render", "render", memory=2048, timeout=minutes(15),
+                         network=converters)
         s.documents.grant_read(self.render)  # a PDF upload is rendered where it is
         s.artifacts.grant_read_write(self.render)
         s.documents_table.grant_read_write_data(self.render)
@@ -150,6 +161,7 @@ class Stages(Construct):
         s.documents_table.grant_read_write_data(self.activate)
         search.grant_index_access(self.activate.role)
         self.abandon = mk("AbandonPlan", "abandon_plan", timeout=minutes(5))
+        s.documents_table.grant_read_data(self.abandon)  # never delete the active version
         search.grant_index_access(self.abandon.role)
 
         # -- end of an ingest, and the re-plan manifest -----------------------------------
@@ -162,13 +174,20 @@ class Stages(Construct):
         s.artifacts.grant_put(self.manifest)
 
         # -- the retrieval API: an IAM-authenticated function URL ----------------------------
-        self.retrieve = mk("Retrieve", "retrieve", memory=1024, timeout=Duration.seconds(30))
+        # Reserved concurrency: a burst of ingests cannot take the API's capacity away.
+        self.retrieve = mk("Retrieve", "retrieve", memory=1024, timeout=Duration.seconds(30),
+                           reserved_concurrency=settings.retrieve_concurrency or None)
         s.documents_table.grant_read_data(self.retrieve)  # active versions of the hits
         self._grant_models(self.retrieve, [settings.embedding_model_id])
         search.grant_index_read(self.retrieve.role)
         self.retrieve_url = self.retrieve.add_function_url(
             auth_type=lambda_.FunctionUrlAuthType.AWS_IAM
         )
+        # Function URLs created since October 2025 need lambda:InvokeFunctionUrl AND
+        # lambda:InvokeFunction (InvokedViaFunctionUrl); grant_invoke_url adds both.
+        callers = sorted({*settings.tenant_principals, *settings.admin_principals})
+        for arn in callers:
+            self.retrieve_url.grant_invoke_url(iam.ArnPrincipal(arn))
 
     def all(self) -> list[lambda_.IFunction]:
         """Every function of the pipeline."""

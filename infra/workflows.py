@@ -1,4 +1,4 @@
-"""The three Standard state machines, from the ASL files of `statemachine/`."""
+"""The four Standard state machines, from the ASL files of `statemachine/`."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from infra.storage import Storage
 
 
 class Workflows(Construct):
-    """Ingest (per upload), plan (per planning run, shared) and re-plan (per request)."""
+    """Ingest (per upload), convert (per group of batches of an upload), plan (per planning
+    run, shared) and re-plan (per request)."""
 
     def __init__(
         self,
@@ -42,15 +43,21 @@ class Workflows(Construct):
             {"SectionConcurrency": settings.section_concurrency,
              "IndexConcurrency": settings.index_concurrency},
         )
+        # One child execution per group of batches: each history holds one group's batches.
+        self.convert_machine = self._machine(
+            "ConvertMachine", "convert",
+            {"ConvertFunctionArn": st.convert, "BatchFailedFunctionArn": st.batch_failed},
+            {"BatchConcurrency": settings.batch_concurrency},
+        )
         self.ingest_machine = self._machine(
             "IngestMachine", "ingest",
             {"RegisterFunctionArn": st.register, "NormaliseFunctionArn": st.normalise,
              "ReadSpreadsheetFunctionArn": st.read_spreadsheet,
-             "RenderFunctionArn": st.render, "ConvertFunctionArn": st.convert,
-             "BatchFailedFunctionArn": st.batch_failed, "ParseFunctionArn": st.parse,
+             "RenderFunctionArn": st.render, "ParseFunctionArn": st.parse,
              "FinaliseFunctionArn": st.finalise},
-            {"BatchConcurrency": settings.batch_concurrency},
-            {"PlanStateMachineArn": self.plan_machine.state_machine_arn},
+            {},
+            {"PlanStateMachineArn": self.plan_machine.state_machine_arn,
+             "ConvertStateMachineArn": self.convert_machine.state_machine_arn},
         )
         self.replan_machine = self._machine(
             "ReplanMachine", "replan",
@@ -60,7 +67,8 @@ class Workflows(Construct):
              "ArtifactsBucket": storage.artifacts.bucket_name},
         )
         for machine in (self.ingest_machine, self.replan_machine):
-            self._grant_start_sync(machine, self.plan_machine)
+            self._grant_start_sync(machine, self.plan_machine, "plan")
+        self._grant_start_sync(self.ingest_machine, self.convert_machine, "convert")
         self._grant_distributed_map(self.replan_machine, storage)
 
     def _machine(
@@ -103,12 +111,15 @@ class Workflows(Construct):
             fn.grant_invoke(machine)
         return machine
 
-    def _grant_start_sync(self, parent: sfn.StateMachine, child: sfn.StateMachine) -> None:
+    def _grant_start_sync(
+        self, parent: sfn.StateMachine, child: sfn.StateMachine, child_name: str
+    ) -> None:
         """Permissions for `states:startExecution.sync:2` from parent to child."""
         stack = Stack.of(self)
         child.grant_start_execution(parent)
-        executions = executions_arn(stack, "plan")
-        self.child_execution_arns.append(executions)
+        executions = executions_arn(stack, child_name)
+        if executions not in self.child_execution_arns:
+            self.child_execution_arns.append(executions)
         parent.add_to_role_policy(iam.PolicyStatement(
             actions=["states:DescribeExecution", "states:StopExecution"], resources=[executions],
         ))

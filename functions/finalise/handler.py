@@ -8,6 +8,13 @@ from drac.aws.lambda_support import MetricUnit, correlate, logger, metrics, trac
 from drac.aws.runtime import lambda_runtime as _runtime  # tests replace _runtime
 from drac.aws.stages.lifecycle import FinaliseInput, finalise_document
 
+STATUS_METRICS = {"FAILED": "DocumentsFailed", "PARTIAL": "DocumentsPartial"}
+
+
+def status_metric(status: str) -> str:
+    """The metric counting documents that ended with this status (PARTIAL has an alarm)."""
+    return STATUS_METRICS.get(status, "DocumentsIndexed")
+
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
@@ -17,7 +24,5 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     payload = FinaliseInput.model_validate(event)
     correlate(payload.document_id, stage="finalise")
     result = finalise_document(_runtime(), payload)
-    failed = payload.outcome == "FAILED"
-    name = "DocumentsFailed" if failed else "DocumentsIndexed"
-    metrics.add_metric(name=name, unit=MetricUnit.Count, value=1)
+    metrics.add_metric(name=status_metric(result.status), unit=MetricUnit.Count, value=1)
     return result.model_dump(mode="json")

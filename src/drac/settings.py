@@ -47,6 +47,15 @@ _POLICY_NAME = re.compile(r"^[a-z][a-z0-9-]{2,31}$")
 _LONGEST_POLICY_SUFFIX = len("-data")
 
 
+_PRINCIPAL_ARN = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/.+")
+_TENANT = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+
+
+def _check_principal_arn(arn: str) -> None:
+    if not _PRINCIPAL_ARN.match(arn):
+        raise ValueError(f"{arn!r} is not an IAM role or user ARN")
+
+
 class SettingsError(DracError, ValueError):
     """Settings that cannot be used; the message names the field and the reason."""
 
@@ -101,8 +110,16 @@ class Settings(BaseModel):
     section_concurrency: int = Field(default=10, ge=1, le=40)
     index_concurrency: int = Field(default=4, ge=1, le=40)
     replan_concurrency: int = Field(default=10, ge=1, le=1000)
-    max_running_documents: int = Field(default=10, ge=1, le=10_000)
+    max_running_documents: int = Field(
+        default=10, ge=1, le=1000,
+        description="ingest executions at once (the starter counts them with one "
+        "ListExecutions call, which returns at most 1,000)",
+    )
     starter_concurrency: int = Field(default=2, ge=2, le=1000)
+    retrieve_concurrency: int = Field(
+        default=10, ge=0, le=1000,
+        description="reserved concurrency of the retrieval API (0: none, shares the pool)",
+    )
     index_name: str = Field(default="drac-chunks", pattern=r"^[a-z0-9][a-z0-9_-]{0,254}$")
     collection_name: str | None = Field(
         default=None, description="OpenSearch Serverless collection; default from the stack name"
@@ -113,6 +130,22 @@ class Settings(BaseModel):
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     reader_principals: tuple[str, ...] = Field(
         default=(), description="IAM role ARNs allowed to query the index"
+    )
+    tenant_principals: dict[str, str] = Field(
+        default_factory=dict,
+        description="IAM role (or user) ARN -> the one tenant its callers may read and re-plan",
+    )
+    admin_principals: tuple[str, ...] = Field(
+        default=(), description="IAM role or user ARNs that may read and re-plan every tenant"
+    )
+    isolated_converters: bool = Field(
+        default=False,
+        description="run Normalise, ReadSpreadsheet and Render in a VPC with no route out",
+    )
+    alarm_email: str | None = Field(
+        default=None,
+        pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$",
+        description="subscribed to the alarm topic (the address confirms by email)",
     )
 
     @field_validator("strategy", mode="before")
@@ -137,12 +170,20 @@ class Settings(BaseModel):
             check_collection_name(value)
         return value
 
-    @field_validator("reader_principals")
+    @field_validator("reader_principals", "admin_principals")
     @classmethod
     def _role_arns(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         for arn in value:
-            if not re.match(r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/.+", arn):
-                raise ValueError(f"{arn!r} is not an IAM role or user ARN")
+            _check_principal_arn(arn)
+        return value
+
+    @field_validator("tenant_principals")
+    @classmethod
+    def _tenant_roles(cls, value: dict[str, str]) -> dict[str, str]:
+        for arn, tenant in value.items():
+            _check_principal_arn(arn)
+            if not _TENANT.match(tenant):
+                raise ValueError(f"tenant {tenant!r} of {arn} must be 1-64 of a-z A-Z 0-9 . _ -")
         return value
 
     @property

@@ -10,6 +10,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
@@ -39,8 +40,16 @@ def _aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv(name, value)
 
 
-# `cdk deploy -c batchSize=2`: the 4-page test PDF then spans two conversion batches.
-DEPLOY_CONTEXT = {"batchSize": 2}
+# `cdk deploy -c batchSize=2`: the 4-page test PDF then spans two conversion batches. Two
+# tenants' applications (one role with a path) and an operator role call the API and re-plan.
+ACME_ROLE = "arn:aws:iam::123456789012:role/acme-search"
+BETA_ROLE = "arn:aws:iam::123456789012:role/apps/beta-search"
+ADMIN_ROLE = "arn:aws:iam::123456789012:role/drac-operator"
+DEPLOY_CONTEXT = {
+    "batchSize": 2,
+    "tenantPrincipals": {ACME_ROLE: "acme", BETA_ROLE: "beta"},
+    "adminPrincipals": [ADMIN_ROLE],
+}
 
 
 @pytest.fixture(scope="session")
@@ -81,7 +90,7 @@ def deployed(monkeypatch: pytest.MonkeyPatch, sleeps: list[float],
     moto_patches.patch_s3_notifications(monkeypatch)
     moto_patches.patch_eventbridge_targets(monkeypatch, cloud.model, cloud.authorizer, cloud.log)
     moto_patches.patch_step_functions(monkeypatch)
-    moto_patches.patch_sfn_clients(monkeypatch)
+    moto_patches.patch_sfn_clients(monkeypatch, cloud.machine_session)
     moto_patches.patch_lambda(monkeypatch, cloud.dispatch)
     with mock_aws(config={"stepfunctions": {"execute_state_machine": True},
                           "lambda": {"use_docker": False}}):
@@ -120,3 +129,16 @@ def upload(cloud: Cloud, data: bytes, key: str) -> None:
     boto3.client("s3", region_name=cloud.region).put_object(
         Bucket=cloud.documents_bucket, Key=key, Body=data)
 
+
+
+def put_events_as(cloud: Cloud, role_arn: str, entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """PutEvents on the project's bus as a role whose identity policy allows PutEvents on it
+    (the bus policy decides the rest)."""
+    from tests.e2e.iam import Statement
+
+    bus = f"arn:aws:events:{cloud.region}:{cloud.model.stack.account}:event-bus/{cloud.bus_name}"
+    allow = Statement.from_json({"Effect": "Allow", "Action": "events:PutEvents",
+                                 "Resource": bus}, "caller policy")
+    caller = cloud.caller(role_arn, (allow,))
+    events = cloud.caller_session(caller).client("events", region_name=cloud.region)
+    return events.put_events(Entries=[{"EventBusName": cloud.bus_name, **e} for e in entries])

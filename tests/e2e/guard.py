@@ -152,6 +152,8 @@ class Authorizer:
             if any(resource_matches(p, permission.resource) for p in patterns):
                 statements.extend(policy)
         context = {**SECURE_TRANSPORT, **permission.context}
+        if principal.startswith("arn:"):  # a role's session: aws:PrincipalArn is the role
+            context.setdefault("aws:PrincipalArn", (principal,))
         request = Request(action=permission.action, resource=permission.resource,
                           principal=principal, context=context)
         return evaluate(request, statements)
@@ -176,6 +178,9 @@ class FunctionPrincipal:
     authorizer: Authorizer
     log: AccessLog
     handler_dir: str | None = None
+    implied: Mapping[tuple[str, str], tuple[Permission, ...]] = field(default_factory=dict)
+    """(service, operation) -> permissions AWS requires beyond the call's own (Step Functions'
+    .sync integrations need its managed EventBridge rule)."""
 
     @property
     def label(self) -> str:
@@ -286,6 +291,7 @@ def guarded_session(principal: FunctionPrincipal, region: str) -> boto3.session.
         except UnmappedCall as exc:
             principal.unmapped(service, model.name, exc)
             raise
+        needed = [*needed, *principal.implied.get((service, model.name), ())]
         principal.check(service, model.name, needed, params)
         if service == "dynamodb":
             for item in _written_items(model.name, params):

@@ -28,6 +28,7 @@ from types import ModuleType
 from typing import Any
 
 import boto3
+from botocore.exceptions import ClientError
 
 from drac.aws.runtime import CloudResources, Runtime
 from drac.settings import SETTINGS_VARIABLE, Settings
@@ -40,7 +41,8 @@ from tests.e2e.guard import (
     GuardedOpenSearch,
     guarded_session,
 )
-from tests.e2e.template import FunctionSpec, StackModel
+from tests.e2e.iam import Statement
+from tests.e2e.template import FunctionSpec, RoleSpec, StackModel
 
 ROOT = Path(__file__).resolve().parents[2]
 # Step Functions refuses state input or output over 256 KiB (States.DataLimitExceeded).
@@ -62,8 +64,17 @@ NOT_DEPLOYED = {
     "AWS::OpenSearchServerless::SecurityPolicy": "encryption/network: nothing to enforce",
     "AWS::OpenSearchServerless::AccessPolicy": "enforced by GuardedOpenSearch",
     "AWS::Lambda::Url": "the retrieval API's handler is invoked in-process (function URL event)",
-    "AWS::Lambda::Permission": "who may invoke a function is not what the tests are about",
+    "AWS::Lambda::Permission": "evaluated by the harness (function URL callers)",
+    "AWS::Events::EventBusPolicy": "evaluated by the harness (guarded PutEvents callers)",
+    "AWS::SNS::Topic": "alarm notifications: alarms are not evaluated",
+    "AWS::SNS::TopicPolicy": "alarm notifications: alarms are not evaluated",
+    "AWS::SNS::Subscription": "alarm notifications: alarms are not evaluated",
+    "AWS::KMS::Key": "encrypts the alarm topic only",
 }
+
+
+class LambdaThrottled(Exception):
+    """Lambda refused an invocation: no concurrency left (HTTP 429)."""
 
 
 def load_handler(handler_dir: str, instance: int = 0) -> ModuleType:
@@ -255,6 +266,9 @@ class Cloud:
         self.invocations: list[str] = []
         self.violations: list[str] = []
         """Service limits the run exceeded (AWS would have failed there)."""
+        self.throttles: dict[str, int] = {}
+        """Handler folder -> invocations from Step Functions Lambda refuses with 429
+        (TooManyRequestsException), as when the account's concurrency is exhausted."""
         self.custom_resource_errors: dict[str, str] = {}
         """Custom resources whose Create failed (logical id -> error)."""
         self.bedrock_configs: list[Any] = []
@@ -304,6 +318,10 @@ class Cloud:
         the state size limit are recorded as violations: keys and counts travel, not content."""
         function = self.model.function_named(function_name)
         self.invocations.append(function.handler_dir or function.logical_id)
+        with self.pools_lock:
+            if self.throttles.get(function.handler_dir or "", 0) > 0:
+                self.throttles[function.handler_dir or ""] -= 1
+                raise LambdaThrottled(function.name)
         if len(payload.encode()) > STATE_PAYLOAD_LIMIT:
             self.violations.append(f"{function.logical_id}: state input of {len(payload)} bytes")
         try:
@@ -315,6 +333,75 @@ class Cloud:
         if len(response) > STATE_PAYLOAD_LIMIT:
             self.violations.append(f"{function.logical_id}: result of {len(response)} bytes")
         return response, False
+
+    # --- the state machines' roles ------------------------------------------------------------
+
+    @cached_property
+    def machine_principals(self) -> dict[str, FunctionPrincipal]:
+        """State machine ARN -> its role as a principal. A `.sync` startExecution is polled
+        with DescribeExecution, which in AWS also needs the managed rule Step Functions puts
+        on EventBridge (Developer Guide, "IAM policies for ... Step Functions executions")."""
+        account, region = self.model.stack.account, self.region
+        rule = (f"arn:aws:events:{region}:{account}:rule/"
+                "StepFunctionsGetEventsForStepFunctionsExecutionRule")
+        sync = tuple(Permission(action, rule) for action in (
+            "events:PutTargets", "events:PutRule", "events:DescribeRule"))
+        principals = {}
+        for logical_id, machine in self.model.stack.of_type(
+                "AWS::StepFunctions::StateMachine").items():
+            role = self.model.role_by_arn(self.model.resolver.resolve(
+                machine["Properties"]["RoleArn"]))
+            arn = self.model.resolver.get_att(logical_id, "Arn")
+            name = self.model.resolver.name(logical_id)
+            principals[arn] = FunctionPrincipal(
+                f"{logical_id} (state machine {name})", name, role, self.authorizer, self.log,
+                implied={("stepfunctions", "DescribeExecution"): sync})
+        return principals
+
+    def machine_session(self, machine_arn: str) -> boto3.session.Session:
+        """A boto3 session guarded by the role of the state machine (or of the Distributed
+        Map run of it) with this ARN."""
+        for arn, principal in self.machine_principals.items():
+            if machine_arn == arn or machine_arn.startswith(f"{arn}/"):
+                return guarded_session(principal, self.region)
+        raise KeyError(f"no state machine {machine_arn}")
+
+    # --- callers from outside the stack -------------------------------------------------------
+
+    def caller(self, role_arn: str, statements: tuple[Statement, ...] = ()) -> FunctionPrincipal:
+        """An IAM role outside the stack (a tenant's application, an operator) with these
+        identity statements; its calls are checked like the functions' calls."""
+        name = role_arn.rsplit("/", 1)[-1]
+        role = RoleSpec(f"caller {name}", name, role_arn, statements)
+        return FunctionPrincipal(f"caller {name}", name, role, self.authorizer, self.log)
+
+    def caller_session(self, caller: FunctionPrincipal) -> boto3.session.Session:
+        """A boto3 session whose calls are authorised as the caller's."""
+        return guarded_session(caller, self.region)
+
+    def invoke_url(self, function: FunctionSpec, caller: FunctionPrincipal,
+                   body: Any) -> dict[str, Any]:
+        """POST `body` to the function's URL (AWS_IAM auth) as `caller`: Lambda checks
+        lambda:InvokeFunctionUrl and lambda:InvokeFunction against the caller's policies and
+        the function's resource policy (403 "Forbidden" otherwise), then invokes the handler
+        with a function URL event naming the caller's session."""
+        context = {"lambda:FunctionUrlAuthType": ("AWS_IAM",),
+                   "lambda:InvokedViaFunctionUrl": ("true",)}
+        needed = [Permission(action, function.arn, context)
+                  for action in ("lambda:InvokeFunctionUrl", "lambda:InvokeFunction")]
+        try:
+            caller.check("lambda", "InvokeFunctionUrl", needed)
+        except ClientError:
+            return {"statusCode": 403, "body": json.dumps({"Message": "Forbidden"})}
+        account = self.model.stack.account
+        session_arn = (f"arn:aws:sts::{account}:assumed-role/{caller.role.name}/session"
+                       if ":role/" in caller.role.arn else caller.role.arn)
+        event = function_url_event(body, session_arn, account)
+        try:
+            return self.pool(function).invoke(event)
+        except Exception:  # an unhandled error: the function URL answers 502
+            self.errors.append(f"{function.logical_id}: {traceback.format_exc(limit=3)}")
+            return {"statusCode": 502, "body": json.dumps({"Message": "Internal Server Error"})}
 
     # --- observing ----------------------------------------------------------------------------
 
@@ -404,6 +491,28 @@ class Cloud:
         """Stop the pollers."""
         for poller in self.pollers:
             poller.close()
+
+
+def function_url_event(body: Any, caller_arn: str, account: str) -> dict[str, Any]:
+    """A function URL request event (payload version 2.0) as Lambda builds it for an AWS_IAM
+    URL: the caller's identity in requestContext.authorizer.iam (AWS Lambda Developer Guide,
+    "Invoking Lambda function URLs", request payload format)."""
+    return {
+        "version": "2.0", "routeKey": "$default", "rawPath": "/", "rawQueryString": "",
+        "headers": {"content-type": "application/json"},
+        "requestContext": {
+            "accountId": "anonymous", "apiId": "url-id", "domainName": "url-id.lambda-url.aws",
+            "domainPrefix": "url-id", "requestId": str(uuid.uuid4()), "routeKey": "$default",
+            "stage": "$default", "time": "01/Dec/2026:00:00:00 +0000", "timeEpoch": 0,
+            "http": {"method": "POST", "path": "/", "protocol": "HTTP/1.1",
+                     "sourceIp": "127.0.0.1", "userAgent": "tests"},
+            "authorizer": {"iam": {
+                "accessKey": "ASIATESTING", "accountId": account, "callerId": "AROATESTING",
+                "cognitoIdentity": None, "principalOrgId": None, "userArn": caller_arn,
+                "userId": "AROATESTING:session"}},
+        },
+        "body": body if isinstance(body, str) else json.dumps(body), "isBase64Encoded": False,
+    }
 
 
 class _FunctionSession:

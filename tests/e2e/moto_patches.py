@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import sys
 import threading
 import uuid
 from collections.abc import Callable
@@ -232,22 +233,45 @@ def patch_step_functions(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(StepFunctionsParserBackend, "start_execution", start_execution)
 
 
-def patch_sfn_clients(monkeypatch: pytest.MonkeyPatch) -> None:
+def running_state_machine() -> str:
+    """The ARN of the state machine whose task is calling (from the interpreter's Environment
+    on the calling thread's stack)."""
+    from moto.stepfunctions.parser.asl.eval.environment import Environment
+
+    frame = sys._getframe(1)
+    while frame is not None:
+        env = frame.f_locals.get("env")
+        if isinstance(env, Environment):
+            return env.states.context_object.context_object_data["StateMachine"]["Id"]
+        frame = frame.f_back
+    raise AssertionError("a Step Functions service call outside any execution")
+
+
+def patch_sfn_clients(monkeypatch: pytest.MonkeyPatch,
+                      session_for: Callable[[str], Any] | None = None) -> None:
     """Step Functions' interpreter makes a new boto3 client for every task; reuse one per
-    service and region (clients are thread-safe; this only saves time)."""
+    calling state machine and service. With `session_for` (state machine ARN -> a boto3
+    session guarded by that machine's role) every service integration call is authorised
+    as Step Functions authorises it: with the machine's role."""
     import importlib
 
+    from botocore.config import Config
     from moto.stepfunctions.parser.asl.utils import boto_client
 
     original = boto_client.boto_client_for
-    cache: dict[tuple[str, str], Any] = {}
+    cache: dict[tuple[str, str, str], Any] = {}
     lock = threading.Lock()
 
     def boto_client_for(region: str, service: str, state_credentials: Any = None) -> Any:
+        machine = running_state_machine() if session_for else ""
         with lock:
-            if (region, service) not in cache:
-                cache[(region, service)] = original(region, service, state_credentials)
-            return cache[(region, service)]
+            if (machine, region, service) not in cache:
+                cache[(machine, region, service)] = (
+                    session_for(machine).client(service, region_name=region, config=Config(
+                        parameter_validation=False,
+                        retries={"max_attempts": 0, "total_max_attempts": 1}))
+                    if session_for else original(region, service, state_credentials))
+            return cache[(machine, region, service)]
 
     base = "moto.stepfunctions.parser.asl.component.state.exec"
     for name in (f"{base}.state_task.lambda_eval_utils",
@@ -260,9 +284,21 @@ def patch_sfn_clients(monkeypatch: pytest.MonkeyPatch) -> None:
 def patch_lambda(monkeypatch: pytest.MonkeyPatch, dispatch: Dispatch) -> None:
     """Invoke (from Step Functions or any client) runs the harness's handler in-process."""
     from moto.awslambda_simple.models import LambdaSimpleBackend
+    from moto.core.exceptions import JsonRESTError
+
+    from tests.e2e.harness import LambdaThrottled
+
+    class TooManyRequests(JsonRESTError):
+        code = 429
+
+        def __init__(self, name: str) -> None:
+            super().__init__("TooManyRequestsException", f"Rate Exceeded. ({name})")
 
     def invoke(self, function_name, qualifier, body, headers, response_headers):
-        payload, failed = dispatch(function_name, body or "{}")
+        try:
+            payload, failed = dispatch(function_name, body or "{}")
+        except LambdaThrottled as exc:
+            raise TooManyRequests(str(exc)) from exc
         if failed:
             response_headers["x-amz-function-error"] = "Unhandled"
         return payload

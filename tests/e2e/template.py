@@ -503,7 +503,16 @@ class StackModel:
 
     def resource_policies(self) -> Iterator[tuple[list[str], list[Statement]]]:
         """(resource ARN patterns the policy is attached to, its statements) for every bucket
-        policy and queue policy."""
+        policy, queue policy, event bus policy and Lambda permission."""
+        for logical_id, policy in self.stack.of_type("AWS::Events::EventBusPolicy").items():
+            props = self.resolver.resolve(policy["Properties"])
+            bus = props.get("EventBusName", "default")
+            arn = bus if bus.startswith("arn:") else (
+                f"arn:{PARTITION}:events:{self.stack.region}:{self.stack.account}:event-bus/{bus}")
+            yield [arn], [Statement.from_json({"Sid": props.get("StatementId"),
+                                               **props["Statement"]}, logical_id)]
+        for logical_id, permission in self.stack.of_type("AWS::Lambda::Permission").items():
+            yield from self._lambda_permission(logical_id, permission)
         for logical_id, policy in self.stack.of_type("AWS::S3::BucketPolicy").items():
             props = self.resolver.resolve(policy["Properties"])
             bucket = f"arn:{PARTITION}:s3:::{props['Bucket']}"
@@ -515,6 +524,31 @@ class StackModel:
             arns = [q.arn for q in self.queues.values() if q.url in props["Queues"]]
             yield arns, [Statement.from_json(s, f"{logical_id}[{i}]")
                          for i, s in enumerate(props["PolicyDocument"]["Statement"])]
+
+    def _lambda_permission(self, logical_id: str, permission: dict[str, Any]
+                           ) -> Iterator[tuple[list[str], list[Statement]]]:
+        """An AWS::Lambda::Permission as the statement of the function's resource policy."""
+        props = self.resolver.resolve(permission["Properties"])
+        name = props["FunctionName"]
+        try:
+            arn = name if name.startswith("arn:") else self.function_named(name).arn
+        except KeyError:  # a CDK helper function (no project code), not called by the tests
+            return
+        principal = props["Principal"]
+        kind = "Service" if principal.endswith(".amazonaws.com") else "AWS"
+        conditions: dict[str, dict[str, Any]] = {}
+        if "FunctionUrlAuthType" in props:
+            conditions["StringEquals"] = {
+                "lambda:FunctionUrlAuthType": props["FunctionUrlAuthType"]}
+        if props.get("InvokedViaFunctionUrl"):
+            conditions["Bool"] = {"lambda:InvokedViaFunctionUrl": "true"}
+        if "SourceArn" in props:
+            conditions["ArnLike"] = {"aws:SourceArn": props["SourceArn"]}
+        if "SourceAccount" in props:
+            conditions.setdefault("StringEquals", {})["aws:SourceAccount"] = props["SourceAccount"]
+        statement = {"Effect": "Allow", "Principal": {kind: principal},
+                     "Action": props["Action"], "Resource": arn, "Condition": conditions}
+        yield [arn], [Statement.from_json(statement, logical_id)]
 
     @cached_property
     def collections(self) -> dict[str, CollectionSpec]:

@@ -4,6 +4,7 @@ on every call), no inline Map over 1,000 items, execution histories under 25,000
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -13,8 +14,9 @@ from pdfs import Text, make_pdf
 from drac.aws import keys
 from drac.ids import document_id_for
 from drac.models import DocumentStatus
-from tests.e2e.conftest import upload
+from tests.e2e.conftest import DEPLOY_CONTEXT, upload
 from tests.e2e.template import StackTemplate, synthesise_stack
+from tests.fakes import client_error
 
 PAGES = 5000
 HISTORY_LIMIT = 25_000
@@ -26,8 +28,8 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def stack_template() -> StackTemplate:
-    """`cdk deploy -c batchSize=4`: 1,250 batches, two groups of the conversion fan-out."""
-    return synthesise_stack({"batchSize": 4})
+    """`cdk deploy -c batchSize=4`: 1,250 batches, 13 groups of the conversion fan-out."""
+    return synthesise_stack({**DEPLOY_CONTEXT, "batchSize": 4})
 
 
 def _history(deployed: Any, arn: str) -> list[dict[str, Any]]:
@@ -41,7 +43,7 @@ def _history(deployed: Any, arn: str) -> list[dict[str, Any]]:
 def _assert_within_limits(deployed: Any) -> dict[str, int]:
     """Check every execution's history; return the event count of each machine's run."""
     counts = {}
-    for machine in ("ingest", "plan"):
+    for machine in ("ingest", "convert", "plan"):
         for run in deployed.executions(machine):
             events = _history(deployed, run["executionArn"])
             assert len(events) < HISTORY_LIMIT, (machine, len(events))
@@ -59,8 +61,29 @@ def _assert_within_limits(deployed: Any) -> dict[str, int]:
     return counts
 
 
-def test_a_5000_page_pdf_is_indexed(cloud: Any) -> None:
+def _throttle_every_batch_once(bedrock: Any) -> set[str]:
+    """Bedrock throttles the first try of every conversion call (each batch is retried)."""
+    seen: set[str] = set()
+    converse = bedrock.converse
+
+    def throttled_first(**request: Any) -> Any:
+        key = hashlib.sha1(repr(request.get("messages")).encode()).hexdigest()
+        with bedrock.lock:
+            first = key not in seen
+            seen.add(key)
+        if first:
+            raise client_error("ThrottlingException", 429, "Converse")
+        return converse(**request)
+
+    bedrock.converse = throttled_first
+    return seen
+
+
+def test_a_5000_page_pdf_is_indexed_with_every_batch_throttled(
+    cloud: Any, sleeps: list[float]
+) -> None:
     deployed, bedrock, opensearch, _pdf = cloud
+    throttled = _throttle_every_batch_once(bedrock)
     pdf = make_pdf([(72, 72, [Text(f"Leaf {n}", 8, 30, size=9)]) for n in range(1, PAGES + 1)])
     key = "incoming/acme/manual.pdf"
     upload(deployed, pdf, key)
@@ -73,8 +96,12 @@ def test_a_5000_page_pdf_is_indexed(cloud: Any) -> None:
     assert len(bedrock.converse_requests) == PAGES // 4
     plan = deployed.runtime.plans.get_plan(document_id, 1)
     assert len(opensearch.chunks(document_id)) == len(plan.chunk_ids_arrays)
+    assert len(throttled) == PAGES // 4 and len(sleeps) >= PAGES // 4  # each batch retried
     counts = _assert_within_limits(deployed)
-    assert counts["ingest"] > 8000  # the conversion fan-out really ran in the ingest history
+    # 13 child executions of at most 100 batches hold the batches and their retries; the
+    # ingest's own history grows by a few events per group only
+    assert len(deployed.executions("convert")) == 13
+    assert counts["convert"] > 1000 and counts["ingest"] < 500
 
 
 def test_a_5000_page_markdown_file_with_65000_paragraphs_is_indexed(cloud: Any) -> None:

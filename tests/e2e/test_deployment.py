@@ -51,7 +51,7 @@ def test_tables_queues_buckets_rules_and_functions_follow_the_template(deployed:
     for name, arn in deployed.machines.items():
         definition = json.loads(sfn.describe_state_machine(stateMachineArn=arn)["definition"])
         assert "${" not in json.dumps(definition), name
-    assert set(deployed.machines) == {"ingest", "plan", "replan"}
+    assert set(deployed.machines) == {"ingest", "convert", "plan", "replan"}
 
 
 def test_the_chunk_index_was_created_by_the_custom_resource_role(deployed: Cloud) -> None:

@@ -1,4 +1,5 @@
-"""Object keys arrive URL-encoded in S3's events; uploads and deletes still find the object."""
+"""Object keys arrive URL-encoded in S3's notifications, and AWS documents no encoding for
+EventBridge (published events show `:` raw): uploads and deletes find the object either way."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from shared_paths import VELVERA
 
 from drac.ids import document_id_for
 from drac.models import DocumentStatus
+from tests.e2e import moto_patches
 from tests.e2e.moto_patches import s3_event_key
 
 MARKDOWN = VELVERA / "md"
@@ -61,3 +63,47 @@ def test_keys_with_spaces_plus_percent_and_unicode_are_ingested_and_deleted(
     for key, document_id in documents.items():
         assert deployed.runtime.registry.get(document_id).status is DocumentStatus.DELETED, key
         assert opensearch.chunks(document_id) == [], key
+
+
+RAW_KEYS = {
+    "incoming/acme/C++ guide 100%.md": "contact_info.md",  # decodes to "C   guide 100%.md"
+    "incoming/acme/10:47:07 report+final.md": "audio_catalog.md",
+}
+
+
+def test_keys_delivered_raw_are_found_as_delivered_and_deleted(
+        cloud: Any, monkeypatch: Any) -> None:
+    deployed, _bedrock, opensearch, _pdf = cloud
+    monkeypatch.setattr(moto_patches, "s3_event_key", lambda key: key)  # no encoding at all
+    s3 = boto3.client("s3", region_name=deployed.region)
+    documents = {}
+    for key, name in RAW_KEYS.items():
+        data = (MARKDOWN / name).read_bytes()
+        documents[key] = document_id_for(data, "acme")
+        s3.put_object(Bucket=deployed.documents_bucket, Key=key, Body=data)
+    runs = deployed.wait("ingest")
+    assert {r["status"] for r in runs} == {"SUCCEEDED"} and len(runs) == len(RAW_KEYS)
+    for key, document_id in documents.items():
+        record = deployed.runtime.registry.get(document_id)
+        assert record.status is DocumentStatus.INDEXED and record.source_path == key
+        assert opensearch.chunks(document_id)
+    for key in RAW_KEYS:
+        s3.delete_object(Bucket=deployed.documents_bucket, Key=key)
+    deployed.settle()
+    for key, document_id in documents.items():
+        assert deployed.runtime.registry.get(document_id).status is DocumentStatus.DELETED, key
+
+
+def test_an_upload_found_under_no_form_of_its_key_is_counted_not_dropped(
+        cloud: Any, monkeypatch: Any, capsys: Any, caplog: Any) -> None:
+    deployed, _bedrock, _opensearch, _pdf = cloud
+    # the event names a key no object has (as a wrongly encoded key would)
+    monkeypatch.setattr(moto_patches, "s3_event_key", lambda key: key + "-elsewhere")
+    s3 = boto3.client("s3", region_name=deployed.region)
+    s3.put_object(Bucket=deployed.documents_bucket, Key="incoming/acme/guide.md",
+                  Body=(MARKDOWN / "contact_info.md").read_bytes())
+    deployed.settle()
+    assert deployed.executions("ingest") == []
+    captured = capsys.readouterr()
+    assert '"UploadsNotFound":[1.0]' in captured.out  # the metric the alarm watches
+    assert "no object under any form of the key" in captured.out + captured.err + caplog.text

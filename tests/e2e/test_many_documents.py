@@ -17,6 +17,7 @@ from shared_paths import CLOUDWAY, VELVERA
 
 from drac.ids import document_id_for
 from drac.models import DocumentStatus
+from tests.e2e.conftest import ADMIN_ROLE, put_events_as
 
 VELVERA_FILES = [
     "pdf/productivity_tools_usage_guide.pdf", "pdf/audio_catalog.pdf", "pdf/contact_info.pdf",
@@ -102,9 +103,8 @@ def test_many_documents_of_two_tenants_ingest_replan_and_delete_concurrently(
     # every child planning execution has its own name (moto called them all "None")
     assert len({p["name"] for p in deployed.executions("plan")}) == len(UPLOADS)
 
-    events = boto3.client("events", region_name=deployed.region)
-    events.put_events(Entries=[
-        {"Source": "drac.api", "DetailType": "Replan Requested", "EventBusName": deployed.bus_name,
+    put_events_as(deployed, ADMIN_ROLE, [
+        {"Source": "drac.admin", "DetailType": "Replan Requested",
          "Detail": json.dumps({"all": True, "tenant": tenant, "strategy": strategy})}
         for tenant, strategy in (("velvera", "fine"), ("cloudway", "coarse"))])
     replans = deployed.wait("replan", timeout=900)

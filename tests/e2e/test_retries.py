@@ -19,14 +19,25 @@ KEY = "incoming/acme/store_locations.pdf"
 BATCHES = 2  # the 4-page test PDF in 2-page batches
 
 
+def _history(deployed: Any, arn: str) -> list[dict[str, Any]]:
+    pages = deployed.sfn.get_paginator("get_execution_history").paginate(executionArn=arn)
+    return [event for page in pages for event in page["events"]]
+
+
 def _retried_errors(deployed: Any, run: dict[str, Any]) -> list[str]:
-    return [e["taskFailedEventDetails"]["error"] for e in deployed.history(run["executionArn"])
-            if e["type"] == "TaskFailed"]
+    """The task errors of a run, with those of its document's conversion child executions."""
+    document_id = run["name"].split("-")[0]
+    children = [child["executionArn"] for child in deployed.executions("convert")
+                if json.loads(deployed.sfn.describe_execution(
+                    executionArn=child["executionArn"])["input"])["document_id"] == document_id]
+    return [e["taskFailedEventDetails"]["error"] for arn in [run["executionArn"], *children]
+            for e in _history(deployed, arn) if e["type"] == "TaskFailed"]
 
 
 def _retry(deployed: Any, state: str, error: str) -> dict[str, Any]:
+    machine = "convert" if state in {"ConvertBatch", "MarkBatchFailed"} else "ingest"
     definition = json.loads(deployed.sfn.describe_state_machine(
-        stateMachineArn=deployed.machines["ingest"])["definition"])
+        stateMachineArn=deployed.machines[machine])["definition"])
 
     def find(states: dict[str, Any]) -> dict[str, Any] | None:
         for name, body in states.items():
@@ -131,3 +142,33 @@ def boto3_s3(deployed: Any) -> Any:
     import boto3
 
     return boto3.client("s3", region_name=deployed.region)
+
+
+def test_sustained_throttling_ends_indexed_with_a_bounded_history(
+    cloud: Any, sleeps: list[float]
+) -> None:
+    """Backpressure never fails a document: Lambda refusing Parse 20 times (concurrency
+    exhausted), Bedrock throttling 30 calls in a row and IndexChunks' OpenSearch busy 12
+    times are each far past the old limits (6, 10 and 4 tries) and end INDEXED."""
+    deployed, bedrock, opensearch, pdf = cloud
+    deployed.throttles = {"parse": 20, "index_chunks": 12}
+    bedrock.throttle_next = 30
+    upload(deployed, pdf, KEY)
+    (run,) = deployed.wait("ingest")
+    assert run["status"] == "SUCCEEDED"
+    document_id = document_id_for(pdf, "acme")
+    assert deployed.runtime.registry.get(document_id).status is DocumentStatus.INDEXED
+    assert opensearch.chunks(document_id)
+    errors = _retried_errors(deployed, run)
+    assert errors.count("Lambda.TooManyRequestsException") == 20
+    assert errors.count("ModelThrottled") == 30
+    (plan,) = deployed.executions("plan")
+    assert _retried_errors(deployed, plan).count("Lambda.TooManyRequestsException") == 12
+    assert deployed.throttles == {"parse": 0, "index_chunks": 0} and bedrock.throttle_next == 0
+    # backoff with full jitter, each wait capped at the retrier's MaxDelaySeconds (15 min)
+    retrier = _retry(deployed, "Parse", "Lambda.TooManyRequestsException")
+    assert (retrier["MaxDelaySeconds"], retrier["JitterStrategy"]) == (900, "FULL")
+    assert len(sleeps) >= 62 and max(sleeps) <= 900 < sum(sleeps)
+    for arn in [r["executionArn"] for m in ("ingest", "convert", "plan")
+                for r in deployed.executions(m)]:
+        assert len(_history(deployed, arn)) < 25_000

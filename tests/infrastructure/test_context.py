@@ -17,7 +17,7 @@ def asl(synth: Synth, name: str) -> dict:
 def test_concurrency_options_reach_the_map_states(synth: Synth, alternate: Synth) -> None:
     for which, expected in ((synth, (5, 10, 4, 10)), (alternate, (3, 7, 2, 4))):
         found = (
-            state(asl(which, "ingest"), "ConvertBatches")["MaxConcurrency"],
+            state(asl(which, "convert"), "ConvertBatches")["MaxConcurrency"],
             state(asl(which, "plan"), "PlanSections")["MaxConcurrency"],
             state(asl(which, "plan"), "IndexRanges")["MaxConcurrency"],
             state(asl(which, "replan"), "ReplanDocuments")["MaxConcurrency"],
@@ -96,3 +96,12 @@ def test_context_strings_are_read_as_their_types() -> None:
     )
     assert settings.batch_size == 4
     assert settings.reader_principals == ("arn:aws:iam::123456789012:role/reader",)
+
+
+def test_running_documents_stay_countable_by_one_list_call() -> None:
+    """The starter counts running ingests with one ListExecutions call (at most 1,000)."""
+    from drac.settings import SettingsError
+
+    assert Settings.from_context({"maxRunningDocuments": 1000}).max_running_documents == 1000
+    with pytest.raises(SettingsError, match=r"maxRunningDocuments|max_running_documents"):
+        Settings.from_context({"maxRunningDocuments": 1001})

@@ -41,10 +41,12 @@ def test_replan_rule_on_the_project_bus_starts_the_replan_machine(synth: Synth) 
     pipeline = synth.stack.pipeline
     props = rule(synth, "replan_rule")
     assert props["EventBusName"] == {"Ref": synth.logical_id(pipeline.bus)}
-    assert props["EventPattern"] == {"source": ["drac.api"], "detail-type": ["Replan Requested"]}
+    # without tenants mapped only admins may re-plan (and cdk.json maps none)
+    assert props["EventPattern"] == {"source": ["drac.admin"],
+                                     "detail-type": ["Replan Requested"]}
     (target,) = props["Targets"]
     assert target["Arn"] == {"Ref": synth.logical_id(pipeline.replan_machine)}
-    assert target["InputPath"] == "$.detail"
+    assert target["InputPath"] == "$"  # the source travels: it names the request's scope
     assert target["DeadLetterConfig"]["Arn"] == {
         "Fn::GetAtt": [synth.logical_id(pipeline.intake.replan_dlq), "Arn"]}
 
@@ -181,3 +183,62 @@ def test_two_stacks_in_one_account_share_no_physical_name() -> None:
             for resource in synth.of_type(kind).values():
                 name = resource["Properties"]["Name"]
                 assert re.fullmatch(r"[a-z][a-z0-9-]{2,31}", name), name
+
+
+ACME, BETA = ("arn:aws:iam::123456789012:role/acme-app",
+              "arn:aws:iam::123456789012:role/apps/beta-app")
+OPERATOR = "arn:aws:iam::123456789012:role/operator"
+
+
+def test_the_bus_lets_only_mapped_principals_send_each_replan_source(
+    synth: Synth, alternate: Synth
+) -> None:
+    props = rule(alternate, "replan_rule")
+    assert props["EventPattern"]["source"] == ["drac.admin", "drac.tenant.acme",
+                                                 "drac.tenant.beta"]
+    denies = {}
+    for policy in alternate.of_type("AWS::Events::EventBusPolicy").values():
+        statement = policy["Properties"]["Statement"]
+        assert (statement["Effect"], statement["Principal"], statement["Action"]) == (
+            "Deny", {"AWS": "*"}, "events:PutEvents")
+        source = statement["Condition"]["StringEquals"]["events:source"]
+        denies[source] = statement["Condition"].get("StringNotEquals", {}).get(
+            "aws:PrincipalArn")
+    assert denies == {"drac.admin": [OPERATOR], "drac.tenant.acme": [ACME],
+                      "drac.tenant.beta": [BETA]}
+    # no admin configured: nobody may send drac.admin
+    (policy,) = synth.of_type("AWS::Events::EventBusPolicy").values()
+    assert policy["Properties"]["Statement"]["Condition"] == {
+        "StringEquals": {"events:source": "drac.admin"}}
+
+
+def test_mapped_callers_may_invoke_the_function_url_with_both_actions(
+    synth: Synth, alternate: Synth
+) -> None:
+    """Function URLs created since October 2025 need lambda:InvokeFunctionUrl and
+    lambda:InvokeFunction (AWS Lambda Developer Guide, "Control access to function URLs")."""
+    retrieve = alternate.logical_id(alternate.stack.pipeline.stages.retrieve)
+    granted: dict[str, set[tuple[str, str]]] = {}
+    for permission in alternate.of_type("AWS::Lambda::Permission").values():
+        props = permission["Properties"]
+        if props["FunctionName"] != {"Fn::GetAtt": [retrieve, "Arn"]}:
+            continue
+        condition = ("FunctionUrlAuthType=" + props["FunctionUrlAuthType"]
+                     if "FunctionUrlAuthType" in props
+                     else f"InvokedViaFunctionUrl={props.get('InvokedViaFunctionUrl')}")
+        granted.setdefault(props["Principal"], set()).add((props["Action"], condition))
+    both = {("lambda:InvokeFunctionUrl", "FunctionUrlAuthType=AWS_IAM"),
+            ("lambda:InvokeFunction", "InvokedViaFunctionUrl=True")}
+    assert granted == {ACME: both, BETA: both, OPERATOR: both}
+    assert not [p for p in synth.of_type("AWS::Lambda::Permission").values()
+                if "FunctionUrlAuthType" in p["Properties"]]
+
+
+def test_queue_visibility_is_six_times_its_consumers_timeout(synth: Synth) -> None:
+    """Lambda's SQS guidance: a visibility timeout of at least six times the function's, so
+    a batch still being processed is not handed to another poller."""
+    stages, intake = synth.stack.pipeline.stages, synth.stack.pipeline.intake
+    for fn, queue in ((stages.starter, intake.ingest_queue), (stages.delete, intake.delete_queue)):
+        timeout = synth.resources[synth.logical_id(fn)]["Properties"]["Timeout"]
+        visibility = synth.resources[synth.logical_id(queue)]["Properties"]["VisibilityTimeout"]
+        assert visibility >= 6 * timeout, fn.node.id

@@ -1,51 +1,117 @@
-"""Dashboard and alarms: failed executions, dead-letter queue depth, throttling."""
+"""Operators are told: every alarm notifies the alarm topic, and an alarm watches each failure
+signal (executions failed or timed out, dead letters on every queue, Lambda errors and
+throttles per function, the retrieval API's 5xx, PARTIAL documents, Bedrock throttling,
+OpenSearch Serverless 5xx); every asynchronous EventBridge target has a dead-letter queue."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from tests.infrastructure.conftest import Synth
 
 
-def alarms(synth: Synth) -> list[dict]:
-    return [a["Properties"] for a in synth.of_type("AWS::CloudWatch::Alarm").values()]
+def alarms(synth: Synth) -> dict[str, dict[str, Any]]:
+    return {k: a["Properties"] for k, a in synth.of_type("AWS::CloudWatch::Alarm").items()}
 
 
-def test_failed_execution_alarm_per_machine(synth: Synth) -> None:
+def _dimension(alarm: dict[str, Any], name: str) -> Any:
+    return next(d["Value"] for d in alarm.get("Dimensions", []) if d["Name"] == name)
+
+
+def test_every_alarm_notifies_the_encrypted_alarm_topic(synth: Synth, alternate: Synth) -> None:
+    topic = synth.logical_id(synth.stack.observability.topic)
+    assert alarms(synth)
+    for logical_id, alarm in alarms(synth).items():
+        assert alarm["AlarmActions"] == [{"Ref": topic}], logical_id
+        assert alarm["TreatMissingData"] == "notBreaching"
+    (props,) = [t["Properties"] for t in synth.of_type("AWS::SNS::Topic").values()]
+    assert "KmsMasterKeyId" in props
+    assert not synth.of_type("AWS::SNS::Subscription")
+    (subscription,) = alternate.of_type("AWS::SNS::Subscription").values()
+    assert (subscription["Properties"]["Protocol"], subscription["Properties"]["Endpoint"]) == (
+        "email",
+        "oncall@example.com",
+    )
+
+
+def test_executions_failed_and_timed_out_per_machine(synth: Synth) -> None:
     pipeline = synth.stack.pipeline
-    watched = {a["Dimensions"][0]["Value"]["Ref"] for a in alarms(synth)
-               if a.get("MetricName") == "ExecutionsFailed" and a["Namespace"] == "AWS/States"}
-    assert watched == {synth.logical_id(m) for m in (
-        pipeline.ingest_machine, pipeline.plan_machine, pipeline.replan_machine)}
+    machines = {
+        synth.logical_id(m)
+        for m in (pipeline.ingest_machine, pipeline.convert_machine, pipeline.plan_machine,
+                  pipeline.replan_machine)
+    }
+    for metric in ("ExecutionsFailed", "ExecutionsTimedOut"):
+        watched = {
+            _dimension(a, "StateMachineArn")["Ref"]
+            for a in alarms(synth).values()
+            if a.get("MetricName") == metric and a.get("Namespace") == "AWS/States"
+        }
+        assert watched == machines, metric
 
 
 def test_every_dead_letter_queue_has_a_depth_alarm(synth: Synth) -> None:
     pipeline = synth.stack.pipeline
-    watched = {a["Dimensions"][0]["Value"]["Fn::GetAtt"][0] for a in alarms(synth)
-               if a.get("MetricName") == "ApproximateNumberOfMessagesVisible"}
+    watched = {
+        _dimension(a, "QueueName")["Fn::GetAtt"][0]
+        for a in alarms(synth).values()
+        if a.get("MetricName") == "ApproximateNumberOfMessagesVisible"
+    }
     assert watched == {synth.logical_id(q) for q in pipeline.dead_letter_queues}
-    # ...and each redrive target really is a DLQ of a source queue (or the rule target's)
+    # every queue's redrive target and every rule target's dead-letter queue is watched
     queues = synth.of_type("AWS::SQS::Queue")
-    redrive = {q["Properties"]["RedrivePolicy"]["deadLetterTargetArn"]["Fn::GetAtt"][0]
-               for q in queues.values() if "RedrivePolicy" in q["Properties"]}
-    assert redrive | {synth.logical_id(pipeline.intake.replan_dlq)} == watched
+    redrive = {
+        q["Properties"]["RedrivePolicy"]["deadLetterTargetArn"]["Fn::GetAtt"][0]
+        for q in queues.values()
+        if "RedrivePolicy" in q["Properties"]
+    }
+    targets = [
+        t
+        for rule in synth.of_type("AWS::Events::Rule").values()
+        for t in rule["Properties"]["Targets"]
+    ]
+    assert targets and all("DeadLetterConfig" in t for t in targets)
+    rule_dlqs = {t["DeadLetterConfig"]["Arn"]["Fn::GetAtt"][0] for t in targets}
+    assert redrive | rule_dlqs == watched
 
 
-def test_throttling_alarms(synth: Synth) -> None:
-    model = [a for a in alarms(synth) if a.get("MetricName") == "ModelThrottled"]
-    assert len(model) == 1 and model[0]["Namespace"] == "Drac"
-    lambda_throttles = [a for a in alarms(synth) if "Metrics" in a and any(
-        m.get("MetricStat", {}).get("Metric", {}).get("MetricName") == "Throttles"
-        for m in a["Metrics"])]
-    # an alarm's metric math takes at most 10 metrics: every function, in groups of 10
-    assert all(len([m for m in a["Metrics"] if "MetricStat" in m]) <= 10
-               for a in lambda_throttles)
-    functions = {m["MetricStat"]["Metric"]["Dimensions"][0]["Value"]["Ref"]
-                 for a in lambda_throttles for m in a["Metrics"] if "MetricStat" in m}
-    assert functions == {synth.logical_id(fn) for fn in synth.stack.pipeline.stages.all()}
+def test_errors_and_throttles_alarm_per_function(synth: Synth) -> None:
+    functions = {synth.logical_id(fn) for fn in synth.stack.pipeline.stages.all()}
+    for metric in ("Errors", "Throttles"):
+        watched = {
+            _dimension(a, "FunctionName")["Ref"]
+            for a in alarms(synth).values()
+            if a.get("MetricName") == metric and a.get("Namespace") == "AWS/Lambda"
+        }
+        assert watched == functions, metric
+
+
+def test_retrieval_partial_documents_bedrock_and_opensearch_alarms(synth: Synth) -> None:
+    by_metric = {(a.get("Namespace"), a.get("MetricName")): a for a in alarms(synth).values()}
+    retrieve = synth.logical_id(synth.stack.pipeline.stages.retrieve)
+    assert _dimension(by_metric[("AWS/Lambda", "Url5xxCount")], "FunctionName") == {"Ref": retrieve}
+    for name in ("DocumentsPartial", "ModelThrottled", "UploadsNotFound"):
+        assert _dimension(by_metric[("Drac", name)], "service") == "drac"
+    search = by_metric[("AWS/AOSS", "5xx")]
+    stack = synth.stack
+    collection = stack.resolve(stack.get_logical_id(stack.search.collection))
+    assert _dimension(search, "CollectionId") == {"Fn::GetAtt": [collection, "Id"]}
 
 
 def test_dashboard_shows_pipeline_metrics(synth: Synth) -> None:
     (dashboard,) = synth.of_type("AWS::CloudWatch::Dashboard").values()
     body = str(dashboard["Properties"]["DashboardBody"])
-    for metric in ("PagesRendered", "BatchesConverted", "BatchesFailed", "InputTokens",
-                   "OutputTokens", "ChunksIndexed", "ModelThrottled", "ExecutionsFailed"):
+    for metric in (
+        "PagesRendered",
+        "BatchesConverted",
+        "BatchesFailed",
+        "InputTokens",
+        "OutputTokens",
+        "ChunksIndexed",
+        "ModelThrottled",
+        "ExecutionsFailed",
+        "DocumentsPartial",
+        "Url5xxCount",
+        "Errors",
+    ):
         assert metric in body, metric

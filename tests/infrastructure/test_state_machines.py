@@ -36,7 +36,7 @@ def assert_backoff(retrier: dict[str, Any]) -> None:
 def test_three_standard_machines_with_tracing_and_logs(synth: Synth) -> None:
     machines = synth.of_type("AWS::StepFunctions::StateMachine")
     assert {m["Properties"]["StateMachineName"] for m in machines.values()} == {
-        "Drac-ingest", "Drac-plan", "Drac-replan"}
+        "Drac-ingest", "Drac-convert", "Drac-plan", "Drac-replan"}
     for resource in machines.values():
         props = resource["Properties"]
         assert props["StateMachineType"] == "STANDARD"
@@ -45,10 +45,22 @@ def test_three_standard_machines_with_tracing_and_logs(synth: Synth) -> None:
         assert props["LoggingConfiguration"]["IncludeExecutionData"] is False
 
 
-def test_convert_map_bounds_concurrency_retries_and_degrades(synth: Synth) -> None:
-    _, asl, subs = machine(synth, "ingest")
-    groups = state(asl, "ConvertGroups")
+def test_each_group_of_batches_is_a_child_execution(synth: Synth) -> None:
+    """The ingest runs one convert execution per group (one after the other), so its own
+    history grows by a few events per group, not per batch and retry."""
+    convert_id, _, _ = machine(synth, "convert")
+    _, ingest, subs = machine(synth, "ingest")
+    groups = state(ingest, "ConvertGroups")
     assert groups["ItemsPath"] == "$.rendered.groups" and groups["MaxConcurrency"] == 1
+    (step,) = groups["ItemProcessor"]["States"].values()
+    assert step["Resource"] == "arn:aws:states:::states:startExecution.sync:2"
+    assert step["Parameters"]["StateMachineArn"] == "SUB:ConvertStateMachineArn"
+    assert subs["ConvertStateMachineArn"] == {"Ref": convert_id}
+    assert not {"ConvertBatch", "MarkBatchFailed"} & {n for n, _ in states(ingest)}
+
+
+def test_convert_map_bounds_concurrency_retries_and_degrades(synth: Synth) -> None:
+    _, asl, subs = machine(synth, "convert")
     batch_range = state(asl, "BatchRange")
     assert batch_range["Parameters"]["items.$"] == (
         "States.ArrayRange($.group.first, $.group.last, 1)")
@@ -137,10 +149,51 @@ def test_replan_uses_a_distributed_map_over_an_s3_manifest(synth: Synth) -> None
 
 def test_payloads_carry_only_keys_and_counts(synth: Synth) -> None:
     """Lambda results are narrowed by ResultSelector so no document text rides the state."""
-    for name in ("ingest", "plan", "replan"):
+    for name in ("ingest", "convert", "plan", "replan"):
         _, asl, _ = machine(synth, name)
         for state_name, step in states(asl):
             if step.get("Resource") == "arn:aws:states:::lambda:invoke":
                 assert "ResultSelector" in step, f"{name}.{state_name} passes its whole result"
                 fields = {k.removesuffix(".$") for k in step["ResultSelector"]}
                 assert not fields & {"text", "markdown", "chunks_text", "elements_data"}
+
+
+BACKPRESSURE = {"ModelThrottled", "TransientError", *LAMBDA_ERRORS,
+                "Lambda.ClientExecutionTimeoutException"}
+HORIZON_S = 3 * 3600
+
+
+def expected_wait_s(retrier: dict[str, Any]) -> float:
+    """The mean total wait of a retrier's retries with full jitter: each wait is uniform
+    between 0 and min(MaxDelaySeconds, IntervalSeconds x BackoffRate^n)."""
+    cap = retrier.get("MaxDelaySeconds", float("inf"))
+    return sum(min(cap, retrier["IntervalSeconds"] * retrier["BackoffRate"] ** n) / 2
+               for n in range(retrier["MaxAttempts"]))
+
+
+def test_backpressure_is_retried_for_hours_on_every_task(synth: Synth) -> None:
+    """Throttling and transient errors never fail a document within hours: every Lambda task
+    retries all of them with backoff and full jitter, each wait at most 15 minutes, for an
+    expected 3 hours or more (the ASL limits: MaxDelaySeconds below 31,622,401)."""
+    tasks = 0
+    for name in ("ingest", "convert", "plan", "replan"):
+        _, asl, _ = machine(synth, name)
+        for state_name, task in states(asl):
+            if task.get("Resource") != "arn:aws:states:::lambda:invoke":
+                continue
+            tasks += 1
+            (retrier,) = [r for r in task["Retry"] if BACKPRESSURE & set(r["ErrorEquals"])]
+            assert set(retrier["ErrorEquals"]) == BACKPRESSURE, state_name
+            assert_backoff(retrier)
+            assert retrier["MaxDelaySeconds"] == 900
+            assert expected_wait_s(retrier) >= HORIZON_S, (state_name, expected_wait_s(retrier))
+    assert tasks >= 15
+
+
+def test_the_retrieval_api_has_reserved_concurrency(synth: Synth) -> None:
+    retrieve = synth.resources[synth.logical_id(synth.stack.pipeline.stages.retrieve)]
+    assert retrieve["Properties"]["ReservedConcurrentExecutions"] == 10
+    others = [f for f in synth.stack.pipeline.stages.all()
+              if f is not synth.stack.pipeline.stages.retrieve]
+    assert all("ReservedConcurrentExecutions" not in synth.resources[
+        synth.logical_id(f)]["Properties"] for f in others)

@@ -26,6 +26,8 @@ class S3ObjectDetail(BaseModel):
 
     bucket: str
     key: str
+    delivered_key: str = ""
+    """The key exactly as the event carried it (empty: the same as `key`)."""
     version_id: str | None = None
     sequencer: str | None = None
     size: int | None = None
@@ -34,19 +36,31 @@ class S3ObjectDetail(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _from_detail(cls, data: Any) -> Any:
-        """S3 sends object keys URL-encoded ("red flower.pdf" arrives as "red+flower.pdf"),
-        the way Powertools' S3 EventBridge model decodes them."""
+        """S3's notifications carry keys URL-encoded ("red flower.pdf" arrives as
+        "red+flower.pdf"), and Powertools' S3 EventBridge model decodes them so; AWS documents
+        no encoding for EventBridge and published events show `:` raw, so the key as
+        delivered is kept too (`key_forms`)."""
         if isinstance(data, dict) and isinstance(data.get("bucket"), dict):
             obj = data.get("object", {})
             return {
                 "bucket": data["bucket"]["name"],
                 "key": unquote_plus(obj.get("key", "")),
+                "delivered_key": obj.get("key", ""),
                 "version_id": obj.get("version-id"),
                 "sequencer": obj.get("sequencer"),
                 "size": obj.get("size"),
                 "deletion_type": data.get("deletion-type"),
             }
         return data
+
+    @property
+    def key_forms(self) -> tuple[str, ...]:
+        """The keys the object may have: decoded first, then as delivered when it differs."""
+        return tuple(dict.fromkeys(k for k in (self.key, self.delivered_key) if k))
+
+    def with_key(self, key: str) -> S3ObjectDetail:
+        """The same event detail naming `key` (one of `key_forms`)."""
+        return self.model_copy(update={"key": key})
 
     @property
     def tenant(self) -> str | None:
@@ -89,6 +103,8 @@ class UploadedDocument(BaseModel):
     tenant: str | None = None
     bucket: str
     key: str
+    delivered_key: str = ""
+    """The key exactly as the event carried it (empty: the same as `key`)."""
     version_id: str | None = None
 
 

@@ -40,8 +40,14 @@ def index_body(dimension: int = 1024) -> dict[str, Any]:
     return {"settings": {"index": {"knn": True}}, "mappings": {"properties": properties}}
 
 
-def make_client(endpoint: str, region: str, credentials: Any, timeout: int = 60) -> Any:
-    """Return an opensearch-py client signing requests with SigV4 for service `aoss`."""
+RETRIED_STATUSES = (429, 502, 503, 504)
+
+
+def make_client(
+    endpoint: str, region: str, credentials: Any, timeout: int = 60, retries: int = 0
+) -> Any:
+    """Return an opensearch-py client signing requests with SigV4 for service `aoss`,
+    retrying 429, 502-504 and timeouts `retries` times (0: the caller owns retries)."""
     from opensearchpy import OpenSearch, Urllib3AWSV4SignerAuth, Urllib3HttpConnection
 
     host = endpoint.removeprefix("https://").rstrip("/")
@@ -53,6 +59,9 @@ def make_client(endpoint: str, region: str, credentials: Any, timeout: int = 60)
         connection_class=Urllib3HttpConnection,
         timeout=timeout,
         pool_maxsize=10,
+        max_retries=retries,
+        retry_on_status=RETRIED_STATUSES,
+        retry_on_timeout=retries > 0,
     )
 
 

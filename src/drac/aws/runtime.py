@@ -52,6 +52,11 @@ class CloudResources(BaseModel):
         return cls.model_validate(values)
 
 
+INTERACTIVE_BEDROCK = "bedrock-runtime (interactive)"
+INTERACTIVE_ATTEMPTS = 4
+INTERACTIVE_READ_TIMEOUT_S = 5.0
+
+
 class Runtime:
     """Adapters over S3, DynamoDB, Bedrock and OpenSearch Serverless for one environment."""
 
@@ -128,6 +133,19 @@ class Runtime:
             "bedrock-runtime", config=bedrock_config(self.settings.model_timeout_s, attempts=1)
         )
 
+    def _interactive_bedrock(self) -> Any:
+        """Bedrock for a caller who is waiting (the retrieval API): nobody else retries, so
+        the SDK does (standard mode: throttles, 5xx and timeouts, with backoff), each try
+        within a short read timeout, all well inside the function's 30 s."""
+        from drac.clients.bedrock_runtime import bedrock_config
+
+        if INTERACTIVE_BEDROCK not in self._clients:
+            self._clients[INTERACTIVE_BEDROCK] = self.session.client(
+                "bedrock-runtime", region_name=self.resources.region or None,
+                config=bedrock_config(INTERACTIVE_READ_TIMEOUT_S, attempts=INTERACTIVE_ATTEMPTS),
+            )
+        return self._clients[INTERACTIVE_BEDROCK]
+
     def vision_model(self) -> VisionModel:
         """The conversion model (Bedrock Converse)."""
         from drac.clients.bedrock import BedrockVisionModel
@@ -150,23 +168,29 @@ class Runtime:
             max_answer_tokens=self.settings.planning_max_tokens,
         )
 
-    def embedder(self) -> Embedder:
-        """Titan Text Embeddings V2 (same client settings as the other Bedrock models)."""
+    def embedder(self, *, interactive: bool = False) -> Embedder:
+        """Titan Text Embeddings V2: in the pipeline with the other Bedrock models' client
+        settings, for the retrieval API (`interactive`) with SDK retries."""
         from drac.embedders.bedrock import TitanEmbedder
 
         return TitanEmbedder(
-            self._bedrock(),
+            self._interactive_bedrock() if interactive else self._bedrock(),
             model_id=self.settings.embedding_model_id,
             dimensions=self.settings.embedding_dimension,
         )
 
-    def index(self, embedder: Embedder | None = None) -> OpenSearchChunkIndex:
-        """The chunk index on OpenSearch Serverless (SigV4, service aoss)."""
+    def index(
+        self, embedder: Embedder | None = None, *, interactive: bool = False
+    ) -> OpenSearchChunkIndex:
+        """The chunk index on OpenSearch Serverless (SigV4, service aoss). `interactive` (the
+        retrieval API, whose container makes no other client): the client retries 429 and
+        5xx itself; in the pipeline Step Functions retries them (TransientError)."""
         if self._opensearch_client is None:
             self._opensearch_client = make_client(
                 self.resources.collection_endpoint,
                 self.resources.region,
                 self.session.get_credentials(),
+                retries=INTERACTIVE_ATTEMPTS - 1 if interactive else 0,
             )
         return OpenSearchChunkIndex(
             self._opensearch_client, self.settings.index_name, embedder=embedder

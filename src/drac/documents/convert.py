@@ -171,7 +171,10 @@ OCR_LIMITS = Limits(
     wall_s=300.0,
     preload=("drac.documents.ocr", "numpy", "onnxruntime", "rapidocr"),
     # the engine's native libraries, and what onnxruntime reads to size its thread pool
-    readable=("/usr/lib", "/lib", "/lib64", "/usr/lib64", "/proc/cpuinfo", "/sys/devices/system/cpu"),
+    readable=(
+        *("/usr/lib", "/lib", "/lib64", "/usr/lib64"),
+        *("/proc/cpuinfo", "/sys/devices/system/cpu"),
+    ),
 )
 """What reading one scanned page by OCR may use, in a contained worker."""
 

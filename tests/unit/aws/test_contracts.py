@@ -67,7 +67,7 @@ OUTPUTS: dict[str, type[BaseModel]] = {
 
 
 def _definitions() -> Iterator[dict[str, Any]]:
-    for name in ("ingest", "plan", "replan"):
+    for name in ("ingest", "convert", "plan", "replan"):
         yield json.loads((ROOT / "statemachine" / f"{name}.asl.json").read_text())
 
 
@@ -119,7 +119,7 @@ def test_payloads_the_machines_send_are_what_the_input_models_take() -> None:
 
 @pytest.mark.parametrize(
     ("machine", "inner_map", "model"),
-    [("ingest", "ConvertBatches", BatchItem), ("plan", "PlanSections", SectionItem),
+    [("convert", "ConvertBatches", BatchItem), ("plan", "PlanSections", SectionItem),
      ("plan", "IndexRanges", RangeItem)],
 )
 def test_map_items_are_what_the_item_models_take(
@@ -149,7 +149,8 @@ def _error_locations(error: ValidationError) -> list[str]:
         (ActivateInput, {"document_id": "d", "version": 1, "mode": "sometimes"}, "mode"),
         (SectionInput, {"document_id": "d", "strategy": {"target_chars": "many"},
                         "run_id": "r"}, "strategy.target_chars"),
-        (ManifestInput, {"request": {"all": True, "colour": "red"}, "run_id": "r"},
+        (ManifestInput, {"source": "drac.admin", "request": {"all": True, "colour": "red"},
+                         "run_id": "r"},
          "request.colour"),
     ],
 )

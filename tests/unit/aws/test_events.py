@@ -139,3 +139,17 @@ def test_sequencers_compare_after_right_padding() -> None:
     assert event_order("0055AED6DCD90281E5") > event_order("0055AED6DCD90281E4")
     assert event_order("0A") > event_order("09FFFF")  # right-padded: 0A000... > 09FFF...
     assert event_order(None, "2026-11-30T00:00:01Z") > event_order(None, "2026-11-30T00:00:00Z")
+
+
+def test_a_key_keeps_its_decoded_and_delivered_forms() -> None:
+    """A raw key "C++ guide 100%.md" decodes to "C   guide 100%.md": both forms are kept, the
+    decoded first; a key without escapes has one form."""
+    from drac.aws.events import S3ObjectDetail
+
+    raw = S3ObjectDetail.model_validate(
+        {"bucket": {"name": "b"}, "object": {"key": "incoming/acme/C++ guide 100%.md"}})
+    assert raw.key_forms == ("incoming/acme/C   guide 100%.md", "incoming/acme/C++ guide 100%.md")
+    assert raw.with_key(raw.key_forms[1]).tenant == "acme"
+    plain = S3ObjectDetail.model_validate(
+        {"bucket": {"name": "b"}, "object": {"key": "incoming/acme/a.md"}})
+    assert plain.key_forms == ("incoming/acme/a.md",)

@@ -16,7 +16,7 @@ from handlers import LambdaContext, load_handler
 
 from drac.aws.opensearch import chunk_document
 from drac.aws.retrieval_client import retrieve_remote, stack_retrieve_url
-from drac.aws.runtime import Runtime
+from drac.aws.runtime import INTERACTIVE_BEDROCK, Runtime
 from drac.aws.stages.retrieve import RetrieveRequest, retrieve
 from drac.models import Chunk, DocumentRecord, DocumentStatus
 from drac.retrieval.rank import Mode
@@ -36,7 +36,8 @@ def _index(opensearch: Any, rt: Runtime, document_id: str, version: int, text: s
 @pytest.fixture
 def indexed(cloud: Any) -> Iterator[tuple[Runtime, Any]]:
     rt, opensearch = cloud
-    rt._clients["bedrock-runtime"] = FakeBedrockRuntime(None, "google.gemma-3-27b-it")
+    fake = FakeBedrockRuntime(None, "google.gemma-3-27b-it")
+    rt._clients["bedrock-runtime"] = rt._clients[INTERACTIVE_BEDROCK] = fake
     for document_id, tenant, status, active in (
         ("d1", "acme", DocumentStatus.INDEXED, 2),
         ("d2", "acme", DocumentStatus.DELETED, None),
@@ -86,10 +87,15 @@ def test_bm25_mode_narrowed_to_documents_and_all_tenants(indexed: Any) -> None:
         RetrieveRequest(query="q", tenant="acme", all_tenants=True)
 
 
-def _url_event(body: Any) -> dict[str, Any]:
+ACME_APP = "arn:aws:iam::123456789012:role/acme-app"
+
+
+def _url_event(body: Any, caller: str = ACME_APP) -> dict[str, Any]:
     return {"version": "2.0", "rawPath": "/", "rawQueryString": "", "headers": {
         "content-type": "application/json"}, "requestContext": {
         "http": {"method": "POST", "path": "/", "sourceIp": "127.0.0.1"},
+        "authorizer": {"iam": {"userArn": caller.replace(":iam::", ":sts::").replace(
+            ":role/", ":assumed-role/") + "/session"}},
         "requestId": "r1", "accountId": "123456789012", "domainName": "x.lambda-url.aws",
         "stage": "$default", "routeKey": "$default", "timeEpoch": 0},
         "body": body if isinstance(body, str) else json.dumps(body), "isBase64Encoded": False}
@@ -97,6 +103,7 @@ def _url_event(body: Any) -> dict[str, Any]:
 
 def test_the_function_url_handler_answers_and_names_bad_fields(indexed: Any) -> None:
     rt, _ = indexed
+    rt.settings = rt.settings.model_copy(update={"tenant_principals": {ACME_APP: "acme"}})
     handler = load_handler("retrieve")
     handler._runtime = lambda: rt
     answer = handler.handler(_url_event({"query": "returns", "tenant": "acme"}),
@@ -107,6 +114,12 @@ def test_the_function_url_handler_answers_and_names_bad_fields(indexed: Any) -> 
     refused = handler.handler(_url_event({"query": "", "k": 500}), LambdaContext())
     assert refused["statusCode"] == 422
     assert "query" in refused["body"] and "k" in refused["body"]
+    # the tenant is the caller's: another tenant, or an unmapped caller, is a 403
+    other = handler.handler(_url_event({"query": "hours", "tenant": "beta"}), LambdaContext())
+    assert other["statusCode"] == 403 and "may not read tenant 'beta'" in other["body"]
+    stranger = handler.handler(_url_event({"query": "hours"}, "arn:aws:iam::123456789012:"
+                                          "role/other"), LambdaContext())
+    assert stranger["statusCode"] == 403 and "mapped to no tenant" in stranger["body"]
 
 
 class _Stub(BaseHTTPRequestHandler):
@@ -178,5 +191,62 @@ def test_an_api_refusal_is_reported_with_its_message(aws: Any) -> None:
         with pytest.raises(DracError, match=r"403.*Forbidden"):
             retrieve_remote(aws, f"http://127.0.0.1:{server.server_port}/",
                             RetrieveRequest(query="q", tenant="acme"), region="us-east-1")
+    finally:
+        server.shutdown()
+
+
+class _Throttling(BaseHTTPRequestHandler):
+    """Bedrock's InvokeModel on 127.0.0.1: throttles the first `throttles` calls."""
+
+    throttles = 2
+    calls: ClassVar[list[str]] = []
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        _Throttling.calls.append(self.path)
+        if len(_Throttling.calls) <= _Throttling.throttles:
+            body, status = b'{"message": "Too many requests"}', 429
+            self.send_response(status)
+            self.send_header("x-amzn-ErrorType", "ThrottlingException")
+        else:
+            body = json.dumps({"embedding": [0.5] * 256, "inputTextTokenCount": 2}).encode()
+            self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        return
+
+
+def test_the_api_retries_a_throttled_embedding_the_pipeline_does_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One throttle used to be a 502 for the caller: the retrieval API's Bedrock client
+    retries (botocore standard mode, real HTTP against a local server); the pipeline's
+    clients make one try (Step Functions owns their retries)."""
+    import boto3
+
+    from drac.aws.runtime import CloudResources
+    from drac.ports import ModelCallError
+    from drac.settings import Settings
+
+    server = HTTPServer(("127.0.0.1", 0), _Throttling)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", f"http://127.0.0.1:{server.server_port}")
+    for name, value in {"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s"}.items():
+        monkeypatch.setenv(name, value)
+    settings = Settings(embedding_dimension=256)
+    try:
+        _Throttling.calls.clear()
+        rt = Runtime(CloudResources(region="us-east-1"), settings,
+                     boto3.session.Session(region_name="us-east-1"))
+        (vector,) = rt.embedder(interactive=True).embed(["opening hours"])
+        assert len(vector) == 256 and len(_Throttling.calls) == 3  # two 429s, then 200
+        _Throttling.calls.clear()
+        with pytest.raises(ModelCallError):
+            rt.embedder().embed(["opening hours"])
+        assert len(_Throttling.calls) == 1
     finally:
         server.shutdown()

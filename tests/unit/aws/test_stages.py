@@ -448,7 +448,7 @@ def test_replan_manifest_stays_inside_the_named_tenant(cloud: Any) -> None:
 
     def listed(**request: Any) -> list[str]:
         manifest = write_replan_manifest(rt, ManifestInput(
-            request=ReplanRequest.model_validate(request), run_id="r"))
+            source="drac.admin", request=ReplanRequest.model_validate(request), run_id="r"))
         items = json.loads(rt.artifacts.get_text(manifest.key))
         assert manifest.count == len(items)
         return sorted(item["document_id"] for item in items)

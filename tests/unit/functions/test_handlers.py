@@ -101,11 +101,13 @@ def test_replan_manifest_handler_validates_the_request(cloud: Any) -> None:
 
     rt, _ = cloud
     manifest = use("replan_manifest", rt)
-    out = manifest.handler({"request": {"tenant": "acme", "strategy": "fine"},
+    out = manifest.handler({"source": "drac.admin", "request": {"tenant": "acme",
+                                                                "strategy": "fine"},
                             "run_id": "r1"}, LambdaContext())
     assert (out["bucket"], out["count"], out["strategy"]["name"]) == ("art", 0, "fine")
     with pytest.raises(ValidationError, match="name a tenant"):
-        manifest.handler({"request": {"document_ids": ["d1"]}, "run_id": "r2"}, LambdaContext())
+        manifest.handler({"source": "drac.admin", "request": {"document_ids": ["d1"]},
+                          "run_id": "r2"}, LambdaContext())
 
 
 FORBIDDEN = ("drac.local", "drac.cli", "drac.evaluation", *sorted(LOCAL_ONLY))
@@ -137,3 +139,10 @@ def test_each_handler_loads_only_the_core_and_the_aws_adapters() -> None:
     assert "drac.documents.normalise" in loaded["normalise"]
     assert "drac.documents.spreadsheets" in loaded["read_spreadsheet"]
     assert "drac.documents.offline" not in loaded["convert"]
+
+
+def test_finalise_counts_each_final_status_in_its_own_metric() -> None:
+    """PARTIAL has its own metric (and alarm): a document with failed pages alerts someone."""
+    finalise = load_handler("finalise")
+    assert [finalise.status_metric(s) for s in ("INDEXED", "PARTIAL", "FAILED", "UNKNOWN")] == [
+        "DocumentsIndexed", "DocumentsPartial", "DocumentsFailed", "DocumentsIndexed"]

@@ -10,7 +10,7 @@ from drac.aws import keys
 from drac.aws.errors import retried_by_step_functions
 from drac.aws.lambda_support import logger
 from drac.aws.runtime import Runtime
-from drac.aws.stages.fanout import MAX_ITEMS, ItemGroup, item_groups
+from drac.aws.stages.fanout import CONVERT_GROUP_SIZE, MAX_ITEMS, ItemGroup, item_groups
 from drac.documents.batches import BatchResult, StoredPage, convert_batch, failed_batch
 from drac.documents.detect import DocumentFormat
 from drac.documents.normalise import normalise
@@ -115,7 +115,8 @@ def render_document(rt: Runtime, event: RenderInput) -> Rendered:
     rt.registry.update(
         event.document_id, owner=event.execution, pages=count, **_with_warnings(rt, event)
     )
-    return Rendered(page_count=count, batch_count=batches, groups=item_groups(batches))
+    groups = item_groups(batches, CONVERT_GROUP_SIZE)  # one convert execution per group
+    return Rendered(page_count=count, batch_count=batches, groups=groups)
 
 
 def _with_warnings(rt: Runtime, event: RenderInput) -> dict[str, list[str]]:

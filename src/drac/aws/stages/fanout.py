@@ -12,6 +12,10 @@ from pydantic import BaseModel
 
 GROUP_SIZE = 1000
 MAX_ITEMS = 2500
+CONVERT_GROUP_SIZE = 100
+"""Conversion batches per child execution of the convert machine: a batch costs about seven
+history events and each retry three more, so 100 batches that all use their 40 retries stay
+near 12,700 events, under the 25,000-event limit, however large the document."""
 
 
 class ItemGroup(BaseModel):

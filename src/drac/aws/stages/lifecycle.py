@@ -72,14 +72,17 @@ def delete_object(rt: Runtime, event: S3EventBridgeEvent) -> Deleted:
     obj = event.detail
     if obj.is_folder:
         return Deleted(key=obj.key)
-    if rt.bucket(obj.bucket).exists(obj.key):
-        logger.info("the key still has a current version; kept", extra={"key": obj.key})
-        return Deleted(key=obj.key)
-    retired = release_source(rt.registry, rt.index(), obj.key, event.order)
-    if retired:
-        correlate(retired, stage="delete")
-        logger.info("document retired", extra={"key": obj.key})
-    return Deleted(key=obj.key, retired=retired)
+    bucket = rt.bucket(obj.bucket)
+    for key in obj.key_forms:  # decoded, then as delivered; a form still present is kept
+        if bucket.exists(key):
+            logger.info("the key still has a current version; kept", extra={"key": key})
+            continue
+        retired = release_source(rt.registry, rt.index(), key, event.order)
+        if retired:
+            correlate(retired, stage="delete")
+            logger.info("document retired", extra={"key": key})
+            return Deleted(key=key, retired=retired)
+    return Deleted(key=obj.key)
 
 
 def _message(cause: str | None) -> str | None:

@@ -9,16 +9,24 @@ from pydantic import BaseModel
 
 from drac.aws import keys
 from drac.aws.events import ReplanRequest
+from drac.aws.identity import replan_scope, scoped_replan
 from drac.aws.lambda_support import logger
 from drac.aws.runtime import Runtime
 from drac.strategies import strategy_from_request
 
 
 class ManifestInput(BaseModel):
-    """The Manifest state's payload: the `Replan Requested` detail and the execution name."""
+    """The Manifest state's payload: the `Replan Requested` event's source and detail, and
+    the execution name."""
 
+    source: str
     request: ReplanRequest
     run_id: str
+
+    def authorised(self, rt: Runtime) -> ReplanRequest:
+        """The request, if the scope its source stands for covers it (a tenant's source
+        re-plans only that tenant); drac.aws.identity.Forbidden otherwise."""
+        return scoped_replan(replan_scope(rt.settings, self.source), self.request)
 
 
 class Manifest(BaseModel):
@@ -32,8 +40,9 @@ class Manifest(BaseModel):
 
 def write_replan_manifest(rt: Runtime, event: ManifestInput) -> Manifest:
     """List the live documents the request covers: its tenant's (or every tenant's with
-    `all`), narrowed to `document_ids` when given, paging through the live-documents index."""
-    request = event.request
+    `all`), narrowed to `document_ids` when given, paging through the live-documents index.
+    A request its source may not make raises drac.aws.identity.Forbidden."""
+    request = event.authorised(rt)
     strategy = strategy_from_request(request.strategy, rt.settings.strategy)
     wanted = set(request.document_ids)
     items = [

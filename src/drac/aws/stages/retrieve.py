@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from drac.aws.identity import CallerScope, Forbidden
 from drac.aws.opensearch import tenant_filters
 from drac.aws.runtime import Runtime
 from drac.ports import SearchHit
@@ -68,6 +69,19 @@ class RetrieveResponse(BaseModel):
     chunks: list[RetrievedChunk]
 
 
+def scoped_request(scope: CallerScope, request: RetrieveRequest) -> RetrieveRequest:
+    """The request held to what the caller may read: a tenant's caller reads its own tenant
+    (naming it is optional), never another one, documents without a tenant or every tenant;
+    Forbidden otherwise. An admin's request passes as it is."""
+    if scope.admin:
+        return request
+    if request.all_tenants:
+        raise Forbidden(f"tenant {scope.tenant!r} may not read all tenants")
+    if "tenant" in request.model_fields_set and request.tenant != scope.tenant:
+        raise Forbidden(f"tenant {scope.tenant!r} may not read tenant {request.tenant!r}")
+    return request.model_copy(update={"tenant": scope.tenant})
+
+
 def retrieve(rt: Runtime, request: RetrieveRequest) -> RetrieveResponse:
     """Search the index, fuse the rankings, and keep only chunks of the active plan version
     of live documents (checked against the documents table)."""
@@ -75,12 +89,12 @@ def retrieve(rt: Runtime, request: RetrieveRequest) -> RetrieveResponse:
         request.tenant, request.filters.document_ids, all_tenants=request.all_tenants
     )
     size = request.k * CANDIDATES
-    index = rt.index()
+    index = rt.index(interactive=True)
     rankings: list[list[SearchHit]] = []
     if request.mode in (Mode.BM25, Mode.HYBRID):
         rankings.append(index.lexical(request.query, filters, size))
     if request.mode in (Mode.DENSE, Mode.HYBRID):
-        vector = rt.embedder().embed([request.query])[0]
+        vector = rt.embedder(interactive=True).embed([request.query])[0]
         rankings.append(index.nearest(vector, filters, size))
     hits = _fused(rankings)
     records = rt.registry.records([hit.chunk.document_id for hit in hits])
@@ -89,6 +103,10 @@ def retrieve(rt: Runtime, request: RetrieveRequest) -> RetrieveResponse:
         record = records.get(hit.chunk.document_id)
         if record is None or not record.live or record.active_version != hit.chunk.plan_version:
             continue  # a retired version, or a document on its way out
+        if not request.all_tenants and {hit.chunk.tenant or "", record.tenant or ""} != {
+            request.tenant or ""
+        }:
+            continue  # the index's filter already excludes it; a second check costs nothing
         chunk = hit.chunk
         chunks.append(RetrievedChunk(
             chunk_id=chunk.chunk_id, document_id=chunk.document_id, source=chunk.source,

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from drac.aws.events import IngestInput, S3EventBridgeEvent
-from drac.aws.lambda_support import correlate, logger
+from drac.aws.lambda_support import MetricUnit, correlate, logger, metrics
 from drac.aws.runtime import Runtime
 from drac.errors import DracError
 from drac.ids import ContentDigest, digest_of
@@ -28,7 +28,7 @@ class PipelineFull(DracError):
 class StartResult(BaseModel):
     """What became of one upload event."""
 
-    outcome: Literal["started", "duplicate", "stale", "ignored"]
+    outcome: Literal["started", "duplicate", "stale", "ignored", "missing"]
     document_id: str | None = None
     execution: str | None = None
 
@@ -56,10 +56,19 @@ def start_ingest(rt: Runtime, event: S3EventBridgeEvent) -> StartResult:
                                   maxResults=limit)["executions"]
     if len(running) >= limit:
         raise PipelineFull(f"{len(running)} documents in flight; this upload waits")
-    digest = _hash_object(rt, obj.bucket, obj.key, obj.version_id, obj.tenant)
+    digest = None
+    for key in obj.key_forms:  # decoded, then as delivered: the version id decides
+        digest = _hash_object(rt, obj.bucket, key, obj.version_id, obj.with_key(key).tenant)
+        if digest is not None:
+            obj = obj.with_key(key)
+            break
     if digest is None:
-        logger.info("object version is gone; nothing to ingest", extra={"key": obj.key})
-        return StartResult(outcome="ignored")
+        # Never silent: an upload whose object is found under no form of its key is counted
+        # (UploadsNotFound has an alarm) and logged with both forms.
+        logger.error("no object under any form of the key; nothing ingested",
+                     extra={"key_forms": list(obj.key_forms), "version_id": obj.version_id})
+        metrics.add_metric(name="UploadsNotFound", unit=MetricUnit.Count, value=1)
+        return StartResult(outcome="missing")
     document_id = digest.document_id
     correlate(document_id, stage="start", key=obj.key)
     claim = rt.registry.claim_source(obj.key, document_id, event.order)
