@@ -18,6 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from drac.cli import cli
+from drac.cli.embed_step import embed_new_chunks, embed_option
 from drac.cli.models_setup import build_models
 from drac.cli.options import (
     json_option,
@@ -70,6 +71,7 @@ def _progress() -> Progress:
     show_default=True,
     help="Documents processed at once.",
 )
+@embed_option
 @json_option
 def ingest(
     paths: tuple[Path, ...],
@@ -79,6 +81,7 @@ def ingest(
     tenant: str | None,
     force: bool,
     jobs: int,
+    embed: bool | None,
     as_json: bool,
 ) -> None:
     """Ingest files or folders (PDF, DOCX, PPTX, HTML, spreadsheets, Markdown, text, scans)."""
@@ -97,6 +100,7 @@ def ingest(
 
         with _writing(ws):
             outcomes.extend(_run_all(files, run, jobs, "ingest"))
+            embed_new_chunks(ws, embed, quiet=as_json)
     finally:
         ws.close()
     _report(outcomes, as_json)
@@ -218,12 +222,14 @@ def _table_rows_note(ws: Workspace, record: DocumentRecord, strategy: Strategy) 
 @workspace_option
 @strategy_options
 @model_option
+@embed_option
 @json_option
 def replan(
     documents: tuple[str, ...],
     workspace: Path,
     strategy: Strategy,
     model: str | None,
+    embed: bool | None,
     as_json: bool,
 ) -> None:
     """Plan stored documents again (all, or those named) without converting anything."""
@@ -253,6 +259,7 @@ def replan(
                     )
                     _print_failed(progress.console, outcomes[-1])
                 progress.advance(task)
+        embed_new_chunks(ws, embed, quiet=as_json)
     finally:
         ws.close()
     _report(outcomes, as_json)

