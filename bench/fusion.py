@@ -128,9 +128,7 @@ def main() -> int:
                 tuned = on_tune.get(label.split(": ")[-1].replace(" (before)", ""))
                 tuned_text = f"{tuned:.3f}" if tuned is not None else "-"
                 cells = " | ".join(f"{overall[m]:.3f}" for m in METRICS)
-                lines.append(
-                    f"| {name} | {tune} -> {report} | {label} | {tuned_text} | {cells} |"
-                )
+                lines.append(f"| {name} | {tune} -> {report} | {label} | {tuned_text} | {cells} |")
             print("\n".join(lines[-len(rows) :]), flush=True)
     body = "\n".join(
         [
