@@ -1,4 +1,4 @@
-"""A local sentence-transformers model folder as an Embedder (optional extra `embed`)."""
+"""A local sentence-transformers model folder as an Embedder (optional extra `local-model`)."""
 
 from __future__ import annotations
 
@@ -55,7 +55,8 @@ class SentenceTransformerEmbedder(Embedder):
                 from sentence_transformers import SentenceTransformer
             except ImportError as exc:
                 raise EmbedderUnavailable(
-                    "local embedder needs sentence-transformers: pip install 'drac[embed]'"
+                    "local embedder needs sentence-transformers: install a CPU build of torch "
+                    "(README, Search), then pip install 'drac[local-model]'"
                 ) from exc
             _quiet_transformers()
             self._model = SentenceTransformer(str(self.path), device=self.device)
