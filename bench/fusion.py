@@ -41,7 +41,7 @@ from drac.retrieval.rank import (
 from drac.retrieval.text import bm25_terms
 
 K_VALUES = (1, 5, 10, 20, 40, 60, 100)
-WEIGHTS = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+WEIGHTS = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 METRICS = ("R@6", "R@3", "MRR")
 OBJECTIVES: dict[str, Callable[[dict[str, float]], float]] = {
     "R@6": lambda overall: overall["R@6"],

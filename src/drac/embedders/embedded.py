@@ -32,6 +32,9 @@ class EmbeddedE5Embedder(Embedder):
     """
 
     dimension = DIMENSION
+    hybrid_dense_weight = 0.8
+    """The cosine's share in the hybrid blend, chosen on one half of the corpus' queries and
+    confirmed on the other ("Fusion" in BENCHMARKS.md)."""
 
     def __init__(self, variant: str = VARIANT, threads: int | None = None) -> None:
         self.variant = variant

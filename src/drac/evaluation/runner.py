@@ -13,7 +13,15 @@ from drac.evaluation.metrics import QueryMetrics, RankedJudgement, query_metrics
 from drac.evaluation.queries import Query
 from drac.ports import Embedder
 from drac.retrieval.bm25 import MemoryTermIndex
-from drac.retrieval.rank import Ranking, dense_ranking, hybrid, lexical_ranking, positions, unit
+from drac.retrieval.rank import (
+    Ranking,
+    dense_ranking,
+    hybrid,
+    hybrid_weight,
+    lexical_ranking,
+    positions,
+    unit,
+)
 from drac.retrieval.text import bm25_terms
 
 
@@ -160,7 +168,7 @@ def evaluate(
     k: int = 6,
     threshold: float = THRESHOLD,
 ) -> EvalReport:
-    """Evaluate every chunk set with BM25 and, given an embedder, dense cosine and hybrid RRF.
+    """Evaluate every chunk set with BM25 and, given an embedder, dense cosine and hybrid.
 
     Queries are first restricted to those whose supporting documents all appear in every
     chunk set, so all systems answer the same questions.
@@ -216,7 +224,8 @@ def rank_chunk_set(
         return {"bm25": lexical}
     units = [unit(vector) for vector in embedder.embed(list(chunk_texts))]
     dense = [dense_ranking(units, vector) for vector in query_vectors]
-    fused = [hybrid(d, b) for d, b in zip(dense, lexical, strict=True)]
+    weight = hybrid_weight(embedder)
+    fused = [hybrid(d, b, weight) for d, b in zip(dense, lexical, strict=True)]
     return {"bm25": lexical, "dense": dense, "hybrid": fused}
 
 

@@ -14,7 +14,15 @@ from drac.embedders.local import EmbedderUnavailable
 from drac.local.workspace import Workspace
 from drac.models import Chunk
 from drac.ports import Embedder, ModelCallError, SearchHit
-from drac.retrieval.rank import Mode, Ranking, dense_ranking, hybrid, lexical_ranking, unit
+from drac.retrieval.rank import (
+    Mode,
+    Ranking,
+    dense_ranking,
+    hybrid,
+    hybrid_weight,
+    lexical_ranking,
+    unit,
+)
 
 Announce = Callable[[int], None]
 Progress = Callable[[int, int], None]
@@ -130,7 +138,9 @@ def search_workspace(
             return _bm25_result(query, chunks, rankings[Mode.BM25], k, f"{embedder.name}: {exc}")
         rankings[Mode.DENSE] = dense_ranking([unit(v) for v in vectors], query_vector)
     if mode is Mode.HYBRID:
-        rankings[Mode.HYBRID] = hybrid(rankings[Mode.DENSE], rankings[Mode.BM25])
+        rankings[Mode.HYBRID] = hybrid(
+            rankings[Mode.DENSE], rankings[Mode.BM25], hybrid_weight(embedder)
+        )
     hits = tuple(SearchHit(chunk=chunks[i], score=score) for i, score in rankings[mode][:k])
     return SearchResult(
         query=query,
