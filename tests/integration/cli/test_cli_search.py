@@ -222,3 +222,36 @@ def test_a_default_embedder_that_cannot_load_falls_back_to_bm25_with_one_line(
     ]
     code, _, err = search("warranty", "-w", str(workspace), env={"DRAC_EMBEDDER": "embedded"})
     assert code == 1 and "no AVX here" in err  # asked for by name: an error, not a fallback
+
+
+def test_ingest_and_replan_embed_only_texts_not_embedded_before(
+    tmp_path: Path, docs: Path, server: EmbeddingServer
+) -> None:
+    env = {
+        "DRAC_EMBEDDER": "openai",
+        "DRAC_EMBED_BASE_URL": f"http://127.0.0.1:{server.server_address[1]}/v1",
+        "DRAC_EMBED_MODEL": "hashed",
+        "DRAC_MODEL": "",
+    }
+    ws = tmp_path / "ws"
+
+    def texts() -> set[str]:
+        lines = CliRunner().invoke(cli, ["export", "-w", str(ws)]).stdout.splitlines()
+        return {json.loads(line)["text"] for line in lines}
+
+    code, err = _ingest(docs, ws, env=env)
+    first = texts()
+    assert code == 0 and sorted(server.texts) == sorted(first)
+    code, err = _ingest(docs, ws, env=env)  # unchanged: nothing to embed, no bar
+    assert code == 0 and sorted(server.texts) == sorted(first) and "embed (" not in err
+    replanned = CliRunner().invoke(cli, ["replan", "--target-chars", "300", "-w", str(ws)], env=env)
+    assert replanned.exit_code == 0, replanned.output
+    new = texts() - first
+    assert new and len(server.texts) == len(first) + len(new)
+    assert sorted(server.texts[len(first) :]) == sorted(new)  # only the changed chunks
+    server.texts.clear()
+    skipped = CliRunner().invoke(
+        cli, ["replan", "--target-chars", "150", "--no-embed", "-w", str(ws)], env=env
+    )
+    assert skipped.exit_code == 0 and server.texts == []
+    assert texts() - first - new  # there were new texts to embed: the flag skipped them
