@@ -102,7 +102,12 @@ def search(
     ws = open_workspace(workspace)
     try:
         result = search_workspace(
-            ws, query, mode=wanted, k=k, embedder=chosen, announce=_announce_embedding,
+            ws,
+            query,
+            mode=wanted,
+            k=k,
+            embedder=chosen,
+            announce=_announce_embedding,
             fallback=mode is None and not is_configured(spec),
         )
     except (DracError, ModelCallError) as exc:
