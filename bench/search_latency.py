@@ -130,7 +130,9 @@ def main() -> int:
             f" query): {first:.1f} s."
         )
         default_threads = _torch_threads(None)
-        for threads in dict.fromkeys([default_threads, 1]):
+        # thread counts only where torch runs the model (the embedded model has no torch)
+        variants = [None] if default_threads is None else [default_threads, 1]
+        for threads in dict.fromkeys(variants):
             _torch_threads(threads)
             per_query = [_timed(lambda q=q: embed_queries(embedder, [q])) for q in queries]
             label = f", torch {threads} thread(s)" if threads else ""
