@@ -106,7 +106,7 @@ def test_local_missing_folder_and_missing_package_are_clear(tmp_path, monkeypatc
     with pytest.raises(EmbedderUnavailable, match="not found"):
         SentenceTransformerEmbedder(tmp_path / "absent").embed(["x"])
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)
-    with pytest.raises(EmbedderUnavailable, match="CPU build of torch.*drac\\[local-model\\]"):
+    with pytest.raises(EmbedderUnavailable, match=r"CPU build of torch.*drac\[local-model\]"):
         SentenceTransformerEmbedder(tmp_path).embed(["x"])
 
 
