@@ -28,7 +28,7 @@ from pathlib import Path
 
 from _common import COMPANIES, CORPUS, MINILM, OUT, machine, write_section
 
-from drac.embedders.cache import text_key
+from drac.embedders.cache import QUERY_SUFFIX, embed_queries, model_identity, text_key
 from drac.embedders.factory import embedder_from_spec
 from drac.evaluation.queries import load_queries
 from drac.local.pipeline import live_documents, replan_document
@@ -46,7 +46,7 @@ def ingest(fmt: str) -> Path:
     workspace = OUT / "search" / fmt
     folders = [str(CORPUS / company / fmt) for company in COMPANIES.values()]
     subprocess.run(
-        [str(DRAC), "ingest", *folders, "-w", str(workspace), "--jobs", "2"],
+        [str(DRAC), "ingest", *folders, "-w", str(workspace), "--jobs", "2", "--no-embed"],
         check=True,
         stdout=subprocess.DEVNULL,
     )
@@ -54,10 +54,11 @@ def ingest(fmt: str) -> Path:
 
 
 def _forget(ws: Workspace, model: str, texts: Sequence[str]) -> None:
+    """Remove the texts' cached vectors (passage and query side) of the model identity."""
     with ws.db.transaction() as conn:
         conn.executemany(
-            "DELETE FROM embedding_cache WHERE model = ? AND text_hash = ?",
-            [(model, text_key(text)) for text in texts],
+            "DELETE FROM embedding_cache WHERE model IN (?, ?) AND text_hash = ?",
+            [(model, model + QUERY_SUFFIX, text_key(text)) for text in texts],
         )
 
 
@@ -120,7 +121,7 @@ def main() -> int:
     modes = [Mode.BM25] if embedder is None else [Mode.BM25, Mode.DENSE, Mode.HYBRID]
     if embedder is not None:
         embedder.embed(["warm-up"])  # load the model outside the timings
-        _forget(ws, embedder.name, [c.text for c in chunks])
+        _forget(ws, model_identity(embedder), [c.text for c in chunks])
         first = _timed(
             lambda: search_workspace(ws, queries[0], mode=Mode.HYBRID, embedder=embedder)
         )
@@ -129,9 +130,11 @@ def main() -> int:
             f" query): {first:.1f} s."
         )
         default_threads = _torch_threads(None)
-        for threads in dict.fromkeys([default_threads, 1]):
+        # thread counts only where torch runs the model (the embedded model has no torch)
+        variants = [None] if default_threads is None else [default_threads, 1]
+        for threads in dict.fromkeys(variants):
             _torch_threads(threads)
-            per_query = [_timed(lambda q=q: embedder.embed([q])) for q in queries]
+            per_query = [_timed(lambda q=q: embed_queries(embedder, [q])) for q in queries]
             label = f", torch {threads} thread(s)" if threads else ""
             rows.append(f"| embedder alone (one query){label} | {_ms(per_query)} |")
         chosen = _torch_threads(args.threads or default_threads)
@@ -139,7 +142,7 @@ def main() -> int:
             notes.append(f"Searches ran with torch on {chosen} thread(s).")
     for mode in modes:
         if embedder is not None:
-            _forget(ws, embedder.name, queries)
+            _forget(ws, model_identity(embedder), queries)
         times = [
             _timed(lambda q=q, m=mode: search_workspace(ws, q, mode=m, k=6, embedder=embedder))
             for q in queries
@@ -156,7 +159,7 @@ def main() -> int:
         before = {c.text for c in ws.active_chunks(record.document_id)}
         replan_document(record, ws, resolve_strategy("fine"))
         changed = [c.text for c in ws.active_chunks(record.document_id) if c.text not in before]
-        _forget(ws, embedder.name, changed)  # as if never embedded, on every run
+        _forget(ws, model_identity(embedder), changed)  # as if never embedded, on every run
         told: list[int] = []
         refresh = _timed(
             lambda: search_workspace(
@@ -173,7 +176,7 @@ def main() -> int:
     bm25_cli = _cli([query, "-w", str(path), "--embedder", "none"])
     cli = [f"| `drac search` command, bm25 | {bm25_cli * 1000:.0f} | | |"]
     if embedder is not None:
-        name = embedder.name
+        name = model_identity(embedder)
         seconds = _cli(
             [query, "-w", str(path), "--embedder", args.embedder, "--mode", "hybrid"],
             before=lambda: _forget(ws, name, [query]),

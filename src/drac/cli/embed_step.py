@@ -1,0 +1,84 @@
+"""The last step of `drac ingest` and `drac replan`: embed the new chunk texts for search by
+meaning, with a progress bar, so the first `drac search` finds every vector cached.
+
+It never fails the command: an embedder that cannot run is one warning line, and search then
+embeds what is missing itself or falls back to BM25.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from drac.cli.options import stderr
+from drac.embedders.factory import embedder_from_spec
+from drac.local.search import EmbedReport, embed_active_chunks
+from drac.local.workspace import Workspace
+
+F = TypeVar("F", bound=Callable[..., Any])
+SKIP_ENV = "DRAC_EMBED_AT_INGEST"
+"""Set to 0 (or false, no, off) to skip this step by default."""
+
+
+def embed_option(function: F) -> F:
+    """`--embed/--no-embed`: whether to embed new chunk texts now (default on, unless
+    DRAC_EMBED_AT_INGEST=0)."""
+    return click.option(
+        "--embed/--no-embed",
+        "embed",
+        default=None,
+        help="Embed new chunk texts for search by meaning now (default: yes, unless "
+        f"{SKIP_ENV}=0); skipped, `drac search` embeds them on first use.",
+    )(function)
+
+
+def wanted(embed: bool | None) -> bool:
+    """The flag, else the environment's default (on)."""
+    if embed is not None:
+        return embed
+    return os.environ.get(SKIP_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def embed_new_chunks(ws: Workspace, embed: bool | None, quiet: bool = False) -> EmbedReport | None:
+    """Embed the active chunk texts not yet in the workspace's vector cache with the embedder
+    `drac search` will use (DRAC_EMBEDDER, else the default); a warning, never an error, when
+    it cannot."""
+    if not wanted(embed):
+        return None
+    try:
+        embedder = embedder_from_spec(os.environ.get("DRAC_EMBEDDER"))
+        if embedder is None:
+            return None
+        with _progress(quiet) as progress:
+            task = progress.add_task(f"embed ({escape(embedder.name)})", total=None)
+
+            def report(done: int, total: int) -> None:
+                progress.update(task, completed=done, total=total)
+
+            result = embed_active_chunks(ws, embedder, report)
+            if not result.embedded:
+                progress.update(task, visible=False)
+        return result
+    except Exception as exc:  # any embedder failure is a warning: the ingest has succeeded
+        stderr.print(
+            f"[yellow]warning[/] chunks not embedded ({escape(type(exc).__name__)}: "
+            f"{escape(str(exc))}); `drac search` embeds them when it can, else uses BM25"
+        )
+        return None
+
+
+def _progress(quiet: bool) -> Progress:
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=stderr,
+        transient=False,
+        disable=quiet,
+    )
