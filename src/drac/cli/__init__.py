@@ -40,6 +40,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
              "MRR, NDCG@k per chunk set."),
     "cost": ("drac.cli.eval_commands", "Tokens and dollars per document and stage, the agentic "
              "equivalent, and projections."),
+    "quote": ("drac.cli.quote_output", "Quote the documents under S3 prefixes as the cloud "
+              "would ingest them; converts nothing."),
     "check": ("drac.cli.check_command", "Verify the workspace: database, every document's files, "
               "plans, chunks and the search index."),
 }
