@@ -76,13 +76,20 @@ def _quote_all(
             continue
         rows.append(
             quote_document(
-                data, name, models=models, prices=prices, strategy=strategy,
-                batch_pages=batch_pages, max_pages=max_pages,
-                max_output_tokens=max_output_tokens, unpriced=unpriced,
+                data,
+                name,
+                models=models,
+                prices=prices,
+                strategy=strategy,
+                batch_pages=batch_pages,
+                max_pages=max_pages,
+                max_output_tokens=max_output_tokens,
+                unpriced=unpriced,
             )
         )
-    return total_quote(rows, models=models, prices=prices, unpriced=unpriced,
-                       batch_pages=batch_pages)
+    return total_quote(
+        rows, models=models, prices=prices, unpriced=unpriced, batch_pages=batch_pages
+    )
 
 
 def _money(value: float) -> str:
@@ -99,14 +106,35 @@ def print_quote(quote: Quote, as_json: bool, notes: Sequence[str] = ()) -> None:
         table.add_column(column, justify="left" if column in ("document", "format") else "right")
     for row in quote.documents:
         if row.error:
-            table.add_row(markup(row.name), "-", "-", "-", "-", "-",
-                          f"[red]not quoted[/]: {markup(row.error)}")
+            table.add_row(
+                markup(row.name),
+                "-",
+                "-",
+                "-",
+                "-",
+                "-",
+                f"[red]not quoted[/]: {markup(row.error)}",
+            )
             continue
         pages = f"~{row.pages}" if row.pages_estimated else str(row.pages)
-        table.add_row(markup(row.name), row.format, pages, str(row.batches),
-                      f"~{row.input_tokens:,}", f"~{row.output_tokens:,}", f"~{_money(row.dollars)}")
-    table.add_row("[bold]total[/]", "", str(quote.pages), str(quote.batches),
-                  f"~{quote.input_tokens:,}", f"~{quote.output_tokens:,}", f"~{_money(quote.dollars)}")
+        table.add_row(
+            markup(row.name),
+            row.format,
+            pages,
+            str(row.batches),
+            f"~{row.input_tokens:,}",
+            f"~{row.output_tokens:,}",
+            f"~{_money(row.dollars)}",
+        )
+    table.add_row(
+        "[bold]total[/]",
+        "",
+        str(quote.pages),
+        str(quote.batches),
+        f"~{quote.input_tokens:,}",
+        f"~{quote.output_tokens:,}",
+        f"~{_money(quote.dollars)}",
+    )
     stdout.print(table)
     m, a = quote.models, quote.assumptions
     if m.conversion is None:
@@ -131,8 +159,9 @@ def print_quote(quote: Quote, as_json: bool, notes: Sequence[str] = ()) -> None:
     for note in notes:
         stdout.print(f"[yellow]note[/] {markup(note)}")
     if quote.unpriced_models:
-        stdout.print(f"[yellow]No price for: {markup(', '.join(quote.unpriced_models))} "
-                     "(counted as $0).[/]")
+        stdout.print(
+            f"[yellow]No price for: {markup(', '.join(quote.unpriced_models))} (counted as $0).[/]"
+        )
     if quote.failed:
         stdout.print(f"[red]{quote.failed} document(s) could not be quoted[/] (reasons above)")
 
@@ -143,9 +172,7 @@ def _finish(quote: Quote, as_json: bool, notes: Sequence[str] = ()) -> None:
         raise SystemExit(1)
 
 
-def dry_run(
-    paths: Sequence[Path], strategy: Strategy, backend: str | None, as_json: bool
-) -> None:
+def dry_run(paths: Sequence[Path], strategy: Strategy, backend: str | None, as_json: bool) -> None:
     """`drac ingest --dry-run`: quote the files ingest would take, writing nothing."""
     files, missing, skipped = walk_inputs(list(paths))
     settings = _settings(backend)
@@ -162,8 +189,15 @@ def dry_run(
             except (DracError, OSError) as exc:
                 yield shown_path(path), str(exc)
 
-    quote = _quote_all(documents(), models, PriceTable(), strategy, options.batch_pages,
-                       options.max_pages, settings.conversion_max_tokens)
+    quote = _quote_all(
+        documents(),
+        models,
+        PriceTable(),
+        strategy,
+        options.batch_pages,
+        options.max_pages,
+        settings.conversion_max_tokens,
+    )
     notes = [f"{len(skipped)} folder entries skipped (not documents)"] if skipped else []
     _finish(quote, as_json, notes)
 
@@ -188,8 +222,13 @@ def read_prefix(
             if key.endswith("/"):
                 continue
             if size > cap:
-                yield name, (f"{size / 1048576:.1f} MiB, more than the quote's "
-                             f"{cap / 1048576:.0f} MiB download cap (--max-object-bytes)")
+                yield (
+                    name,
+                    (
+                        f"{size / 1048576:.1f} MiB, more than the quote's "
+                        f"{cap / 1048576:.0f} MiB download cap (--max-object-bytes)"
+                    ),
+                )
                 continue
             body = client.get_object(Bucket=bucket, Key=key)["Body"]
             data = body.read(cap + 1)
@@ -246,8 +285,15 @@ def quote_command(
     from botocore.exceptions import BotoCoreError, ClientError
 
     try:
-        quote = _quote_all(documents(), models, table, chosen, settings.batch_size,
-                           settings.max_pages, settings.conversion_max_tokens)
+        quote = _quote_all(
+            documents(),
+            models,
+            table,
+            chosen,
+            settings.batch_size,
+            settings.max_pages,
+            settings.conversion_max_tokens,
+        )
     except (BotoCoreError, ClientError) as exc:
         raise click.ClickException(f"cannot read the prefix: {exc}") from exc
     _finish(quote, as_json)

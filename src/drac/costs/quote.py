@@ -107,7 +107,9 @@ class DocumentQuote(BaseModel):
     @property
     def input_tokens(self) -> int:
         """Model input tokens of every stage."""
-        return self.conversion.input_tokens + self.planning.input_tokens + self.embedding.input_tokens
+        return (
+            self.conversion.input_tokens + self.planning.input_tokens + self.embedding.input_tokens
+        )
 
     @property
     def output_tokens(self) -> int:
@@ -173,34 +175,60 @@ def estimate_pages(
     if fmt is DocumentFormat.PDF:
         return PageEstimate(pages=page_count(data, max_pages), estimated=False, basis="pdfium")
     if fmt.is_text:
-        return PageEstimate(pages=1, estimated=False, basis="text", text_chars=len(decode_text(data)))
+        return PageEstimate(
+            pages=1, estimated=False, basis="text", text_chars=len(decode_text(data))
+        )
     if fmt is DocumentFormat.PPTX:
         slides = len(_SLIDE.findall(_member(data, "ppt/presentation.xml") or b""))
-        return PageEstimate(pages=max(slides, 1), estimated=True, basis="slides in presentation.xml")
+        return PageEstimate(
+            pages=max(slides, 1), estimated=True, basis="slides in presentation.xml"
+        )
     if fmt is DocumentFormat.DOCX:
         body = _member(data, "word/document.xml") or b""
         chars = _text_chars(body)
         stored = _PAGES.search(_member(data, "docProps/app.xml") or b"")
         if stored and int(stored.group(1)) > 0:
-            return PageEstimate(pages=int(stored.group(1)), estimated=True,
-                                basis="<Pages> in docProps/app.xml", text_chars=chars)
-        return PageEstimate(pages=_pages_from_chars(chars, per_page), estimated=True,
-                            basis=f"text length / {per_page:,} characters", text_chars=chars)
+            return PageEstimate(
+                pages=int(stored.group(1)),
+                estimated=True,
+                basis="<Pages> in docProps/app.xml",
+                text_chars=chars,
+            )
+        return PageEstimate(
+            pages=_pages_from_chars(chars, per_page),
+            estimated=True,
+            basis=f"text length / {per_page:,} characters",
+            text_chars=chars,
+        )
     if fmt is DocumentFormat.HTML:
         chars = _text_chars(data)
-        return PageEstimate(pages=_pages_from_chars(chars, per_page), estimated=True,
-                            basis=f"text length / {per_page:,} characters", text_chars=chars)
+        return PageEstimate(
+            pages=_pages_from_chars(chars, per_page),
+            estimated=True,
+            basis=f"text length / {per_page:,} characters",
+            text_chars=chars,
+        )
     if fmt is DocumentFormat.XLSX:
         sheets = len(_SHEET.findall(_member(data, "xl/workbook.xml") or b""))
-        return PageEstimate(pages=max(sheets, 1), estimated=False, basis="sheets in workbook.xml",
-                            text_chars=len(data))
+        return PageEstimate(
+            pages=max(sheets, 1),
+            estimated=False,
+            basis="sheets in workbook.xml",
+            text_chars=len(data),
+        )
     if fmt in (DocumentFormat.CSV, DocumentFormat.TSV):
-        return PageEstimate(pages=1, estimated=False, basis="one table",
-                            text_chars=len(decode_text(data)))
+        return PageEstimate(
+            pages=1, estimated=False, basis="one table", text_chars=len(decode_text(data))
+        )
     if fmt.is_spreadsheet:
-        return PageEstimate(pages=1, estimated=True, basis="sheets not counted", text_chars=len(data))
-    return PageEstimate(pages=1, estimated=fmt is DocumentFormat.TIFF,
-                        basis="one image" if fmt is not DocumentFormat.TIFF else "TIFF frames not counted")
+        return PageEstimate(
+            pages=1, estimated=True, basis="sheets not counted", text_chars=len(data)
+        )
+    return PageEstimate(
+        pages=1,
+        estimated=fmt is DocumentFormat.TIFF,
+        basis="one image" if fmt is not DocumentFormat.TIFF else "TIFF frames not counted",
+    )
 
 
 def _tokens(text: str) -> int:
@@ -221,8 +249,14 @@ def conversion_tokens(
     return len(batches), input_tokens, output_tokens
 
 
-def _priced(model: str | None, tokens_in: int, tokens_out: int, calls: int,
-            prices: PriceTable, unpriced: set[str]) -> StageCost:
+def _priced(
+    model: str | None,
+    tokens_in: int,
+    tokens_out: int,
+    calls: int,
+    prices: PriceTable,
+    unpriced: set[str],
+) -> StageCost:
     if model is None or (tokens_in == 0 and tokens_out == 0):
         return StageCost()
     price = prices.price_of(model)
@@ -270,10 +304,11 @@ def quote_document(
             models.planning,
             round(chunks * assumptions.planning_input_per_chunk),
             round(chunks * assumptions.planning_output_per_chunk),
-            chunks, prices, unpriced,
+            chunks,
+            prices,
+            unpriced,
         )
-    embedding = _priced(models.embedding, -(-chars // CHARS_PER_TOKEN), 0, chunks,
-                        prices, unpriced)
+    embedding = _priced(models.embedding, -(-chars // CHARS_PER_TOKEN), 0, chunks, prices, unpriced)
     return DocumentQuote(
         name=name,
         format=fmt.value,
@@ -283,7 +318,9 @@ def quote_document(
         batches=batches,
         markdown_chars=chars,
         chunks=chunks,
-        conversion=_priced(models.conversion, input_tokens, output_tokens, batches, prices, unpriced),
+        conversion=_priced(
+            models.conversion, input_tokens, output_tokens, batches, prices, unpriced
+        ),
         planning=planning,
         embedding=embedding,
     )
@@ -303,7 +340,9 @@ def total_quote(
     conversion = planning = embedding = StageCost()
     for row in rows:
         conversion, planning, embedding = (
-            conversion + row.conversion, planning + row.planning, embedding + row.embedding
+            conversion + row.conversion,
+            planning + row.planning,
+            embedding + row.embedding,
         )
     return Quote(
         documents=rows,
