@@ -103,7 +103,11 @@ def print_quote(quote: Quote, as_json: bool, notes: Sequence[str] = ()) -> None:
         return
     table = Table(title="drac quote (estimated; nothing converted)")
     for column in ("document", "format", "pages", "batches", "tokens in", "tokens out", "dollars"):
-        table.add_column(column, justify="left" if column in ("document", "format") else "right")
+        table.add_column(
+            column,
+            justify="left" if column in ("document", "format") else "right",
+            overflow="fold" if column == "document" else "ellipsis",  # a name is never cut
+        )
     for row in quote.documents:
         if row.error:
             table.add_row(

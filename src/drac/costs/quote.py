@@ -3,9 +3,12 @@ not been converted, estimated from their bytes without converting anything.
 
 What is counted and what is assumed (every assumption is a field of `QuoteAssumptions`):
 - pages: a PDF's page count from pdfium (exact); a PPTX's slides listed in
-  `ppt/presentation.xml`; a DOCX's `<Pages>` in `docProps/app.xml` when the writing program
-  stored it, else its text length at 3,000 characters a page; HTML by its text length the
-  same way. Office and HTML pages are *estimates*: LibreOffice decides the real count.
+  `ppt/presentation.xml`; a DOCX's text length at 1,200 characters a page, or the `<Pages>`
+  its writing program stored in `docProps/app.xml` when that is more (often stale: every
+  corpus DOCX says 1); HTML by its text length the same way. 1,200 is the corpus' business
+  documents as LibreOffice lays them out (about 1,000 characters a page measured on the first
+  six DOCX, rounded up to err on the side of more pages; BENCHMARKS.md "Cost quote").
+  Office and HTML pages are *estimates*: LibreOffice decides the real count.
   Markdown and text are one page, a spreadsheet one page per sheet; neither is sent to a
   model for conversion.
 - conversion: one model call per batch of `batch_pages` pages. Input: the page images
@@ -59,7 +62,7 @@ class QuoteAssumptions(BaseModel):
 
     image_tokens_per_page: int = Field(default=1140, ge=0)
     output_tokens_per_page: int = Field(default=600, ge=0)
-    chars_per_office_page: int = Field(default=3000, ge=1)
+    chars_per_office_page: int = Field(default=1200, ge=1)
     planning_input_per_chunk: float = Field(default=134.5, ge=0)
     planning_output_per_chunk: float = Field(default=2.85, ge=0)
 
@@ -187,7 +190,8 @@ def estimate_pages(
         body = _member(data, "word/document.xml") or b""
         chars = _text_chars(body)
         stored = _PAGES.search(_member(data, "docProps/app.xml") or b"")
-        if stored and int(stored.group(1)) > 0:
+        from_text = _pages_from_chars(chars, per_page)
+        if stored and int(stored.group(1)) > from_text:
             return PageEstimate(
                 pages=int(stored.group(1)),
                 estimated=True,
