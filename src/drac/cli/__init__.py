@@ -41,6 +41,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "eval-conversion": ("drac.cli.fidelity_command", "Score conversions against source Markdown."),
     "cost": ("drac.cli.eval_commands", "Tokens and dollars per document and stage, the agentic "
              "equivalent, and projections."),
+    "quote": ("drac.cli.quote_output", "Quote the documents under S3 prefixes as the cloud "
+              "would ingest them; converts nothing."),
     "check": ("drac.cli.check_command", "Verify the workspace: database, every document's files, "
               "plans, chunks and the search index."),
 }

@@ -69,6 +69,9 @@ def _progress() -> Progress:
 @click.option("--tenant", default=None, help="Tenant the documents belong to.")
 @click.option("--force", is_flag=True, help="Convert again even when the content is unchanged.")
 @click.option(
+    "--dry-run", is_flag=True, help="Quote pages, batches, tokens and dollars; convert nothing."
+)
+@click.option(
     "--jobs",
     "-j",
     type=click.IntRange(1, 32),
@@ -85,11 +88,17 @@ def ingest(
     model: str | None,
     tenant: str | None,
     force: bool,
+    dry_run: bool,
     jobs: int,
     embed: bool | None,
     as_json: bool,
 ) -> None:
     """Ingest files or folders (PDF, DOCX, PPTX, HTML, spreadsheets, Markdown, text, scans)."""
+    if dry_run:  # a quote: nothing is converted or written, no workspace is made
+        from drac.cli.quote_output import dry_run as quote
+
+        quote(paths, chosen_strategy(strategy, workspace), model, as_json)
+        return
     files, outcomes, skipped = walk_inputs(list(paths))
     for missing in outcomes:
         _print_failed(stderr, missing)

