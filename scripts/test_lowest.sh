@@ -10,7 +10,7 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 python3 scripts/lowest_pins.py >"$venv/constraints.txt"
 "$venv/bin/python" -m pip install -q --upgrade pip >/dev/null
-"$venv/bin/python" -m pip install -q -c "$venv/constraints.txt" -e '.[dev]'  # what the tests import
+"$venv/bin/python" -m pip install -q -c "$venv/constraints.txt" -e '.[dev,embed]'  # what the tests import (embed: the default embedder's unit tests)
 # pip may not move an installed package down to a pin that no longer applies: check them all.
 "$venv/bin/python" - "$venv/constraints.txt" <<'PY'
 import sys
