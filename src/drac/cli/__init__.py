@@ -6,6 +6,7 @@ command) starts without loading the rest of drac.
 
 from __future__ import annotations
 
+import difflib
 import errno
 import importlib
 import os
@@ -69,10 +70,14 @@ class LazyGroup(click.Group):
         (click suggests among the commands imported so far, which here is none)."""
         try:
             return super().resolve_command(ctx, args)
-        except click.exceptions.NoSuchCommand as exc:
-            raise click.exceptions.NoSuchCommand(
-                exc.command_name, possibilities=list(COMMANDS), ctx=ctx
-            ) from None
+        except click.UsageError:
+            name = args[0] if args else ""
+            if not name or name in COMMANDS:
+                raise
+            # click's own NoSuchCommand takes possibilities only from 8.2 on: suggest here
+            close = difflib.get_close_matches(name, list(COMMANDS), n=3)
+            hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+            raise click.UsageError(f"No such command {name!r}.{hint}", ctx=ctx) from None
 
     def invoke(self, ctx: click.Context) -> object:
         """Run the command. Every failure ends as one line saying what to do, never a

@@ -66,6 +66,8 @@ class _Worker:
     cpu: float
     key: tuple[Any, ...]
     alive: bool = True
+    peak_before: int = 0
+    """The worker's resident high-water mark (bytes) when its current call began."""
 
     @property
     def to_worker(self) -> int:
@@ -269,6 +271,7 @@ def run(
     """Run `target` ("module:function") in a worker; yield its items (a stream) or its one
     result. Raises DocumentError naming the reason when the call fails or the worker dies."""
     worker = _POOL.take(limits)
+    worker.peak_before = _resident_peak(worker.process.pid)
     doing = what
     finished = False
     try:
@@ -335,6 +338,18 @@ def _error_reason(frame: dict[str, Any], limits: Limits, doing: str) -> str:
     return message
 
 
+def _resident_peak(pid: int) -> int:
+    """A live process's resident high-water mark in bytes (0 where /proc cannot tell)."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
 def _death_reason(
     status: int, usage: resource.struct_rusage | None, worker: _Worker, limits: Limits, doing: str
 ) -> str:
@@ -345,7 +360,8 @@ def _death_reason(
             budget = limits.cpu_s if used >= limits.cpu_s - 1 else limits.step_cpu_s
             return f"used more than {budget:g} s of CPU {doing}"
         resident = usage.ru_maxrss * 1024 if usage else 0
-        if number in _CRASH_SIGNALS and resident >= _MEMORY_SHARE * limits.memory_bytes:
+        grown = resident - worker.peak_before  # a reused worker's earlier peak is not this call's
+        if number in _CRASH_SIGNALS and grown >= _MEMORY_SHARE * limits.memory_bytes:
             return f"exceeded the {limits.describe_memory()} memory limit {doing}"
         if number == signal.SIGKILL:
             return f"was killed (SIGKILL: the machine ran out of memory?) {doing}"
