@@ -16,7 +16,7 @@ from typing import Any
 
 import boto3
 import pytest
-from shared_paths import VELVERA
+from shared_paths import REPO, VELVERA
 
 from tests.e2e.conftest import ACME_ROLE, ADMIN_ROLE, put_events_as, upload
 from tests.e2e.harness import Cloud
@@ -63,7 +63,11 @@ CASES = [
 
 
 def _role_of(model: StackModel, owner: str) -> tuple[str, str]:
-    """(role logical id, how denials name the principal) of a function or state machine."""
+    """(role logical id, how denials name the principal) of a function or state machine
+    (a handler folder wins: `convert` is both a function and the batch machine)."""
+    if (REPO / "functions" / owner).is_dir():
+        function = model.function_for(owner)
+        return function.role.logical_id, f"{function.logical_id} (functions/{owner})"
     for logical_id, machine in model.stack.of_type("AWS::StepFunctions::StateMachine").items():
         name = model.resolver.name(logical_id)
         if name.endswith(f"-{owner}"):

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.libreoffice
 def _drac(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-c", "from drac.cli import main; main()", *map(str, args)]
     return subprocess.run(
-        command, cwd=cwd, capture_output=True, text=True, errors="replace", timeout=300
+        command, cwd=cwd, capture_output=True, text=True, errors="replace", timeout=900
     )
 
 
