@@ -67,6 +67,8 @@ class _Worker:
     key: tuple[Any, ...]
     alive: bool = True
     peak_before: int = 0
+    inherited: int = 0
+    """drac's own peak when the worker was started (its maxrss counts from there)."""
     """The worker's resident high-water mark (bytes) when its current call began."""
 
     @property
@@ -245,7 +247,10 @@ def _launch(limits: Limits) -> _Worker:
         )
     except OSError as exc:
         raise DocumentError(f"cannot start a contained worker: {exc}") from exc
-    return _Worker(process, (), 0.0, _key(limits))
+    # Linux keeps a process's maxrss across fork and exec: the worker's wait4 figure starts at
+    # drac's own peak, so only growth past that can be the worker's.
+    inherited = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return _Worker(process, (), 0.0, _key(limits), peak_before=inherited, inherited=inherited)
 
 
 def _ready(worker: _Worker) -> _Worker:
@@ -271,7 +276,7 @@ def run(
     """Run `target` ("module:function") in a worker; yield its items (a stream) or its one
     result. Raises DocumentError naming the reason when the call fails or the worker dies."""
     worker = _POOL.take(limits)
-    worker.peak_before = _resident_peak(worker.process.pid)
+    worker.peak_before = max(_resident_peak(worker.process.pid), worker.inherited)
     doing = what
     finished = False
     try:
