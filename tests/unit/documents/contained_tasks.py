@@ -60,3 +60,15 @@ def abort() -> None:
 def count(n: int) -> Iterator[int]:
     """0 .. n-1, one item at a time."""
     yield from range(n)
+
+
+def grow_then_abort(gib: float) -> None:
+    """Take `gib` GiB of memory in 64 MiB steps, then abort: pdfium's death when a large
+    allocation fails below the limit it is about to cross."""
+    import time
+
+    blocks = []
+    for _ in range(int(gib * 16)):
+        blocks.append(bytearray(64 * 1024**2))
+        time.sleep(0.01)
+    os.abort()

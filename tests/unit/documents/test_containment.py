@@ -106,6 +106,20 @@ def test_allocating_past_the_memory_limit_is_named_and_the_pool_goes_on():
     assert _call("echo", 3)["value"] == 3
 
 
+def test_an_abort_near_the_limit_is_the_limit_however_large_drac_itself_grew():
+    # CI found it: after a 3 GiB test, pdfium's abort at 1.4 GiB of 2 read as a plain crash,
+    # because wait4's maxrss of a new worker starts at its parent's peak
+    held = bytearray(3 * GIB)
+    held[::4096] = b"\x01" * len(range(0, len(held), 4096))
+    del held
+    fresh = replace(BASE, memory_bytes=2 * GIB)  # a pool key of its own: a worker started now
+    with pytest.raises(DocumentError, match="exceeded the 2 GiB memory limit while testing"):
+        _call("grow_then_abort", 1.25, limits=replace(fresh, cpu_s=20, step_cpu_s=20))
+    assert _call("allocate", 1, limits=fresh) == GIB  # a worker whose peak is now 1 GiB...
+    with pytest.raises(DocumentError, match=r"crashed \(SIGABRT\) while testing"):
+        _call("abort", limits=fresh)  # ...crashes in its next call: not that call's memory
+
+
 def test_spinning_past_the_cpu_limit_is_named_with_its_step():
     with pytest.raises(DocumentError, match=r"used more than \d s of CPU while spinning on page 3"):
         _call("spin")

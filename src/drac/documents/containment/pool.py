@@ -10,6 +10,7 @@ import os
 import pickle
 import queue
 import resource
+import select
 import signal
 import subprocess
 import sys
@@ -19,16 +20,18 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from drac.documents.containment import wire
 from drac.errors import DocumentError
 
 GIB = 1024**3
 _CRASH_SIGNALS = {signal.SIGABRT, signal.SIGSEGV, signal.SIGBUS, signal.SIGTRAP, signal.SIGILL}
-_MEMORY_SHARE = 0.25
-"""A crash after the worker's resident memory reached this share of its address-space limit
-is reported as the limit: pdfium aborts when an allocation fails."""
+_MEMORY_SHARE = 0.5
+"""A crash after the call took the worker's address space to this share of its limit is
+reported as the limit: pdfium aborts when an allocation fails, and the failing request is
+often hundreds of megabytes (a buffer doubling), so the last size seen is well below it."""
+_WATCH_INTERVAL_S = 0.1
 _RETIRE_SHARE = 0.5
 """A worker whose address space stays above this share of its limit after a call is
 retired (its heap would leave the next document too little)."""
@@ -67,9 +70,9 @@ class _Worker:
     key: tuple[Any, ...]
     alive: bool = True
     peak_before: int = 0
-    inherited: int = 0
-    """drac's own peak when the worker was started (its maxrss counts from there)."""
-    """The worker's resident high-water mark (bytes) when its current call began."""
+    """The worker's address-space high-water mark (bytes) when its current call began."""
+    largest_seen: int = 0
+    """The largest address space (bytes) the current call was seen to give the worker."""
 
     @property
     def to_worker(self) -> int:
@@ -247,10 +250,7 @@ def _launch(limits: Limits) -> _Worker:
         )
     except OSError as exc:
         raise DocumentError(f"cannot start a contained worker: {exc}") from exc
-    # Linux keeps a process's maxrss across fork and exec: the worker's wait4 figure starts at
-    # drac's own peak, so only growth past that can be the worker's.
-    inherited = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    return _Worker(process, (), 0.0, _key(limits), peak_before=inherited, inherited=inherited)
+    return _Worker(process, (), 0.0, _key(limits))
 
 
 def _ready(worker: _Worker) -> _Worker:
@@ -276,7 +276,8 @@ def run(
     """Run `target` ("module:function") in a worker; yield its items (a stream) or its one
     result. Raises DocumentError naming the reason when the call fails or the worker dies."""
     worker = _POOL.take(limits)
-    worker.peak_before = max(_resident_peak(worker.process.pid), worker.inherited)
+    worker.peak_before = _address_space(worker.process.pid).peak
+    worker.largest_seen = 0
     doing = what
     finished = False
     try:
@@ -290,7 +291,7 @@ def run(
         deadline = time.monotonic() + limits.wall_s
         while True:
             try:
-                frame = wire.receive(worker.from_worker, deadline)
+                frame = _receive_watching(worker, deadline)
             except wire.Timeout:
                 worker.kill()
                 raise DocumentError(f"took more than {limits.wall_s:g} s {doing}") from None
@@ -343,16 +344,43 @@ def _error_reason(frame: dict[str, Any], limits: Limits, doing: str) -> str:
     return message
 
 
-def _resident_peak(pid: int) -> int:
-    """A live process's resident high-water mark in bytes (0 where /proc cannot tell)."""
+class _AddressSpace(NamedTuple):
+    size: int
+    peak: int
+
+
+def _address_space(pid: int) -> _AddressSpace:
+    """A live process's address space and its high-water mark, in bytes (0 where /proc
+    cannot tell: not Linux, or the process is gone)."""
+    found = {"VmSize:": 0, "VmPeak:": 0}
     try:
         with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as status:
             for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
+                name, _, value = line.partition("\t")
+                if name in found:
+                    found[name] = int(value.split()[0]) * 1024
     except (OSError, ValueError, IndexError):
         pass
-    return 0
+    return _AddressSpace(found["VmSize:"], found["VmPeak:"])
+
+
+def _receive_watching(worker: _Worker, deadline: float) -> dict[str, Any]:
+    """The worker's next frame (as `wire.receive`), watching its address space meanwhile.
+
+    The kernel keeps no memory figure of a dead process that is its own: wait4's maxrss
+    starts at the parent's peak (Linux carries it across vfork and exec), so how close a
+    crashed worker came to its limit is only known from looking while it ran."""
+    while True:
+        _watch(worker)
+        wait = min(_WATCH_INTERVAL_S, deadline - time.monotonic())
+        if wait <= 0 or select.select([worker.from_worker], [], [], wait)[0]:
+            return wire.receive(worker.from_worker, deadline)
+
+
+def _watch(worker: _Worker) -> None:
+    space = _address_space(worker.process.pid)
+    raised = space.peak if space.peak > worker.peak_before else 0
+    worker.largest_seen = max(worker.largest_seen, space.size, raised)
 
 
 def _death_reason(
@@ -364,9 +392,7 @@ def _death_reason(
             used = (usage.ru_utime + usage.ru_stime - worker.cpu) if usage else 0.0
             budget = limits.cpu_s if used >= limits.cpu_s - 1 else limits.step_cpu_s
             return f"used more than {budget:g} s of CPU {doing}"
-        resident = usage.ru_maxrss * 1024 if usage else 0
-        grown = resident - worker.peak_before  # a reused worker's earlier peak is not this call's
-        if number in _CRASH_SIGNALS and grown >= _MEMORY_SHARE * limits.memory_bytes:
+        if number in _CRASH_SIGNALS and worker.largest_seen >= _MEMORY_SHARE * limits.memory_bytes:
             return f"exceeded the {limits.describe_memory()} memory limit {doing}"
         if number == signal.SIGKILL:
             return f"was killed (SIGKILL: the machine ran out of memory?) {doing}"
