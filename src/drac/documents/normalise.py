@@ -366,8 +366,13 @@ _UNCLAIMED_MAX_AGE_S = 3600.0
 
 
 def _claim(workdir: Path) -> None:
+    """Mark the work folder as this process's: written beside, then renamed, so a sweep in
+    another thread never reads half a mark."""
+    mark = workdir / _OWNER_FILE
+    staged = workdir / f"{_OWNER_FILE}.{threading.get_ident()}"
     with contextlib.suppress(OSError):
-        (workdir / _OWNER_FILE).write_text(_process_identity(os.getpid()) or str(os.getpid()))
+        staged.write_text(_process_identity(os.getpid()) or str(os.getpid()))
+        os.replace(staged, mark)
 
 
 def _process_identity(pid: int) -> str | None:
@@ -398,15 +403,24 @@ def _sweep_stale(folder: Path) -> None:
         with contextlib.suppress(OSError):
             if path.stat().st_uid != os.getuid():
                 continue
-            owner = path / _OWNER_FILE
-            if owner.is_file():
-                mark = owner.read_text().strip()
-                pid = int(mark.split()[0])
-                if _process_identity(pid) == mark or (pid == os.getpid()):
+            owner = _owner(path)
+            if owner is not None:
+                pid, mark = owner
+                if _process_identity(pid) == mark or pid == os.getpid():
                     continue
             elif time.time() - path.stat().st_mtime < _UNCLAIMED_MAX_AGE_S:
                 continue
             shutil.rmtree(path, ignore_errors=True)
+
+
+def _owner(workdir: Path) -> tuple[int, str] | None:
+    """The pid and mark of the process that claimed a work folder; None when it holds no
+    readable mark (not claimed yet, or a mark from something else)."""
+    try:
+        mark = (workdir / _OWNER_FILE).read_text().strip()
+        return int(mark.split()[0]), mark
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:

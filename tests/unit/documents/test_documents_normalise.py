@@ -1,5 +1,8 @@
+import contextlib
 import io
+import os
 import stat
+import threading
 import time
 from pathlib import Path
 
@@ -114,3 +117,49 @@ def test_a_missing_libreoffice_is_named(monkeypatch):
     monkeypatch.setenv("DRAC_SOFFICE", "/nonexistent/soffice")
     with pytest.raises(DocumentError, match="cannot start LibreOffice"):
         libreoffice_to_pdf(PACKAGE, ".xlsx", timeout_s=5)
+
+
+def _work_folder(parent: Path, name: str, mark: str | None, age_s: float = 0.0) -> Path:
+    folder = parent / f"drac-lo-{name}"
+    folder.mkdir()
+    if mark is not None:
+        (folder / ".drac-owner").write_text(mark)
+    then = time.time() - age_s
+    os.utime(folder, (then, then))
+    return folder
+
+
+def test_sweeping_beside_a_conversion_whose_mark_is_half_written_keeps_it(tmp_path):
+    # CI found it: two Normalise calls at once, one sweeping while the other's mark was empty
+    being_claimed = _work_folder(tmp_path, "claiming", "")
+    garbled = _work_folder(tmp_path, "garbled", "not a pid")
+    normalise._sweep_stale(tmp_path)
+    assert being_claimed.is_dir() and garbled.is_dir()
+
+
+def test_sweeping_removes_only_folders_whose_process_is_gone(tmp_path):
+    mine = _work_folder(tmp_path, "mine", normalise._process_identity(os.getpid()))
+    dead = _work_folder(tmp_path, "dead", "999999999 1")
+    abandoned = _work_folder(tmp_path, "abandoned", "", age_s=2 * 3600)
+    normalise._sweep_stale(tmp_path)
+    assert mine.is_dir()
+    assert not dead.exists() and not abandoned.exists()
+
+
+def test_a_claim_is_never_seen_half_written(tmp_path):
+    seen: list[str] = []
+    stop = threading.Event()
+
+    def read_marks() -> None:
+        while not stop.is_set():
+            with contextlib.suppress(FileNotFoundError):
+                seen.append((tmp_path / ".drac-owner").read_text())
+
+    reader = threading.Thread(target=read_marks)
+    reader.start()
+    for _ in range(300):
+        normalise._claim(tmp_path)
+    stop.set()
+    reader.join()
+    assert seen and all(mark.strip() for mark in seen)
+    assert [path.name for path in tmp_path.iterdir()] == [".drac-owner"]
