@@ -25,7 +25,7 @@ def delete_record(record: SQSRecord) -> dict[str, Any]:
     return delete_object(_runtime(), event).model_dump(mode="json")
 
 
-@logger.inject_lambda_context
+@logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:

@@ -16,7 +16,7 @@ def status_metric(status: str) -> str:
     return STATUS_METRICS.get(status, "DocumentsIndexed")
 
 
-@logger.inject_lambda_context
+@logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:

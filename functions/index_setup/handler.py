@@ -8,6 +8,7 @@ from typing import Any
 from drac.aws.lambda_support import logger
 
 
+@logger.inject_lambda_context(clear_state=True)
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     """Create or keep the index on Create/Update; leave it on Delete (it holds the chunks)."""
     import boto3

@@ -43,7 +43,9 @@ def search(request: RetrieveRequest) -> RetrieveResponse:
     return response
 
 
-@logger.inject_lambda_context(correlation_id_path=correlation_paths.LAMBDA_FUNCTION_URL)
+@logger.inject_lambda_context(
+    correlation_id_path=correlation_paths.LAMBDA_FUNCTION_URL, clear_state=True
+)
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from drac.aws.runtime import lambda_runtime as _runtime  # tests replace _runtim
 from drac.aws.stages.planning import SectionInput, section_document
 
 
-@logger.inject_lambda_context
+@logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:

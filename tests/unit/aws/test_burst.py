@@ -197,3 +197,34 @@ def test_a_burst_of_2000_uploads_all_start_without_dead_letters() -> None:
     assert max(queue.hidden_for) >= starter_stage.BACKOFF_MAX_S // 2
     hours = clock[0] / 3600
     assert hours < 48
+
+
+def test_a_warm_starter_logs_nothing_of_its_last_invocations_document() -> None:
+    # Powertools keeps appended keys on the logger, which outlives an invocation
+    queue, uploads = SimulatedQueue([0.0]), MemoryObjects()
+    sfn = SimulatedStepFunctions([0.0], random.Random(1))
+    rt = Runtime(CloudResources(ingest_state_machine_arn="arn:ingest"),
+                 Settings(max_running_documents=MAX_RUNNING), session=None)
+    rt._clients.update({"stepfunctions": sfn, "sqs": queue, "s3": uploads})
+    rt.__dict__["registry"] = MemorySources()
+    uploads.objects["incoming/acme/a.md"] = b"# A\n\ntext\n"
+    uploads.objects["incoming/acme/folder/"] = b""
+    handler = load_handler("starter")
+    handler._runtime = lambda: rt
+    written = io.StringIO()
+    previous = handler.logger.registered_handler.setStream(written)
+    for number, key in enumerate(["incoming/acme/a.md", "incoming/acme/folder/"]):
+        body = {"detail-type": "Object Created", "source": "aws.s3", "time": "",
+                "detail": {"bucket": {"name": "docs"},
+                           "object": {"key": key, "size": 10, "sequencer": f"{number:016X}"}}}
+        record = {"messageId": str(number), "receiptHandle": f"{number}#1",
+                  "body": json.dumps(body), "attributes": {"ApproximateReceiveCount": "1"},
+                  "messageAttributes": {}, "md5OfBody": "", "eventSource": "aws:sqs",
+                  "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:ingest",
+                  "awsRegion": "us-east-1"}
+        handler.handler({"Records": [record]}, LambdaContext())
+    handler.logger.registered_handler.setStream(previous)
+    lines = [json.loads(line) for line in written.getvalue().splitlines()]
+    ignored = [line for line in lines if line["message"] == "not a document; ignored"]
+    assert ignored and ignored[0]["key"] == "incoming/acme/folder/"
+    assert "document_id" not in ignored[0] and "stage" not in ignored[0], ignored[0]
