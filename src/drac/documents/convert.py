@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 from drac.documents.batches import BatchResult, convert_batch, join_batches
 from drac.documents.containment import GIB, Limits, contained_call
 from drac.documents.detect import DocumentFormat, detect_format
+from drac.documents.layers import PageLayer, ocr_layer
 from drac.documents.normalise import normalise
 from drac.documents.ocr import OcrPage, ocr_available, ocr_warnings
 from drac.documents.offline import OfflinePage
@@ -50,6 +51,9 @@ class ConversionResult(BaseModel):
     model: str
     normalised_pdf: bytes | None = Field(
         default=None, repr=False, description="the PDF a non-PDF source was rendered from"
+    )
+    ocr_layers: dict[int, PageLayer] = Field(
+        default_factory=dict, repr=False, description="the words OCR read, by page (boxes)"
     )
 
 
@@ -154,6 +158,7 @@ def _convert_offline(
     if progress:
         progress(len(pages), len(pages))
     return ConversionResult(
+        ocr_layers={n: ocr_layer(page) for n, page in read.items() if page.readable},
         markdown="\n\n".join(markdown) + "\n",
         format=fmt.value,
         pages=len(pages),

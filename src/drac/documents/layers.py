@@ -1,0 +1,187 @@
+"""A PDF page's words with their boxes, read from the text layer in the contained pdfium
+worker (or taken from OCR), for placing elements on their pages (`drac.documents.boxes`).
+
+Boxes follow `drac.provenance`: PDF points from the top-left corner of the page as rendered.
+pdfium is imported only where pages are read, so the cloud's Parse, which aligns stored
+layers, loads none of it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Iterable, Iterator
+from typing import Literal
+
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from drac.documents.containment import contained_stream, in_worker, step
+from drac.documents.ocr import OcrPage
+
+if TYPE_CHECKING:
+    from drac.documents.render import CheckedDocument
+
+Word = tuple[str, float, float, float, float, int]
+"""A word's text, x0, top, x1, bottom (points, top-left origin) and its line on the page."""
+
+PDFIUM_HYPHEN = 0x02
+"""What pdfium reports for a hyphen that ends a line (a soft hyphen made visible)."""
+_DEVICE_SCALE = 64
+"""Device pixels per point when pdfium maps page space to the rendered page (1/64 pt)."""
+
+
+class PageLayer(BaseModel):
+    """One page's words in reading order, as the text layer (or OCR) has them."""
+
+    model_config = ConfigDict(frozen=True)
+
+    number: int = Field(ge=1)
+    width_pt: float = 0.0
+    height_pt: float = 0.0
+    source: Literal["text_layer", "ocr"] = "text_layer"
+    words: tuple[Word, ...] = ()
+
+
+def read_text_layers(
+    pdf: bytes, max_pages: int = 5000, pages: Iterable[int] | None = None
+) -> Iterator[PageLayer]:
+    """Yield each page's text-layer words (1-based `pages`, default all), read by pdfium in a
+    contained worker, one page at a time."""
+    from drac.documents.render import PDF_LIMITS
+
+    numbers = None if pages is None else list(pages)
+    if in_worker():
+        yield from text_layers_here(pdf, max_pages, numbers)
+        return
+    items = contained_stream(
+        "drac.documents.layers:text_layers_here", pdf, max_pages, numbers,
+        limits=PDF_LIMITS, what="while reading the text layer",
+    )  # fmt: skip
+    for item in items:
+        yield PageLayer.model_validate(item)
+
+
+def text_layers_here(
+    pdf: bytes, max_pages: int = 5000, pages: Iterable[int] | None = None
+) -> Iterator[PageLayer]:
+    """`read_text_layers` in this process (the worker's side)."""
+    from drac.documents.render import open_pdf
+
+    with open_pdf(pdf, max_pages) as document:
+        total = len(document)
+        for number in range(1, total + 1) if pages is None else pages:
+            if 1 <= number <= total:
+                yield _page_layer(document, number)
+
+
+def _page_layer(document: CheckedDocument, number: int) -> PageLayer:
+    page = document[number - 1]
+    try:
+        width, height = page.get_size()
+        textpage = page.get_textpage()  # counted against the character limits
+        try:
+            step(f"reading the words of page {number}")
+            words = _words(page, textpage, width, height)
+        finally:
+            textpage.close()
+    finally:
+        page.close()
+    return PageLayer(number=number, width_pt=width, height_pt=height, words=tuple(words))
+
+
+def _words(page: object, textpage: object, width: float, height: float) -> list[Word]:
+    """Characters grouped into words at whitespace, each with the union of its characters'
+    boxes mapped to the rendered page, and its line (counted at pdfium's line breaks)."""
+    import pypdfium2.raw as pdfium_c
+
+    to_device = _DeviceMap(page, width, height)
+    words: list[Word] = []
+    chars: list[str] = []
+    box: list[float] | None = None
+    line = 0
+    left, bottom, right, top = (ctypes.c_double() for _ in range(4))
+
+    def flush() -> None:
+        nonlocal box
+        if chars and box is not None:
+            x0, y0, x1, y1 = to_device.box(*box)
+            words.append(("".join(chars), x0, y0, x1, y1, line))
+        chars.clear()
+        box = None
+
+    count = pdfium_c.FPDFText_CountChars(textpage)
+    for index in range(count):
+        code = pdfium_c.FPDFText_GetUnicode(textpage, index)
+        char = "-" if code == PDFIUM_HYPHEN else _char(code)
+        if not char or char.isspace():
+            flush()
+            if char == "\n":
+                line += 1
+            continue
+        if not pdfium_c.FPDFText_GetCharBox(textpage, index, left, right, bottom, top):
+            continue
+        l, b, r, t = left.value, bottom.value, right.value, top.value
+        chars.append(char)
+        if r <= l and t <= b:
+            continue  # no extent (a generated or zero-width character): text, no box
+        box = [l, b, r, t] if box is None else [
+            min(box[0], l), min(box[1], b), max(box[2], r), max(box[3], t)
+        ]
+    flush()
+    return words
+
+
+def _char(code: int) -> str:
+    if code <= 0 or 0xD800 <= code <= 0xDFFF or code > 0x10FFFF:
+        return ""
+    return chr(code)
+
+
+class _DeviceMap:
+    """Page space to the rendered page in points (crop box and /Rotate applied), by pdfium's
+    own FPDF_PageToDevice at 1/64 point."""
+
+    def __init__(self, page: object, width: float, height: float) -> None:
+        self.page = page
+        self.size = (max(1, round(width * _DEVICE_SCALE)), max(1, round(height * _DEVICE_SCALE)))
+        self.x = ctypes.c_int()
+        self.y = ctypes.c_int()
+
+    def point(self, x: float, y: float) -> tuple[float, float]:
+        import pypdfium2.raw as pdfium_c
+
+        pdfium_c.FPDF_PageToDevice(
+            self.page, 0, 0, self.size[0], self.size[1], 0, x, y, self.x, self.y
+        )
+        return self.x.value / _DEVICE_SCALE, self.y.value / _DEVICE_SCALE
+
+    def box(self, left: float, bottom: float, right: float, top: float) -> tuple[float, ...]:
+        ax, ay = self.point(left, bottom)
+        bx, by = self.point(right, top)
+        return (
+            round(min(ax, bx), 1),
+            round(min(ay, by), 1),
+            round(max(ax, bx), 1),
+            round(max(ay, by), 1),
+        )
+
+
+def ocr_layer(page: OcrPage) -> PageLayer:
+    """The words OCR read on a page (each segment's box shared out by character count)."""
+    words: list[Word] = []
+    for line, row in enumerate(page.rows):
+        for cell in row.cells:
+            parts = cell.text.split()
+            total = sum(len(part) for part in parts) + max(0, len(parts) - 1)
+            if not total:
+                continue
+            per_char = (cell.x1 - cell.x0) / total
+            offset = 0
+            for part in parts:
+                x0 = cell.x0 + offset * per_char
+                x1 = x0 + len(part) * per_char
+                words.append((part, round(x0, 1), round(cell.top, 1), round(x1, 1),
+                              round(cell.bottom, 1), line))  # fmt: skip
+                offset += len(part) + 1
+    return PageLayer(number=page.number, source="ocr", words=tuple(words))
