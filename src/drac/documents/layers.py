@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 Word = tuple[str, float, float, float, float, int]
 """A word's text, x0, top, x1, bottom (points, top-left origin) and its line on the page."""
 
-PDFIUM_HYPHEN = 0x02
-"""What pdfium reports for a hyphen that ends a line (a soft hyphen made visible)."""
+LINE_END_HYPHENS = frozenset({0x02, 0xFFFE})
+"""What pdfium reports for a hyphen that ends a line: it joins the word across the break, so
+the word is split there again (one part a line, joined again when words are compared)."""
 _DEVICE_SCALE = 64
 """Device pixels per point when pdfium maps page space to the rendered page (1/64 pt)."""
 
@@ -113,7 +114,12 @@ def _words(page: object, textpage: object, width: float, height: float) -> list[
     count = pdfium_c.FPDFText_CountChars(textpage)
     for index in range(count):
         code = pdfium_c.FPDFText_GetUnicode(textpage, index)
-        char = "-" if code == PDFIUM_HYPHEN else _char(code)
+        if code in LINE_END_HYPHENS:
+            chars.append("-")
+            flush()
+            line += 1
+            continue
+        char = _char(code)
         if not char or char.isspace():
             flush()
             if char == "\n":
