@@ -3,11 +3,12 @@ the page's text layer (or OCR words) and keep the boxes of the words found, per 
 
 One code path for every converter (offline, OCR, a vision model's Markdown): the Markdown is
 parsed into elements, then each element's text is looked up on the page it starts on (and
-the next one, where a model ran a paragraph across the page break). Words are compared
+the next one, where a model ran a paragraph across the page break). Text is compared
 normalised (NFKC, case folded, letters and digits only), so Markdown syntax, table pipes,
-escapes and punctuation do not count, and a word hyphenated at a line end matches the whole
-word. An element is found by an exact run of its words first, else by a sequence alignment
-(difflib) that tolerates words the model changed, added or dropped. An element of which too
+escapes, punctuation and where a word was hyphenated or cut do not count. An element is found
+by an exact run of its letters and digits, from word start to word end, first (after the
+previous element's place on the page, else anywhere on it); else by a sequence alignment of
+its words (difflib) that tolerates words the model changed, added or dropped. An element of which too
 little is found says so (`not_aligned`, no box): a box is never guessed.
 """
 
@@ -38,86 +39,82 @@ ALIGNED_SHARE = 0.9
 """An element is aligned when at least this share of its words is found."""
 PARTIAL_SHARE = 0.5
 """Below this share nothing is kept: a few common words found here and there place nothing."""
-_SEPARATOR = "\x1f"
+REORDER_ROUNDS = 4
+"""Alignment rounds of an element's words left over: a page whose text layer runs in another
+order (columns, a rotated page) than the Markdown is still matched, part by part."""
+_USED = "\x00"
+"""Stands for a page word already matched (no element word equals it)."""
 _LINK_TARGET = re.compile(r"\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")
 _HTML_TAG = re.compile(r"</?[A-Za-z][^>]{0,200}>")
-_SPLIT = re.compile(r"[\s|]+")
+_WORD = re.compile(r"[^\W\d_]+|\d+")
 
 
-def normal_word(text: str) -> str:
-    """A word as it is compared: NFKC, case folded, only its letters and digits."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    return "".join(char for char in folded if char.isalnum())
+def words_of(text: str) -> list[str]:
+    """Text as it is compared: NFKC, case folded, cut into runs of letters and runs of digits
+    (punctuation, spaces, pipes and hyphens between them do not count)."""
+    return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
 
 
 def markdown_words(text: str) -> list[str]:
-    """The words of an element's Markdown, normalised, without link targets, HTML tags,
-    entities, pipes and syntax; a word hyphenated before a lower-case word is joined to it."""
-    text = html.unescape(_HTML_TAG.sub(" ", _LINK_TARGET.sub("] ", text)))
-    raw = [part for part in _SPLIT.split(text) if part]
-    words: list[str] = []
-    index = 0
-    while index < len(raw):
-        part = raw[index]
-        if _hyphenated(part, raw[index + 1] if index + 1 < len(raw) else ""):
-            part = part[:-1] + raw[index + 1]
-            index += 1
-        word = normal_word(part)
-        if word:
-            words.append(word)
-        index += 1
-    return words
-
-
-def _hyphenated(word: str, following: str) -> bool:
-    return len(word) > 1 and word.endswith("-") and following[:1].islower()
+    """The words of an element's Markdown (`words_of`), without link targets, HTML tags,
+    entities and syntax."""
+    return words_of(html.unescape(_HTML_TAG.sub(" ", _LINK_TARGET.sub("] ", text))))
 
 
 class _PageWords:
-    """A page's normalised words, each pointing at the layer words it came from."""
+    """A page's words: all their letters and digits in one string (to find an element's text
+    however the page cut it into words: `VL-` `001`, `Experi-` `ence`), and the runs of
+    letters and digits (to align a changed text), each pointing at the layer word it is in."""
 
     def __init__(self, layer: PageLayer) -> None:
         self.layer = layer
         self.words: list[str] = []
-        self.sources: list[tuple[int, ...]] = []
-        raw = layer.words
-        index = 0
-        while index < len(raw):
-            text = raw[index][0]
-            nxt = raw[index + 1] if index + 1 < len(raw) else None
-            if nxt is not None and nxt[5] > raw[index][5] and _hyphenated(text, nxt[0]):
-                word, sources = normal_word(text[:-1] + nxt[0]), (index, index + 1)
-                index += 2
-            else:
-                word, sources = normal_word(text), (index,)
-                index += 1
-            if word:
-                self.words.append(word)
-                self.sources.append(sources)
-        self.joined = _SEPARATOR + _SEPARATOR.join(self.words) + _SEPARATOR
+        self.word_of: list[int] = []
         self.starts: list[int] = []
+        self.owner: list[int] = []
+        begins: set[int] = set()
+        ends: set[int] = set()
+        parts: list[str] = []
         offset = 0
-        for word in self.words:
+        for index, word in enumerate(layer.words):
+            found = words_of(word[0])
+            if not found:
+                continue
+            self.words.extend(found)
+            self.word_of.extend([index] * len(found))
+            text = "".join(found)
+            begins.add(offset)
             self.starts.append(offset)
-            offset += len(word) + 1
+            self.owner.append(index)
+            parts.append(text)
+            offset += len(text)
+            ends.add(offset)
+        self.text = "".join(parts)
+        self.begins = begins
+        self.ends = ends
 
-    def find(self, words: Sequence[str], from_word: int) -> int | None:
-        """The index of the first word of an exact run of `words` at or after `from_word`."""
-        if from_word >= len(self.words):
-            return None
-        needle = _SEPARATOR + _SEPARATOR.join(words) + _SEPARATOR
-        found = self.joined.find(needle, self.starts[from_word])
-        if found < 0:
-            return None
-        return bisect.bisect_left(self.starts, found)
+    def find(self, text: str, from_char: int) -> int | None:
+        """Where `text` starts at a word's start and ends at a word's end, at or after
+        `from_char` (a character offset into `self.text`)."""
+        found = self.text.find(text, from_char)
+        while found >= 0:
+            if found in self.begins and found + len(text) in self.ends:
+                return found
+            found = self.text.find(text, found + 1)
+        return None
 
-    def boxes(self, matched: Iterable[int]) -> tuple[Box, ...]:
-        """One box per line of the layer words behind the matched page words."""
+    def words_in(self, start: int, end: int) -> range:
+        """The layer words (as indices into `self.owner`) covering characters [start, end)."""
+        first = bisect.bisect_right(self.starts, start) - 1
+        last = bisect.bisect_left(self.starts, end)
+        return range(first, last)
+
+    def boxes(self, layer_words: Iterable[int]) -> tuple[Box, ...]:
+        """One box per line of these layer words."""
         lines: dict[int, list[Box]] = {}
-        for index in sorted(set(matched)):
-            for source in self.sources[index]:
-                text, x0, top, x1, bottom, line = self.layer.words[source]
-                lines.setdefault(line, []).append((x0, top, x1, bottom))
+        for index in sorted(set(layer_words)):
+            _, x0, top, x1, bottom, line = self.layer.words[index]
+            lines.setdefault(line, []).append((x0, top, x1, bottom))
         return capped([enclosing(boxes) for boxes in lines.values()])
 
 
@@ -145,13 +142,14 @@ def _place(element: Element, pages: Mapping[int, _PageWords], cursors: dict[int,
     words = markdown_words(element.text)
     if not words:
         return not_aligned("the element has no words to look for", source)
+    text = "".join(words)
     cursor = cursors.get(number, 0)
-    start = page.find(words, cursor)
+    start = page.find(text, cursor)
     if start is None:
-        start = page.find(words, 0)
+        start = page.find(text, 0)
     if start is not None:
-        cursors[number] = start + len(words)
-        found = {number: range(start, start + len(words))}
+        cursors[number] = start + len(text)
+        found = {number: [page.owner[i] for i in page.words_in(start, start + len(text))]}
         return _boxes(found, pages, len(words), len(words), source)
     return _fuzzy(element, words, pages, cursors, source)
 
@@ -174,24 +172,35 @@ def _fuzzy(
     for page_number, page in candidates:
         tokens.extend(page.words)
         where.extend((page_number, index) for index in range(len(page.words)))
-    matcher = SequenceMatcher(None, tokens, words, autojunk=False)
     shortest = 1 if len(words) <= 2 else 2
     found: dict[int, list[int]] = {}
     matched = 0
-    for start, _, size in matcher.get_matching_blocks():
-        if size < shortest:
-            continue
-        matched += size
-        for index in range(start, start + size):
-            page_number, word = where[index]
-            found.setdefault(page_number, []).append(word)
+    wanted: list[str | None] = list(words)
+    for _ in range(REORDER_ROUNDS):  # each round aligns what is left: reordered parts too
+        added = 0
+        matcher = SequenceMatcher(None, tokens, wanted, autojunk=False)  # type: ignore[arg-type]
+        for start, at, size in matcher.get_matching_blocks():
+            if size < shortest:
+                continue
+            added += size
+            for offset in range(size):
+                page_number, word = where[start + offset]
+                found.setdefault(page_number, []).append(pages[page_number].word_of[word])
+                tokens[start + offset] = _USED
+                wanted[at + offset] = None
+        matched += added
+        if not added or matched == len(words):
+            break
     share = matched / len(words)
     if share < PARTIAL_SHARE:
         return not_aligned(
             f"{round(share * 100)} % of its words were found on page {number}", source
         )  # type: ignore[arg-type]
     if number in found:
-        cursors[number] = max(cursors.get(number, 0), max(found[number]) + 1)
+        page = pages[number]
+        after = bisect.bisect_right(page.owner, max(found[number]))  # the next word's place
+        end = page.starts[after] if after < len(page.starts) else len(page.text)
+        cursors[number] = max(cursors.get(number, 0), end)
     return _boxes(found, pages, matched, len(words), source)
 
 

@@ -9,6 +9,7 @@ layers, loads none of it.
 from __future__ import annotations
 
 import ctypes
+import re
 from collections.abc import Iterable, Iterator
 from typing import Literal
 
@@ -92,50 +93,67 @@ def _page_layer(document: CheckedDocument, number: int) -> PageLayer:
 
 
 def _words(page: object, textpage: object, width: float, height: float) -> list[Word]:
-    """Characters grouped into words at whitespace, each with the union of its characters'
-    boxes mapped to the rendered page, and its line (counted at pdfium's line breaks)."""
+    """Characters grouped into words at whitespace, each with the union of pdfium's boxes of
+    its characters (FPDFText_GetRect over the word's range: one call a word, not a character)
+    mapped to the rendered page, and its line (counted at pdfium's line breaks)."""
     import pypdfium2.raw as pdfium_c
 
     to_device = _DeviceMap(page, width, height)
+    text = _text(textpage)
     words: list[Word] = []
-    chars: list[str] = []
-    box: list[float] | None = None
+    left, top, right, bottom = (ctypes.c_double() for _ in range(4))
     line = 0
-    left, bottom, right, top = (ctypes.c_double() for _ in range(4))
 
-    def flush() -> None:
-        nonlocal box
-        if chars and box is not None:
+    def flush(start: int, end: int, word: str) -> None:
+        rects = pdfium_c.FPDFText_CountRects(textpage, start, end - start)
+        box: list[float] | None = None
+        for rect in range(rects):
+            if not pdfium_c.FPDFText_GetRect(textpage, rect, left, top, right, bottom):
+                continue
+            edges = [left.value, bottom.value, right.value, top.value]
+            box = edges if box is None else [
+                min(box[0], edges[0]), min(box[1], edges[1]),
+                max(box[2], edges[2]), max(box[3], edges[3]),
+            ]  # fmt: skip
+        if box is not None:
             x0, y0, x1, y1 = to_device.box(*box)
-            words.append(("".join(chars), x0, y0, x1, y1, line))
-        chars.clear()
-        box = None
+            words.append((word, x0, y0, x1, y1, line))
 
-    count = pdfium_c.FPDFText_CountChars(textpage)
-    for index in range(count):
-        code = pdfium_c.FPDFText_GetUnicode(textpage, index)
-        if code in LINE_END_HYPHENS:
-            chars.append("-")
-            flush()
+    for match in _TOKEN.finditer(text):
+        if match.group(3):
             line += 1
             continue
-        char = _char(code)
-        if not char or char.isspace():
-            flush()
-            if char == "\n":
-                line += 1
-            continue
-        if not pdfium_c.FPDFText_GetCharBox(textpage, index, left, right, bottom, top):
-            continue
-        l, b, r, t = left.value, bottom.value, right.value, top.value
-        chars.append(char)
-        if r <= l and t <= b:
-            continue  # no extent (a generated or zero-width character): text, no box
-        box = [l, b, r, t] if box is None else [
-            min(box[0], l), min(box[1], b), max(box[2], r), max(box[3], t)
-        ]
-    flush()
+        begin, finish = match.span(1)
+        if match.group(2):  # a line-end hyphen: the word's first part, on this line
+            flush(begin, finish + 1, match.group(1) + "-")
+            line += 1
+        else:
+            flush(begin, finish, match.group(1))
     return words
+
+
+_TOKEN = re.compile("([^\\s\x00\x02\ufffe]+)([\x02\ufffe])?|(\n)")
+"""A word (and the line-end hyphen pdfium put after it), or a line break."""
+
+
+def _text(textpage: object) -> str:
+    """The page's characters, one per pdfium character index (so a match's span is the
+    characters' range): decoded at once, or one by one where a character is not in the
+    Basic Multilingual Plane (two UTF-16 units, one index)."""
+    import pypdfium2.raw as pdfium_c
+
+    count = pdfium_c.FPDFText_CountChars(textpage)
+    if count <= 0:
+        return ""
+    buffer = ctypes.create_string_buffer(2 * (count + 1))
+    written = pdfium_c.FPDFText_GetText(
+        textpage, 0, count, ctypes.cast(buffer, ctypes.POINTER(ctypes.c_ushort))
+    )
+    text = buffer.raw[: 2 * max(0, written - 1)].decode("utf-16-le", errors="replace")
+    if len(text) == count:
+        return text
+    codes = (pdfium_c.FPDFText_GetUnicode(textpage, index) for index in range(count))
+    return "".join(_char(code) or "\x00" for code in codes)
 
 
 def _char(code: int) -> str:
@@ -145,32 +163,39 @@ def _char(code: int) -> str:
 
 
 class _DeviceMap:
-    """Page space to the rendered page in points (crop box and /Rotate applied), by pdfium's
-    own FPDF_PageToDevice at 1/64 point."""
+    """Page space to the rendered page in points (crop box and /Rotate applied): the affine
+    map pdfium's own FPDF_PageToDevice applies, taken from three points at 1/64 point."""
 
     def __init__(self, page: object, width: float, height: float) -> None:
-        self.page = page
-        self.size = (max(1, round(width * _DEVICE_SCALE)), max(1, round(height * _DEVICE_SCALE)))
-        self.x = ctypes.c_int()
-        self.y = ctypes.c_int()
-
-    def point(self, x: float, y: float) -> tuple[float, float]:
         import pypdfium2.raw as pdfium_c
 
-        pdfium_c.FPDF_PageToDevice(
-            self.page, 0, 0, self.size[0], self.size[1], 0, x, y, self.x, self.y
-        )
-        return self.x.value / _DEVICE_SCALE, self.y.value / _DEVICE_SCALE
+        size = (max(1, round(width * _DEVICE_SCALE)), max(1, round(height * _DEVICE_SCALE)))
+        x, y = ctypes.c_int(), ctypes.c_int()
+
+        def point(px: float, py: float) -> tuple[float, float]:
+            pdfium_c.FPDF_PageToDevice(page, 0, 0, size[0], size[1], 0, px, py, x, y)
+            return x.value / _DEVICE_SCALE, y.value / _DEVICE_SCALE
+
+        self.origin = point(0.0, 0.0)
+        along_x, along_y = point(_SPAN, 0.0), point(0.0, _SPAN)
+        self.dx = ((along_x[0] - self.origin[0]) / _SPAN, (along_x[1] - self.origin[1]) / _SPAN)
+        self.dy = ((along_y[0] - self.origin[0]) / _SPAN, (along_y[1] - self.origin[1]) / _SPAN)
 
     def box(self, left: float, bottom: float, right: float, top: float) -> tuple[float, ...]:
-        ax, ay = self.point(left, bottom)
-        bx, by = self.point(right, top)
+        """A page-space box on the rendered page, rounded to 0.1 point."""
+        (ox, oy), (xx, xy), (yx, yy) = self.origin, self.dx, self.dy
+        ax, ay = ox + left * xx + bottom * yx, oy + left * xy + bottom * yy
+        bx, by = ox + right * xx + top * yx, oy + right * xy + top * yy
         return (
             round(min(ax, bx), 1),
             round(min(ay, by), 1),
             round(max(ax, bx), 1),
             round(max(ay, by), 1),
         )
+
+
+_SPAN = 4096.0
+"""Page-space distance over which the map's axes are measured (precision 1/64 pt over it)."""
 
 
 def ocr_layer(page: OcrPage) -> PageLayer:

@@ -116,7 +116,7 @@ def test_markdown_syntax_pipes_and_hyphenation_do_not_count() -> None:
         "The [replacement](https://example.com/x) is *free*.\n"
     )
     row, sentence = [e for e in place_elements(parsed(markdown), pdf)]
-    assert markdown_words(row.text) == ["basic", "1250"]
+    assert markdown_words(row.text) == ["basic", "12", "50"]
     assert row.boxes is not None and row.boxes.status is BoxStatus.ALIGNED
     (box,) = row.boxes.pages[0].boxes
     assert box[0] == pytest.approx(72, abs=1) and box[2] > 300  # both cells of the row
@@ -251,3 +251,50 @@ def test_boxes_are_capped_and_an_element_item_fits_dynamodb() -> None:
     DynamoElementTable(table).put_elements("d1", [placed])
     size = len(json.dumps(table.items[0]).encode())
     assert size < 400 * 1024 / 4  # DynamoDB's item limit is 400 KB; far below it
+
+
+@pytest.mark.parametrize("rotation", [0, 90, 180, 270])
+def test_boxes_hold_the_rendered_ink_on_a_rotated_page(rotation: int) -> None:
+    """On the page as pdfium renders it (its /Rotate applied, 1 pixel a point), every dark
+    pixel is inside the element's boxes (grown by a point), and each box holds ink."""
+    pdf = make_pdf([text_page(LINES)])
+    document = pdfium.PdfDocument(pdf)
+    document[0].set_rotation(rotation)
+    out = __import__("io").BytesIO()
+    document.save(out)
+    rotated = out.getvalue()
+    image = pdfium.PdfDocument(rotated)[0].render(scale=1, grayscale=True).to_pil()
+    elements = parsed(
+        "<!-- Page 1 -->\n\n# Warranty terms\n\n"
+        "The warranty lasts two years from the date of purchase and covers all parts.\n"
+    )
+    boxes = [box for e in place_elements(elements, rotated) if e.boxes
+             for entry in e.boxes.pages for box in entry.boxes]  # fmt: skip
+    assert len(boxes) == 3
+    width, height = image.size
+    assert (width, height) == ((612, 792) if rotation in (0, 180) else (792, 612))
+    pixels = image.load()
+    for x in range(width):
+        for y in range(height):
+            if pixels[x, y] < 128:
+                assert any(b[0] - 1 <= x + 0.5 <= b[2] + 1 and b[1] - 1 <= y + 0.5 <= b[3] + 1
+                           for b in boxes), (x, y)  # fmt: skip
+    for x0, top, x1, bottom in boxes:
+        inside = [pixels[x, y] for x in range(int(x0), int(x1)) for y in range(int(top), int(bottom))]
+        assert min(inside) < 128
+
+
+def test_words_cut_across_lines_match_and_a_word_is_never_matched_inside_another() -> None:
+    pdf = make_pdf([text_page([
+        Text("Subtotal 40", 72, 700),
+        Text("VL-", 72, 660), Text("001 Store, Mon-", 72, 646), Text("Sun", 72, 632),
+        Text("Total 40", 72, 600),
+    ])])  # fmt: skip
+    store, total = place_elements(
+        parsed("<!-- Page 1 -->\n\nVL-001 Store, Mon-Sun\n\n---\n\nTotal 40\n"), pdf
+    )
+    assert store.boxes is not None and store.boxes.status is BoxStatus.ALIGNED
+    assert len(store.boxes.pages[0].boxes) == 3
+    assert total.boxes is not None and total.boxes.status is BoxStatus.ALIGNED
+    (box,) = total.boxes.pages[0].boxes
+    assert box[1] == pytest.approx(HEIGHT - 600 - 7.5, abs=1.5)  # the line "Total 40"
