@@ -17,6 +17,9 @@ from pydantic import BaseModel, ConfigDict, Field
 Box = tuple[float, float, float, float]
 """x0, top, x1, bottom in points from the page's top-left corner (y down)."""
 
+BoxSource = Literal["text_layer", "ocr"]
+"""What an element's text was aligned to: the PDF's text layer, or the words OCR read."""
+
 MAX_BOXES_PER_PAGE = 200
 """Boxes one element (or chunk) keeps per page; past it, neighbouring lines are merged, so
 an element item stays far below DynamoDB's 400 KB item limit (about 30 bytes a box)."""
@@ -48,15 +51,13 @@ class ElementBoxes(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     status: BoxStatus
-    source: Literal["text_layer", "ocr"] | None = Field(
-        default=None, description="what the text was aligned to"
-    )
+    source: BoxSource | None = Field(default=None, description="what the text was aligned to")
     coverage: float = Field(ge=0.0, le=1.0, description="share of the element's words found")
     pages: tuple[PageBoxes, ...] = ()
     reason: str | None = Field(default=None, description="why it is not aligned")
 
 
-def not_aligned(reason: str, source: Literal["text_layer", "ocr"] | None = None) -> ElementBoxes:
+def not_aligned(reason: str, source: BoxSource | None = None) -> ElementBoxes:
     """The boxes of an element that could not be placed on its page (there are none)."""
     return ElementBoxes(status=BoxStatus.NOT_ALIGNED, source=source, coverage=0.0, reason=reason)
 

@@ -8,8 +8,8 @@ normalised (NFKC, case folded, letters and digits only), so Markdown syntax, tab
 escapes, punctuation and where a word was hyphenated or cut do not count. An element is found
 by an exact run of its letters and digits, from word start to word end, first (after the
 previous element's place on the page, else anywhere on it); else by a sequence alignment of
-its words (difflib) that tolerates words the model changed, added or dropped. An element of which too
-little is found says so (`not_aligned`, no box): a box is never guessed.
+its words (difflib) that tolerates words the model changed, added or dropped. An element of
+which too little is found says so (`not_aligned`, no box): a box is never guessed.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from drac.ingest import ParsedDocument
 from drac.models import Element
 from drac.provenance import (
     Box,
+    BoxSource,
     BoxStatus,
     ElementBoxes,
     PageBoxes,
@@ -130,7 +131,9 @@ def align_elements(elements: Sequence[Element], layers: Mapping[int, PageLayer])
     return placed
 
 
-def _place(element: Element, pages: Mapping[int, _PageWords], cursors: dict[int, int]) -> ElementBoxes:
+def _place(
+    element: Element, pages: Mapping[int, _PageWords], cursors: dict[int, int]
+) -> ElementBoxes:
     number = element.page
     page = pages.get(number)
     if page is None:
@@ -159,7 +162,7 @@ def _fuzzy(
     words: list[str],
     pages: Mapping[int, _PageWords],
     cursors: dict[int, int],
-    source: str,
+    source: BoxSource,
 ) -> ElementBoxes:
     """Align by matching blocks of words: the element's page and the next one."""
     number = element.page
@@ -178,7 +181,7 @@ def _fuzzy(
     wanted: list[str | None] = list(words)
     for _ in range(REORDER_ROUNDS):  # each round aligns what is left: reordered parts too
         added = 0
-        matcher = SequenceMatcher(None, tokens, wanted, autojunk=False)  # type: ignore[arg-type]
+        matcher = SequenceMatcher(None, tokens, wanted, autojunk=False)
         for start, at, size in matcher.get_matching_blocks():
             if size < shortest:
                 continue
@@ -195,7 +198,7 @@ def _fuzzy(
     if share < PARTIAL_SHARE:
         return not_aligned(
             f"{round(share * 100)} % of its words were found on page {number}", source
-        )  # type: ignore[arg-type]
+        )
     if number in found:
         page = pages[number]
         after = bisect.bisect_right(page.owner, max(found[number]))  # the next word's place
@@ -209,7 +212,7 @@ def _boxes(
     pages: Mapping[int, _PageWords],
     matched: int,
     total: int,
-    source: str,
+    source: BoxSource,
 ) -> ElementBoxes:
     share = matched / total
     status = BoxStatus.ALIGNED if share >= ALIGNED_SHARE else BoxStatus.PARTIAL
@@ -219,7 +222,7 @@ def _boxes(
     )
     return ElementBoxes(
         status=status,
-        source=source,  # type: ignore[arg-type]
+        source=source,
         coverage=round(share, 3),
         pages=tuple(entry for entry in entries if entry.boxes),
     )

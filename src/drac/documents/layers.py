@@ -11,9 +11,7 @@ from __future__ import annotations
 import ctypes
 import re
 from collections.abc import Iterable, Iterator
-from typing import Literal
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 

@@ -61,4 +61,6 @@ def test_a_pdfs_chunks_carry_boxes_in_export_and_search(tmp_path: Path) -> None:
     database.close()
     placed = [row for row in rows if "boxes" in row]
     assert placed and all(row["boxes"]["status"] == "aligned" for row in placed)
-    assert not any("boxes" in row for row in rows if row["text"].startswith(("# Notes", "Lost luggage notes")))
+    assert not any(
+        "boxes" in row for row in rows if row["text"].startswith(("# Notes", "Lost luggage notes"))
+    )

@@ -75,7 +75,8 @@ def test_each_chunks_boxes_are_drawn_on_its_page_in_its_colour(tmp_path: Path) -
         (entry,) = chunk["boxes"]
         drawn = shapes.groups[number]
         assert drawn == [tuple(box) for box in entry["boxes"]] or all(
-            abs(a - b) < 0.01 for d, e in zip(drawn, entry["boxes"], strict=True)
+            abs(a - b) < 0.01
+            for d, e in zip(drawn, entry["boxes"], strict=True)
             for a, b in zip(d, e, strict=True)
         )
         assert f"--h:{hue(number)}" in shapes.group_style[number]

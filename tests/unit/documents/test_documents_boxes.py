@@ -230,7 +230,8 @@ def test_boxes_are_capped_and_an_element_item_fits_dynamodb() -> None:
     assert placed.boxes is not None and len(placed.boxes.pages[0].boxes) <= MAX_BOXES_PER_PAGE
 
     class Table:
-        items: list[dict[str, object]] = []
+        def __init__(self) -> None:
+            self.items: list[dict[str, object]] = []
 
         def query(self, **_: object) -> dict[str, object]:
             return {"Items": []}
@@ -244,7 +245,7 @@ def test_boxes_are_capped_and_an_element_item_fits_dynamodb() -> None:
         def __exit__(self, *_: object) -> None:
             pass
 
-        def put_item(self, Item: dict[str, object]) -> None:  # noqa: N803
+        def put_item(self, Item: dict[str, object]) -> None:
             self.items.append(Item)
 
     table = Table()
@@ -280,7 +281,9 @@ def test_boxes_hold_the_rendered_ink_on_a_rotated_page(rotation: int) -> None:
                 assert any(b[0] - 1 <= x + 0.5 <= b[2] + 1 and b[1] - 1 <= y + 0.5 <= b[3] + 1
                            for b in boxes), (x, y)  # fmt: skip
     for x0, top, x1, bottom in boxes:
-        inside = [pixels[x, y] for x in range(int(x0), int(x1)) for y in range(int(top), int(bottom))]
+        inside = [
+            pixels[x, y] for x in range(int(x0), int(x1)) for y in range(int(top), int(bottom))
+        ]
         assert min(inside) < 128
 
 
