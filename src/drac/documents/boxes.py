@@ -18,6 +18,7 @@ import bisect
 import html
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from difflib import SequenceMatcher
 
@@ -43,6 +44,16 @@ PARTIAL_SHARE = 0.5
 REORDER_ROUNDS = 4
 """Alignment rounds of an element's words left over: a page whose text layer runs in another
 order (columns, a rotated page) than the Markdown is still matched, part by part."""
+MAX_WINDOW_WORK = 20_000
+"""Matches of a page word with an equal element word one alignment round may try (each page
+word counts as often as the element holds it: difflib's work, about 6 us a match at worst,
+so a hostile page of one word repeated costs a tenth of a second, an honest page
+hundreds of matches); past it, a window of the page around the previous element's place."""
+MAX_DOCUMENT_WORK = 1_000_000
+MAX_PAGE_WORK = 2_000
+"""A document's alignments may try MAX_DOCUMENT_WORK matches plus MAX_PAGE_WORK a page in
+all (at worst a few seconds, about a minute for a 5,000-page document of hostile pages);
+past it, the elements left say they were not looked for."""
 _USED = "\x00"
 """Stands for a page word already matched (no element word equals it)."""
 _LINK_TARGET = re.compile(r"\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")
@@ -71,6 +82,7 @@ class _PageWords:
         self.layer = layer
         self.words: list[str] = []
         self.word_of: list[int] = []
+        self.word_at: list[int] = []  # where each of `words` starts in `text`
         self.starts: list[int] = []
         self.owner: list[int] = []
         begins: set[int] = set()
@@ -83,6 +95,10 @@ class _PageWords:
                 continue
             self.words.extend(found)
             self.word_of.extend([index] * len(found))
+            at = offset
+            for part in found:
+                self.word_at.append(at)
+                at += len(part)
             text = "".join(found)
             begins.add(offset)
             self.starts.append(offset)
@@ -124,15 +140,25 @@ def align_elements(elements: Sequence[Element], layers: Mapping[int, PageLayer])
     starts on, or `not_aligned` with the reason. `layers` maps page numbers to page words."""
     pages = {number: _PageWords(layer) for number, layer in layers.items()}
     cursors: dict[int, int] = {}
+    budget = _Budget(MAX_DOCUMENT_WORK + MAX_PAGE_WORK * len(layers))
     placed: list[Element] = []
     for element in elements:
-        boxes = _place(element, pages, cursors)
+        boxes = _place(element, pages, cursors, budget)
         placed.append(element.model_copy(update={"boxes": boxes}))
     return placed
 
 
+class _Budget:
+    """What is left of a document's alignment work (matches of a page word with an element
+    word difflib may try)."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.left = total
+
+
 def _place(
-    element: Element, pages: Mapping[int, _PageWords], cursors: dict[int, int]
+    element: Element, pages: Mapping[int, _PageWords], cursors: dict[int, int], budget: _Budget
 ) -> ElementBoxes:
     number = element.page
     page = pages.get(number)
@@ -154,7 +180,7 @@ def _place(
         cursors[number] = start + len(text)
         found = {number: [page.owner[i] for i in page.words_in(start, start + len(text))]}
         return _boxes(found, pages, len(words), len(words), source)
-    return _fuzzy(element, words, pages, cursors, source)
+    return _fuzzy(element, words, pages, cursors, source, budget)
 
 
 def _fuzzy(
@@ -163,8 +189,10 @@ def _fuzzy(
     pages: Mapping[int, _PageWords],
     cursors: dict[int, int],
     source: BoxSource,
+    budget: _Budget,
 ) -> ElementBoxes:
-    """Align by matching blocks of words: the element's page and the next one."""
+    """Align by matching blocks of words: the element's page and the next one (a window of
+    them around the previous element's place when that is more than MAX_WINDOW_WORK)."""
     number = element.page
     candidates = [(number, pages[number])]
     following = pages.get(number + 1)
@@ -175,12 +203,29 @@ def _fuzzy(
     for page_number, page in candidates:
         tokens.extend(page.words)
         where.extend((page_number, index) for index in range(len(page.words)))
+    counts = Counter(words)
+    cost = sum(counts.get(token, 0) for token in tokens)
+    width = len(tokens)
+    here = bisect.bisect_left(pages[number].word_at, cursors.get(number, 0))
+    while cost > MAX_WINDOW_WORK and width > 1:  # a window around the previous element's place instead
+        width = max(1, min(width - 1, width * MAX_WINDOW_WORK // cost))
+        first = min(max(0, here - width // 4), len(tokens) - width)
+        tokens, where = tokens[first : first + width], where[first : first + width]
+        here -= first
+        cost = sum(counts.get(token, 0) for token in tokens)
+    if budget.left < cost or cost > MAX_WINDOW_WORK:
+        return not_aligned(
+            f"not looked for: the document's alignment work ({budget.total:,} word "
+            "matches) is spent",
+            source,
+        )
     shortest = 1 if len(words) <= 2 else 2
     found: dict[int, list[int]] = {}
     matched = 0
     wanted: list[str | None] = list(words)
     for _ in range(REORDER_ROUNDS):  # each round aligns what is left: reordered parts too
         added = 0
+        budget.left -= cost  # each round costs at most the first's
         matcher = SequenceMatcher(None, tokens, wanted, autojunk=False)
         for start, at, size in matcher.get_matching_blocks():
             if size < shortest:
