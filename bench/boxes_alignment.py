@@ -13,7 +13,8 @@ same run on the same document. A second table stands in for a vision model: the 
 Markdown of each PDF of at most two pages (written by a person, not from the text layer:
 no hyphenation, real table rows, its own line breaks) placed on that PDF.
 --limit N takes the first N documents of each format and company; --pdf-cache DIR keeps the
-PDFs LibreOffice makes (keyed by SHA-256), so a second run converts only the text layer.
+PDFs LibreOffice makes of DOCX and HTML (keyed by SHA-256), so a second run converts only the
+text layer (not of PPTX: the offline converter reads a deck's slide titles from it).
 --write puts the tables into BENCHMARKS.md (section "boxes").
 """
 
@@ -39,11 +40,21 @@ from drac.ports import MemoryLedger
 from drac.provenance import BoxStatus
 
 STATUSES = (BoxStatus.ALIGNED, BoxStatus.PARTIAL, BoxStatus.NOT_ALIGNED)
+NO_WORDS = "no words"
 
 
 def counted(elements: tuple) -> Counter[str]:  # type: ignore[type-arg]
-    """Content elements per box status."""
-    return Counter(e.boxes.status.value for e in elements if not e.is_heading and e.boxes)
+    """Content elements per box status; those without a letter or digit (a stray `)` the
+    converter made an element) apart, as there is nothing of them to place."""
+    found: Counter[str] = Counter()
+    for element in elements:
+        if element.is_heading or element.boxes is None:
+            continue
+        if element.boxes.reason == "the element has no words to look for":
+            found[NO_WORDS] += 1
+        else:
+            found[element.boxes.status.value] += 1
+    return found
 
 
 def place_one(path: Path, cache: Path | None) -> tuple[Counter[str], float, float, str | None]:
@@ -52,7 +63,7 @@ def place_one(path: Path, cache: Path | None) -> tuple[Counter[str], float, floa
     strategy = Strategy()
     started = time.perf_counter()
     pdf_cached = None
-    if cache is not None and path.suffix != ".pdf":
+    if cache is not None and path.suffix not in (".pdf", ".pptx"):  # a deck's own headings
         pdf_cached = cache / f"{hashlib.sha256(data).hexdigest()}.pdf"
     if pdf_cached is not None and pdf_cached.exists():
         source, name = pdf_cached.read_bytes(), "cached.pdf"
@@ -84,8 +95,8 @@ def source_markdown_one(pdf_path: Path, md_path: Path) -> Counter[str] | None:
 
 
 def row(label: str, documents: int, counts: Counter[str]) -> str:
-    total = sum(counts.values())
-    cells = [f"{counts[s.value]:,}" for s in STATUSES]
+    total = sum(counts.values()) - counts[NO_WORDS]
+    cells = [f"{counts[s.value]:,}" for s in STATUSES] + [f"{counts[NO_WORDS]:,}"]
     share = f"{counts[BoxStatus.ALIGNED.value] / total:.1%}" if total else "-"
     placed = counts[BoxStatus.ALIGNED.value] + counts[BoxStatus.PARTIAL.value]
     any_box = f"{placed / total:.1%}" if total else "-"
@@ -102,8 +113,9 @@ def main() -> int:
     if args.pdf_cache:
         args.pdf_cache.mkdir(parents=True, exist_ok=True)
     header = (
-        "| format | documents | content elements | aligned | partial | not aligned "
-        "| aligned share | with boxes |\n|---|---:|---:|---:|---:|---:|---:|---:|"
+        "| format | documents | content elements with words | aligned | partial | not aligned "
+        "| without words | aligned share | with boxes |\n"
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
     )
     rows, timing_rows = [], []
     totals: Counter[str] = Counter()
@@ -143,6 +155,7 @@ def main() -> int:
                 source_counts += found
                 source_documents += 1
     limit = f" --limit {args.limit}" if args.limit else ""
+    limit += " --pdf-cache DIR" if args.pdf_cache else ""
     body = "\n".join([
         "## Boxes: elements placed on their page",
         "",
@@ -150,7 +163,9 @@ def main() -> int:
         f"({machine()}). Offline conversion of each document, then its content elements "
         "(headings apart) placed on its PDF's text layer as `drac ingest` does "
         "(`drac.documents.boxes`). *Aligned*: at least 90 % of the element's words found; "
-        "*partial*: at least half (boxes of those words only); *not aligned*: no box.",
+        "*partial*: at least half (boxes of those words only); *not aligned*: no box; "
+        "*without words*: elements with no letter or digit (a stray `)` of a slide), "
+        "not aligned as there is nothing to place, and left out of the shares.",
         "",
         header, *rows,
         "",
@@ -162,7 +177,9 @@ def main() -> int:
         "",
         "What placing costs at ingest, measured in the same run on the same documents: "
         "conversion + parsing (before) and placing (reading the text layer with its boxes "
-        "in the contained pdfium worker, then aligning):",
+        "in the contained pdfium worker, then aligning)"
+        + (" (with --pdf-cache the PDFs LibreOffice made are read back, so its time is "
+           "not in 'before')" if args.pdf_cache else "") + ":",
         "",
         "| format | documents | convert + parse, s | placing, s | added | median placing, ms |",
         "|---|---:|---:|---:|---:|---:|",
