@@ -56,7 +56,9 @@ all (at worst a few seconds, about a minute for a 5,000-page document of hostile
 past it, the elements left say they were not looked for."""
 _USED = "\x00"
 """Stands for a page word already matched (no element word equals it)."""
-_LINK_TARGET = re.compile(r"\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")
+_LINK_TARGET = re.compile(r'\]\([^()\[\]\s"]*+(?:\s++"[^"]*+")?\)')
+"""A link's or image's target (`](url "title")`); no bracket in the URL, so each start scans
+only to the next bracket: linear on hostile text such as `](` repeated."""
 _HTML_TAG = re.compile(r"</?[A-Za-z][^>]{0,200}>")
 _WORD = re.compile(r"[^\W\d_]+|\d+")
 
@@ -207,7 +209,7 @@ def _fuzzy(
     cost = sum(counts.get(token, 0) for token in tokens)
     width = len(tokens)
     here = bisect.bisect_left(pages[number].word_at, cursors.get(number, 0))
-    while cost > MAX_WINDOW_WORK and width > 1:  # a window around the previous element's place instead
+    while cost > MAX_WINDOW_WORK and width > 1:  # a window around the previous place instead
         width = max(1, min(width - 1, width * MAX_WINDOW_WORK // cost))
         first = min(max(0, here - width // 4), len(tokens) - width)
         tokens, where = tokens[first : first + width], where[first : first + width]
