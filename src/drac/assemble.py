@@ -170,13 +170,15 @@ def assemble_chunks(
 
 
 def _provenance(written: Sequence[Element]) -> dict[str, object]:
-    """The boxes of the elements written into a chunk's body, per page, and the elements
-    not (fully) found on their page; nothing when the document has no boxes."""
+    """The boxes of the elements written into a chunk's body (a table row's with its table's
+    header, which the body repeats), per page, and the elements not (fully) found on their
+    page; nothing when the document has no boxes."""
     located = [element for element in written if element.boxes is not None]
     if not located:
         return {}
+    groups = [(*element.boxes.header, *element.boxes.pages) for element in located if element.boxes]
     return {
-        "boxes": union_by_page(element.boxes.pages for element in located if element.boxes),
+        "boxes": union_by_page(groups),
         "unaligned": tuple(
             element.id
             for element in located

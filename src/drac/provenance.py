@@ -55,6 +55,11 @@ class ElementBoxes(BaseModel):
     coverage: float = Field(ge=0.0, le=1.0, description="share of the element's words found")
     pages: tuple[PageBoxes, ...] = ()
     reason: str | None = Field(default=None, description="why it is not aligned")
+    header: tuple[PageBoxes, ...] = Field(
+        default=(),
+        description="a table row's: the boxes of its table's header lines, which a chunk "
+        "writes before the row",
+    )
 
 
 def not_aligned(reason: str, source: BoxSource | None = None) -> ElementBoxes:

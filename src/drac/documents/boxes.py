@@ -143,9 +143,17 @@ def align_elements(elements: Sequence[Element], layers: Mapping[int, PageLayer])
     pages = {number: _PageWords(layer) for number, layer in layers.items()}
     cursors: dict[int, int] = {}
     budget = _Budget(MAX_DOCUMENT_WORK + MAX_PAGE_WORK * len(layers))
+    headers: dict[tuple[str | None, str], tuple[PageBoxes, ...]] = {}
     placed: list[Element] = []
     for element in elements:
+        header = element.table_header
+        key = (element.table_id, header or "")
+        if header and key not in headers:  # the header's lines come before the first row
+            found = _place(element.model_copy(update={"text": header}), pages, cursors, budget)
+            headers[key] = found.pages
         boxes = _place(element, pages, cursors, budget)
+        if header and headers[key]:
+            boxes = boxes.model_copy(update={"header": headers[key]})
         placed.append(element.model_copy(update={"boxes": boxes}))
     return placed
 

@@ -120,6 +120,9 @@ def test_markdown_syntax_pipes_and_hyphenation_do_not_count() -> None:
     assert row.boxes is not None and row.boxes.status is BoxStatus.ALIGNED
     (box,) = row.boxes.pages[0].boxes
     assert box[0] == pytest.approx(72, abs=1) and box[2] > 300  # both cells of the row
+    (header,) = row.boxes.header  # the header a chunk writes before the row: its line
+    assert header.page == 1 and len(header.boxes) == 1
+    assert header.boxes[0][1] < HEIGHT - 700 < header.boxes[0][3] < box[1]
     assert sentence.boxes is not None and sentence.boxes.status is BoxStatus.ALIGNED
     assert len(sentence.boxes.pages[0].boxes) == 2  # the two lines of the hyphenated word
 
