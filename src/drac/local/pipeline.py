@@ -31,6 +31,7 @@ from drac.ingest import (
 )
 from drac.local.database import WorkspaceUnusableError
 from drac.local.files import shown_path
+from drac.local.versions import earlier_version, keep_batches
 from drac.local.workspace import Workspace
 from drac.models import (
     Chunk,
@@ -328,6 +329,7 @@ def _ingest(
         document_id=record.document_id,
         progress=progress,
         spreadsheet=spreadsheet_options(settings.strategy),
+        earlier=earlier_version(workspace, record) if vision is not None else None,
     )
     record.format = conversion.format
     record.pages = conversion.pages
@@ -351,6 +353,7 @@ def _ingest(
     )
     if not activation.activated:
         raise DracError("the document was changed by another run while it was ingested")
+    keep_batches(workspace, record.document_id, conversion.batches)
     return _outcome(record, len(parsed.elements), planned, started, record.warnings)
 
 
