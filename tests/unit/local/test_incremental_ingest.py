@@ -6,8 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from page_model import ImageVision, document_pdf, labels
 
+from drac.cli import cli
 from drac.documents.incremental import is_reused
 from drac.local import Workspace
 from drac.local.pipeline import IngestSettings, Outcome, ingest_file
@@ -89,6 +91,8 @@ def test_the_ledger_shows_the_batches_reused_from_the_earlier_version(
     assert all(e.input_tokens == e.output_tokens == 0 for e in reused)
     assert f"pages 1-5 unchanged since {first.document_id}" in {e.outcome[8:] for e in reused}
     assert called[0].input_tokens == 1000
+    shown = CliRunner().invoke(cli, ["cost", "--workspace", str(workspace.root)]).output
+    assert "no model call): 7; sent to the model: 1." in " ".join(shown.split())
 
 
 def test_swapped_pages_convert_both_batches_again_never_reusing_a_changed_page(
