@@ -68,7 +68,9 @@ def test_one_edited_page_of_forty_converts_one_batch_in_the_cloud(cloud: Any) ->
         (e.id, e.text) for e in old if e.page != 17
     ]
     assert [e.text for e in new if e.page == 17] != [e.text for e in old if e.page == 17]
-    ledger = deployed.runtime.ledger.table.query(KeyConditionExpression=Key("document_id").eq(second))
+    ledger = deployed.runtime.ledger.table.query(
+        KeyConditionExpression=Key("document_id").eq(second)
+    )
     outcomes = [item["outcome"] for item in ledger["Items"] if item["stage"] == "conversion"]
     assert sum(o.startswith(REUSED + ":") for o in outcomes) == PAGES // BATCH - 1
     assert f"{REUSED}: pages 1-2 unchanged since {first}" in outcomes

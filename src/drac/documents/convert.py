@@ -122,7 +122,14 @@ def convert_to_markdown(
         result = _convert_offline(pdf, detection.format, warnings, options, progress, headings)
     else:
         result = _convert_with_model(
-            pdf, detection.format, warnings, options, vision, ledger, document_id, progress,
+            pdf,
+            detection.format,
+            warnings,
+            options,
+            vision,
+            ledger,
+            document_id,
+            progress,
             earlier,
         )
     if detection.format is not DocumentFormat.PDF:
@@ -227,6 +234,7 @@ def _convert_with_model(
     results: list[BatchResult] = []
     kept: list[StoredBatch] = []
     done_pages = 0
+
     def run(batch: list[PageImage]) -> _BatchDone:
         calls = MemoryLedger()  # per batch: the workspace ledger is written from this thread
         result, stored = convert_or_reuse(

@@ -10,8 +10,13 @@ def test_a_reused_batch_is_no_call_and_costs_nothing() -> None:
     entries = [
         reused_entry("d2", "google.gemma-3-27b-it", [1, 2, 3, 4, 5], "d1"),
         reused_entry("d2", "google.gemma-3-27b-it", [6, 7, 8, 9, 10], "d1"),
-        LedgerEntry(document_id="d2", stage="conversion", model="google.gemma-3-27b-it",
-                    input_tokens=10_000, output_tokens=2_000),
+        LedgerEntry(
+            document_id="d2",
+            stage="conversion",
+            model="google.gemma-3-27b-it",
+            input_tokens=10_000,
+            output_tokens=2_000,
+        ),
     ]
     conversion = stage_costs(entries, PriceTable(), set())["conversion"]
     assert (conversion.calls, conversion.reused) == (1, 2)

@@ -40,7 +40,9 @@ class CountingVision(VisionModel):
         return ModelReply(text="<!-- Page 1 -->\n\nFresh answer.", model=self.name)
 
 
-def _stored(pages: list[int], pngs: list[bytes], markdown: str, model: str = "counting") -> StoredBatch:
+def _stored(
+    pages: list[int], pngs: list[bytes], markdown: str, model: str = "counting"
+) -> StoredBatch:
     return StoredBatch(
         pages=pages,
         digests=[page_digest(png) for png in pngs],

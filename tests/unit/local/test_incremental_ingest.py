@@ -76,6 +76,18 @@ def test_one_edited_page_of_forty_converts_one_batch_and_keeps_the_other_ids(
     markdown, elements = _fresh(tmp_path, document_pdf(after))
     assert workspace.get_markdown(second.document_id or "") == markdown
     assert new == elements
+    # the plan cache's key: every section without page 17 hashes as before
+    edited_ids = {e.id for e in edited_new}
+    sections = zip(
+        workspace.get_sections(first.document_id or ""),
+        workspace.get_sections(second.document_id or ""),
+        strict=True,
+    )
+    pairs = [
+        (bool(edited_ids & set(a.element_ids)), a.content_hash == b.content_hash)
+        for a, b in sections
+    ]
+    assert len(pairs) > 1 and all(same != touched for touched, same in pairs)
 
 
 def test_the_ledger_shows_the_batches_reused_from_the_earlier_version(
