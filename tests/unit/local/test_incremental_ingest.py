@@ -3,6 +3,7 @@ every page's Markdown is still what a full conversion of the new version gives."
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from drac.local import Workspace
 from drac.local.pipeline import IngestSettings, Outcome, ingest_file
 from drac.local.versions import BATCHES_FILE
 from drac.models import Element
+from drac.ports import ModelReply
 
 PAGES = 40
 BATCH = 5  # the default batch size: 40 pages are 8 batches
@@ -162,3 +164,65 @@ def test_a_damaged_batches_file_only_costs_the_reuse(workspace: Workspace, tmp_p
     vision = ImageVision()
     _ingest(workspace, path, document_pdf([*labels(9), "Page 10 new"]), vision)
     assert len(vision.calls) == 2
+
+
+class ExtraParagraphVision(ImageVision):
+    """Writes one more paragraph on the given pages (the edit added one)."""
+
+    def __init__(self, extra: set[int]) -> None:
+        super().__init__()
+        self.extra = extra
+
+    def convert(self, system: str, prompt: str, images: Sequence[bytes]) -> ModelReply:
+        reply = super().convert(system, prompt, images)
+        text = reply.text
+        for number in self.extra:
+            text = text.replace(
+                f"<!-- Page {number + 1} -->", f"An added paragraph.\n\n<!-- Page {number + 1} -->"
+            )
+        return reply.model_copy(update={"text": text})
+
+
+def test_a_paragraph_added_on_one_page_moves_the_ids_after_it_not_before(
+    workspace: Workspace, tmp_path: Path
+) -> None:
+    path = tmp_path / "report.pdf"
+    before = labels(PAGES)
+    first = _ingest(workspace, path, document_pdf(before), ImageVision())
+    vision = ExtraParagraphVision({17})
+    second = _ingest(
+        workspace, path, document_pdf([*before[:16], "Page 17 longer", *before[17:]]), vision
+    )
+    assert vision.calls == [[16, 17, 18, 19, 20]]
+    old = workspace.get_elements(first.document_id or "")
+    new = workspace.get_elements(second.document_id or "")
+    assert len(new) == len(old) + 1
+    assert [(e.id, e.text) for e in new if e.page < 17] == [
+        (e.id, e.text) for e in old if e.page < 17
+    ]
+    # the pages after it keep their text, their content ids move by the one added
+    after_old = [e for e in old if e.page > 17]
+    after_new = [e for e in new if e.page > 17]
+    assert [e.text for e in after_new] == [e.text for e in after_old]
+    assert [e.id for e in after_new if e.id.startswith("p")] == [
+        f"p{int(e.id[1:]) + 1}" for e in after_old if e.id.startswith("p")
+    ]
+    assert [e.id for e in after_new if e.id.startswith("h")] == [
+        e.id for e in after_old if e.id.startswith("h")
+    ]
+
+
+def test_a_third_version_reuses_batches_the_second_had_reused(
+    workspace: Workspace, tmp_path: Path
+) -> None:
+    path = tmp_path / "report.pdf"
+    pages = labels(10)
+    _ingest(workspace, path, document_pdf(pages), ImageVision())
+    pages[2] = "Page 3 edited"
+    _ingest(workspace, path, document_pdf(pages), ImageVision())
+    pages[7] = "Page 8 edited"
+    vision = ImageVision()
+    third = _ingest(workspace, path, document_pdf(pages), vision)
+    assert vision.calls == [[6, 7, 8, 9, 10]]
+    markdown, _ = _fresh(tmp_path, document_pdf(pages))
+    assert workspace.get_markdown(third.document_id or "") == markdown
