@@ -11,7 +11,12 @@ from pydantic import BaseModel, Field
 from drac.documents.batches import BatchResult, join_batches
 from drac.documents.containment import GIB, Limits, contained_call
 from drac.documents.detect import DocumentFormat, detect_format
-from drac.documents.incremental import EarlierVersion, StoredBatch, convert_or_reuse
+from drac.documents.incremental import (
+    EarlierVersion,
+    StoredBatch,
+    convert_or_reuse,
+    is_reused,
+)
 from drac.documents.normalise import normalise
 from drac.documents.ocr import OcrPage, ocr_available, ocr_warnings
 from drac.documents.offline import OfflinePage
@@ -28,6 +33,7 @@ from drac.documents.slides import HeadingHint, apply_headings, slide_headings
 from drac.documents.spreadsheets import SpreadsheetOptions, read_spreadsheet
 from drac.documents.text import decode_text
 from drac.errors import DocumentError
+from drac.models import LedgerEntry
 from drac.ports import Ledger, MemoryLedger, VisionModel
 
 __all__ = ["ConversionOptions", "ConversionResult", "convert_to_markdown", "decode_text"]
@@ -56,6 +62,7 @@ class ConversionResult(BaseModel):
     batches: list[StoredBatch] = Field(
         default_factory=list, repr=False, description="what the next version may reuse"
     )
+    reused_batches: int = Field(default=0, description="batches taken from the earlier version")
 
 
 def convert_to_markdown(
@@ -233,6 +240,7 @@ def _convert_with_model(
     warnings.extend(facts.warnings)
     results: list[BatchResult] = []
     kept: list[StoredBatch] = []
+    reused: list[LedgerEntry] = []
     done_pages = 0
 
     def run(batch: list[PageImage]) -> _BatchDone:
@@ -250,6 +258,7 @@ def _convert_with_model(
         results.append(result)
         if stored is not None:
             kept.append(stored)
+        reused.extend(entry for entry in calls.entries if is_reused(entry))
         done_pages += len(result.pages)
         if progress:
             progress(done_pages, total)
@@ -277,4 +286,5 @@ def _convert_with_model(
         failures=joined.failures,
         model=vision.name,
         batches=sorted(kept, key=lambda batch: batch.pages[0]),
+        reused_batches=len(reused),
     )

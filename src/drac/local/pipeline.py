@@ -89,6 +89,7 @@ class Outcome(BaseModel):
     error: str | None = None
     seconds: float = 0.0
     planning: PlanningCounts | None = None  # how the sections were planned (LLM strategies)
+    reused_batches: int = 0  # conversion batches taken from the version the path held before
 
     @property
     def failed(self) -> bool:
@@ -354,7 +355,9 @@ def _ingest(
     if not activation.activated:
         raise DracError("the document was changed by another run while it was ingested")
     keep_batches(workspace, record.document_id, conversion.batches)
-    return _outcome(record, len(parsed.elements), planned, started, record.warnings)
+    outcome = _outcome(record, len(parsed.elements), planned, started, record.warnings)
+    outcome.reused_batches = conversion.reused_batches
+    return outcome
 
 
 def _failure(

@@ -66,6 +66,7 @@ def test_one_edited_page_of_forty_converts_one_batch_and_keeps_the_other_ids(
     first, second, vision = _versions(workspace, tmp_path, before, after)
 
     assert vision.calls == [[16, 17, 18, 19, 20]]  # one batch, the one holding page 17
+    assert (first.reused_batches, second.reused_batches) == (0, PAGES // BATCH - 1)
     old = workspace.get_elements(first.document_id or "")
     new = workspace.get_elements(second.document_id or "")
     assert len(old) == len(new) == PAGES * 3
