@@ -87,3 +87,15 @@ def test_swapped_pages_are_converted_again_in_the_cloud(cloud: Any) -> None:
     second = _ingested(deployed, bedrock, document_pdf(after))
     assert _converted_pages(bedrock, calls) == [[3, 4], [33, 34]]
     assert _stored_pages(deployed, second) == _expected_pages(document_pdf(after))
+
+
+def test_a_removed_page_converts_every_batch_after_it_in_the_cloud(cloud: Any) -> None:
+    deployed, bedrock, _, _ = cloud
+    before = labels(10)
+    after = [*before[:3], *before[4:]]  # page 4 removed: 9 pages
+    _ingested(deployed, bedrock, document_pdf(before))
+    calls = len(bedrock.converse_requests)
+    second = _ingested(deployed, bedrock, document_pdf(after))
+    assert _converted_pages(bedrock, calls) == [[3, 4], [5, 6], [7, 8], [9]]
+    assert _stored_pages(deployed, second) == _expected_pages(document_pdf(after))
+    assert deployed.runtime.registry.get(second).pages == 9  # type: ignore[union-attr]
