@@ -227,3 +227,16 @@ def test_a_third_version_reuses_batches_the_second_had_reused(
     assert vision.calls == [[6, 7, 8, 9, 10]]
     markdown, _ = _fresh(tmp_path, document_pdf(pages))
     assert workspace.get_markdown(third.document_id or "") == markdown
+
+
+def test_a_version_of_another_tenant_at_the_same_path_reuses_nothing(
+    workspace: Workspace, tmp_path: Path
+) -> None:
+    path = tmp_path / "report.pdf"
+    pages = labels(10)
+    path.write_bytes(document_pdf(pages))
+    ingest_file(path, workspace, IngestSettings(tenant="acme"), vision=ImageVision())
+    path.write_bytes(document_pdf([*pages[:9], "Page 10 new"]))
+    vision = ImageVision()
+    outcome = ingest_file(path, workspace, IngestSettings(tenant="beta"), vision=vision)
+    assert outcome.status == "INDEXED" and len(vision.calls) == 2
