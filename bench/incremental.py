@@ -3,7 +3,10 @@ one-page edit of a 40-page PDF saves.
 
 Digest stability (ground truth: the page that was edited is known):
 - a 40-page PDF made by the project's test code, page 17's text changed: per page, does the
-  digest of the rendered PNG (what drac uses) / of the text layer change?
+  digest of the rendered PNG (what drac uses) / of the text layer / of the decoded content
+  stream(s) and the resources they name (pypdf, in a contained worker) change?
+- the same PDF saved again by pypdf with each content stream wrapped in `q ... Q` (drawing
+  the same): pages whose content-stream digest changed though nothing on them did;
 - a corpus DOCX through LibreOffice twice unchanged (a re-export), then with one word of one
   paragraph changed (same length) and with a sentence added to it: pages whose digest changed.
 
@@ -34,6 +37,7 @@ from _common import CORPUS, REPO, machine, write_section
 sys.path.insert(0, str(REPO / "tests"))
 from page_model import ImageVision, document_pdf, labels
 
+from drac.documents.containment import GIB, Limits, contained_call
 from drac.documents.detect import DocumentFormat
 from drac.documents.incremental import is_reused, page_digest
 from drac.documents.normalise import normalise
@@ -62,31 +66,101 @@ class SlowVision(ImageVision):
         return reply.model_copy(update={"usage": TokenUsage(input_tokens=0, output_tokens=0)})
 
 
-def _digests(pdf: bytes) -> tuple[list[str], list[str]]:
-    """Per page: the rendered PNG's digest and the text layer's."""
+STREAM_LIMITS = Limits(
+    memory_bytes=2 * GIB, cpu_s=300.0, step_cpu_s=60.0, wall_s=600.0,
+    preload=("incremental", "pypdf"),
+)  # fmt: skip
+"""The contained pypdf worker of the content-stream digest (this module, run from bench/)."""
+
+
+def content_digests_here(pdf: bytes) -> list[str]:
+    """Per page, in the worker: a digest of the page's decoded content stream(s) and of the
+    resources it names (fonts, images, by their decoded content, not their object numbers)."""
+    from pypdf import PdfReader
+
+    def value(obj: object, depth: int = 0) -> object:
+        obj = obj.get_object() if hasattr(obj, "get_object") else obj
+        if depth > 8:
+            return "..."
+        if hasattr(obj, "get_data"):
+            return [value(dict(obj), depth + 1), hashlib.sha256(obj.get_data()).hexdigest()]
+        if isinstance(obj, dict):
+            return {str(k): value(v, depth + 1) for k, v in sorted(obj.items()) if k != "/Parent"}
+        if isinstance(obj, list):
+            return [value(v, depth + 1) for v in obj]
+        return repr(obj)
+
+    digests = []
+    for page in PdfReader(io.BytesIO(pdf)).pages:
+        contents = page.get_contents()
+        stream = contents.get_data() if contents is not None else b""
+        resources = repr(value(page.get("/Resources", {})))
+        digests.append(hashlib.sha256(stream + b"\0" + resources.encode()).hexdigest())
+    return digests
+
+
+def resaved_here(pdf: bytes) -> bytes:
+    """In the worker: the PDF written again by pypdf with every page's content stream wrapped
+    in `q ... Q` (drawing the same, other bytes), as tools that stamp or merge pages save it."""
+    from pypdf import PdfReader, PdfWriter
+    from pypdf.generic import DecodedStreamObject
+
+    reader = PdfReader(io.BytesIO(pdf))
+    writer = PdfWriter()
+    for page in reader.pages:
+        added = writer.add_page(page)
+        contents = page.get_contents()
+        stream = DecodedStreamObject()
+        stream.set_data(b"q\n" + (contents.get_data() if contents is not None else b"") + b"\nQ\n")
+        added.replace_contents(stream)
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def _digests(pdf: bytes) -> tuple[list[str], list[str], list[str]]:
+    """Per page: the rendered PNG's digest, the text layer's, the content stream's."""
     pngs, texts = [], []
     for page in render_pages(pdf, RenderOptions()):
         pngs.append(page_digest(page.png))
         texts.append(hashlib.sha256(page.text_layer.encode()).hexdigest())
-    return pngs, texts
+    streams = contained_call(
+        "incremental:content_digests_here", pdf, limits=STREAM_LIMITS, what="reading the PDF"
+    )
+    return pngs, texts, list(streams)
 
 
 def _changed(a: list[str], b: list[str]) -> str:
     pages = [n for n, (x, y) in enumerate(zip(a, b, strict=False), start=1) if x != y]
     extra = f" (+{abs(len(a) - len(b))} pages)" if len(a) != len(b) else ""
+    if len(pages) == len(a) > 1:
+        return f"all {len(a)}{extra}"
     return (", ".join(map(str, pages)) or "none") + extra
+
+
+def _row(label: str, a: tuple[list[str], ...], b: tuple[list[str], ...]) -> str:
+    return f"| {label} | " + " | ".join(_changed(x, y) for x, y in zip(a, b, strict=True)) + " |"
 
 
 def pdf_stability() -> list[str]:
     before = labels(PAGES)
     after = [*before[: EDITED - 1], f"Page {EDITED} rewritten", *before[EDITED:]]
-    png_a, text_a = _digests(document_pdf(before))
-    png_b, text_b = _digests(document_pdf(after))
-    png_c, text_c = _digests(document_pdf(before))  # the same pages made again
+    first = _digests(document_pdf(before))
     return [
-        f"| 40-page PDF, page {EDITED}'s text changed | {_changed(png_a, png_b)} "
-        f"| {_changed(text_a, text_b)} |",
-        f"| the same 40 pages made again | {_changed(png_a, png_c)} | {_changed(text_a, text_c)} |",
+        _row(f"40-page PDF, page {EDITED}'s text changed", first, _digests(document_pdf(after))),
+        _row("the same 40 pages made again", first, _digests(document_pdf(before))),
+        _row(
+            "the same PDF saved again by pypdf, content streams wrapped in q/Q",
+            first,
+            _digests(
+                contained_call(
+                    "incremental:resaved_here",
+                    document_pdf(before),
+                    limits=STREAM_LIMITS,
+                    what="re-saving the PDF",
+                )
+            ),
+        ),
     ]
 
 
@@ -117,22 +191,22 @@ def docx_stability() -> list[str]:
     data = DOCX.read_bytes()
     first, _ = normalise(data, DocumentFormat.DOCX)
     again, _ = normalise(data, DocumentFormat.DOCX)
-    png_a, text_a = _digests(first)
-    png_b, text_b = _digests(again)
+    base = _digests(first)
+    same = "equal" if first == again else "differ"
     rows = [
-        f"| {DOCX.name} ({len(png_a)} pages) through LibreOffice again, unchanged "
-        f"(PDF bytes {'equal' if first == again else 'differ'}) "
-        f"| {_changed(png_a, png_b)} | {_changed(text_a, text_b)} |"
+        _row(
+            f"{DOCX.name} ({len(base[0])} pages) through LibreOffice again, unchanged "
+            f"(PDF bytes {same})",
+            base,
+            _digests(again),
+        )
     ]
     for edit, label in (
         ("word", "one word of one paragraph changed (same length)"),
         ("sentence", "a sentence added to one paragraph"),
     ):
         pdf, _ = normalise(_edited_docx(data, edit), DocumentFormat.DOCX)
-        png_c, text_c = _digests(pdf)
-        rows.append(
-            f"| the DOCX, {label} | {_changed(png_a, png_c)} | {_changed(text_a, text_c)} |"
-        )
+        rows.append(_row(f"the DOCX, {label}", base, _digests(pdf)))
     return rows
 
 
@@ -203,8 +277,9 @@ def main() -> None:
             "",
             "Pages whose digest changed (ground truth: the edited page):",
             "",
-            "| versions compared | rendered PNG digest (drac's) | text-layer digest |",
-            "|---|---|---|",
+            "| versions compared | rendered PNG digest (drac's) | text-layer digest "
+            "| content stream + resources digest (pypdf) |",
+            "|---|---|---|---|",
             *stability,
             "",
             f"Ingesting the version of a {PAGES}-page PDF with page {EDITED} edited (batches of 5, "

@@ -3,11 +3,12 @@ batch whose pages render exactly as the earlier version's batch did.
 
 A page's digest is the SHA-256 of its rendered PNG, the very bytes the vision model is sent:
 two pages with the same digest are the same model input, so reusing the earlier answer is
-the answer the model was given for that image (BENCHMARKS.md, "Incremental re-conversion",
-measures that the digest of an unchanged page survives an edit elsewhere and a LibreOffice
-re-export). A batch is reused only when every one of its pages has the digest of the earlier
-batch's page at the same position, the earlier batch was converted by the same model with
-the same conversion prompt, and it converted cleanly (a failed batch is asked again).
+the answer the model was given for that image. BENCHMARKS.md ("Incremental re-conversion")
+measures that it survives an edit elsewhere, a LibreOffice re-export and a re-save that
+rewrites content streams (which a content-stream digest does not). A batch is reused only
+when its pages have, in order, the digests of an earlier batch's pages, that batch was
+converted by the same model with the same conversion prompt, and it converted cleanly (a
+failed batch is asked again).
 """
 
 from __future__ import annotations
