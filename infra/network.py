@@ -3,7 +3,10 @@
 Normalise, ReadSpreadsheet and Render run untrusted-input parsers (LibreOffice, openpyxl,
 pdfium). In the VPC they have subnets without a NAT or internet gateway, so a document that
 makes a parser fetch a URL reaches nothing; their own S3 and DynamoDB calls use gateway
-endpoints (free), whose policies allow only the project's buckets and tables.
+endpoints (free), whose policies allow only the project's buckets and tables. Function logs
+(and the metrics Powertools writes into them as EMF) are shipped by Lambda itself; with
+`tracingEndpoint` an X-Ray interface endpoint (billed per AZ-hour) carries trace segments
+(docs/aws.md, "Converters without a network").
 """
 
 from __future__ import annotations
@@ -16,6 +19,12 @@ from constructs import Construct
 from drac.settings import Settings
 from infra.config import removal_policy
 from infra.storage import Storage
+
+
+TRACE_ACTIONS = ["xray:PutTraceSegments", "xray:PutTelemetryRecords",
+                 "xray:GetSamplingRules", "xray:GetSamplingTargets"]
+"""What the X-Ray daemon calls (X-Ray has no resource-level permissions: the endpoint policy
+limits the actions)."""
 
 
 class ConverterNetwork(Construct):
@@ -60,3 +69,12 @@ class ConverterNetwork(Construct):
             self, "Converters", vpc=self.vpc, allow_all_outbound=True,
             description="drac converters: no ingress; the subnets route only to S3/DynamoDB",
         )
+        self.tracing_endpoint: ec2.InterfaceVpcEndpoint | None = None
+        if settings.tracing_endpoint:
+            self.tracing_endpoint = self.vpc.add_interface_endpoint(
+                "XRay", service=ec2.InterfaceVpcEndpointAwsService.XRAY, subnets=self.subnets,
+                private_dns_enabled=True, open=False,
+            )
+            self.tracing_endpoint.connections.allow_default_port_from(self.security_group)
+            self.tracing_endpoint.add_to_policy(iam.PolicyStatement(
+                principals=[iam.AnyPrincipal()], actions=TRACE_ACTIONS, resources=["*"]))

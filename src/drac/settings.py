@@ -139,8 +139,13 @@ class Settings(BaseModel):
         default=(), description="IAM role or user ARNs that may read and re-plan every tenant"
     )
     isolated_converters: bool = Field(
+        default=True,
+        description="run Normalise, ReadSpreadsheet and Render in a VPC with no route out "
+        "(false: in Lambda's own network, which reaches the internet; development only)",
+    )
+    tracing_endpoint: bool = Field(
         default=False,
-        description="run Normalise, ReadSpreadsheet and Render in a VPC with no route out",
+        description="an X-Ray interface endpoint in the converters' subnets (billed per AZ-hour)",
     )
     alarm_email: str | None = Field(
         default=None,
