@@ -33,7 +33,7 @@ ALTERNATE_CONTEXT = {
                          "arn:aws:iam::123456789012:role/apps/beta-app": "beta"},
     "adminPrincipals": ["arn:aws:iam::123456789012:role/operator"],
     "alarmEmail": "oncall@example.com",
-    "isolatedConverters": True,
+    "isolatedConverters": False,
 }
 
 
