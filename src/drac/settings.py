@@ -19,7 +19,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from drac.errors import DracError
@@ -147,6 +154,11 @@ class Settings(BaseModel):
         default=False,
         description="an X-Ray interface endpoint in the converters' subnets (billed per AZ-hour)",
     )
+    private_collection: bool = Field(
+        default=False,
+        description="the collection only through an OpenSearch Serverless VPC endpoint; the "
+        "functions that index or search run in the VPC (billed interface endpoints)",
+    )
     alarm_email: str | None = Field(
         default=None,
         pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$",
@@ -174,6 +186,12 @@ class Settings(BaseModel):
         if value is not None:
             check_collection_name(value)
         return value
+
+    @model_validator(mode="after")
+    def _private_collection_needs_the_vpc(self) -> Settings:
+        if self.private_collection and not self.isolated_converters:
+            raise ValueError("privateCollection needs isolatedConverters (the VPC it uses)")
+        return self
 
     @field_validator("reader_principals", "admin_principals")
     @classmethod

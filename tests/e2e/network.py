@@ -2,13 +2,15 @@
 
 A function with a `VpcConfig` reaches only what its subnets route to: the routes of their
 route tables (`AWS::EC2::Route`), gateway endpoints on those route tables, and interface
-endpoints with private DNS in those subnets. A call is reachable when an endpoint serves its
+endpoints with private DNS in those subnets (and OpenSearch Serverless VPC endpoints there
+that a collection's network policy admits). A call is reachable when an endpoint serves its
 service and the endpoint's policy allows every permission the call needed (the policy is
 evaluated like any IAM policy, with the function's role as the principal).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -85,7 +87,28 @@ def placement(model: StackModel, function_logical_id: str) -> Placement | None:
         statements = tuple(Statement.from_json(s, f"{logical_id}[{i}]")
                            for i, s in enumerate(document["Statement"]))
         endpoints.append(Endpoint(logical_id, service, kind, statements))
+    endpoints += _collection_endpoints(model, subnets)
     return Placement(function_logical_id, subnets, tables, routes, tuple(endpoints))
+
+
+def _collection_endpoints(model: StackModel, subnets: frozenset[str]) -> list[Endpoint]:
+    """OpenSearch Serverless VPC endpoints in the subnets that a collection's network policy
+    admits (it names the endpoint's id in SourceVPCEs; the data-access policy, enforced by
+    the harness, decides the rest)."""
+    policies = [json.dumps(p["Properties"]["Policy"]) for p in
+                model.stack.of_type("AWS::OpenSearchServerless::SecurityPolicy").values()
+                if p["Properties"]["Type"] == "network"]
+    found = []
+    for logical_id, resource in model.stack.of_type(
+            "AWS::OpenSearchServerless::VpcEndpoint").items():
+        if not _refs(resource["Properties"]["SubnetIds"]) & subnets:
+            continue
+        named = json.dumps({"Fn::GetAtt": [logical_id, "Id"]})
+        if any(named in policy and "SourceVPCEs" in policy for policy in policies):
+            allow = Statement.from_json({"Effect": "Allow", "Principal": "*",
+                                         "Action": "aoss:*", "Resource": "*"}, logical_id)
+            found.append(Endpoint(logical_id, "aoss", "OpenSearchServerless", (allow,)))
+    return found
 
 
 def unreachable(where: Placement, role_arn: str, call: Call) -> str | None:
