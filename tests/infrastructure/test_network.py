@@ -7,6 +7,7 @@ through these endpoints is checked in tests/e2e/test_network.py."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -62,6 +63,16 @@ def test_by_default_the_converters_run_in_isolated_subnets_with_no_route_out(
     assert synth.of_type("AWS::EC2::FlowLog")
 
 
+def _ingress(synth: Synth, group: str) -> list[tuple[int, int, str]]:
+    """(from port, to port, source group) of every ingress rule of a security group, inline
+    or as its own resource (a rule must name a source group: no address range)."""
+    rules = list(synth.resources[group]["Properties"].get("SecurityGroupIngress", []))
+    rules += [i["Properties"] for i in synth.of_type("AWS::EC2::SecurityGroupIngress").values()
+              if i["Properties"]["GroupId"]["Fn::GetAtt"][0] == group]
+    return [(r["FromPort"], r["ToPort"], r["SourceSecurityGroupId"]["Fn::GetAtt"][0])
+            for r in rules]
+
+
 def _endpoint_resources(endpoint: dict[str, Any]) -> list[str]:
     (statement,) = endpoint["PolicyDocument"]["Statement"]
     assert statement["Effect"] == "Allow" and "Condition" not in statement
@@ -113,11 +124,93 @@ def test_the_tracing_endpoint_carries_only_trace_uploads_from_the_converters(
     (statement,) = endpoint["PolicyDocument"]["Statement"]
     assert sorted(as_list(statement["Action"])) == sorted(TRACE_ACTIONS)
     (group,) = [g["Fn::GetAtt"][0] for g in endpoint["SecurityGroupIds"]]
-    assert "SecurityGroupIngress" not in traced.resources[group]["Properties"]
-    converters_group = traced.logical_id(traced.stack.pipeline.stages.network.security_group)
-    ingress = [i["Properties"] for i in traced.of_type("AWS::EC2::SecurityGroupIngress").values()
-               if i["Properties"]["GroupId"]["Fn::GetAtt"][0] == group]
-    assert [(i["FromPort"], i["ToPort"], i["SourceSecurityGroupId"]["Fn::GetAtt"][0])
-            for i in ingress] == [(443, 443, converters_group)]
+    converters_group = traced.logical_id(traced.stack.network.security_group)
+    assert _ingress(traced, group) == [(443, 443, converters_group)]
     for kind in EGRESS_TYPES:
         assert not traced.of_type(kind), kind
+
+
+def test_the_collection_accepts_the_public_internet_unless_made_private(synth: Synth) -> None:
+    (policy,) = [p["Properties"] for p in
+                 synth.of_type("AWS::OpenSearchServerless::SecurityPolicy").values()
+                 if p["Properties"]["Type"] == "network"]
+    assert json.loads(policy["Policy"])[0]["AllowFromPublic"] is True  # docs/aws.md: trade-off
+    assert not synth.of_type("AWS::OpenSearchServerless::VpcEndpoint")
+
+
+@pytest.fixture(scope="module")
+def private() -> Synth:
+    """The stack with `-c privateCollection=true`."""
+    return synthesise({"privateCollection": True})
+
+
+def test_a_private_collection_admits_only_its_vpc_endpoint_from_the_search_subnets(
+    private: Synth,
+) -> None:
+    for kind in EGRESS_TYPES:
+        assert not private.of_type(kind), kind
+    assert private.of_type("AWS::EC2::Route") == {}
+    stages = private.stack.pipeline.stages
+    searchers = [stages.delete, stages.index_chunks, stages.activate, stages.abandon,
+                 stages.finalise, stages.retrieve, private.stack.search.index_function]
+    search_subnets = _subnets_of(private, searchers[0])
+    assert len(search_subnets) == 2
+    assert not search_subnets & _subnets_of(private, _converters(private)[0])
+    for fn in searchers:
+        assert _subnets_of(private, fn) == search_subnets, fn.node.id
+    placed = {private.logical_id(fn) for fn in [*searchers, *_converters(private)]}
+    for fn in stages.all():
+        if private.logical_id(fn) not in placed:
+            assert "VpcConfig" not in private.resources[private.logical_id(fn)]["Properties"]
+
+    (endpoint_id,) = private.of_type("AWS::OpenSearchServerless::VpcEndpoint")
+    endpoint = private.resources[endpoint_id]["Properties"]
+    assert {s["Ref"] for s in endpoint["SubnetIds"]} == search_subnets
+    (group,) = [g["Fn::GetAtt"][0] for g in endpoint["SecurityGroupIds"]]
+    search_group = private.logical_id(private.stack.network.search[2])
+    assert _ingress(private, group) == [(443, 443, search_group)]
+    (policy,) = [p["Properties"]["Policy"] for p in
+                 private.of_type("AWS::OpenSearchServerless::SecurityPolicy").values()
+                 if p["Properties"]["Type"] == "network"]
+    text = flatten(policy)
+    rules = json.loads(text.replace(f"<{endpoint_id}.Id>", "VPCE"))
+    assert rules == [{"Rules": [{"ResourceType": "collection",
+                                 "Resource": [f"collection/{private.stack.search.collection_name}"]}],
+                      "AllowFromPublic": False, "SourceVPCEs": ["VPCE"]}]
+
+
+def test_the_search_subnets_endpoints_allow_only_the_projects_resources_and_model(
+    private: Synth,
+) -> None:
+    stages = private.stack.pipeline.stages
+    tables = _route_tables(private, _subnets_of(private, stages.retrieve))
+    storage = private.stack.storage
+    endpoints: dict[str, dict[str, Any]] = {}
+    for resource in private.of_type("AWS::EC2::VPCEndpoint").values():
+        props = resource["Properties"]
+        serves = ({t["Ref"] for t in props.get("RouteTableIds", [])} & tables
+                  or {s["Ref"] for s in props.get("SubnetIds", [])}
+                  & _subnets_of(private, stages.retrieve))
+        if serves:
+            endpoints[flatten(props["ServiceName"]).rsplit(".", 1)[-1]] = props
+    assert sorted(endpoints) == ["bedrock-runtime", "dynamodb", "s3"]
+    buckets = [private.logical_id(b) for b in (storage.documents, storage.artifacts)]
+    assert sorted(_endpoint_resources(endpoints["s3"])) == sorted(
+        [f"<{b}.Arn>" for b in buckets] + [f"<{b}.Arn>/*" for b in buckets])
+    names = [private.logical_id(t) for t in
+             (storage.documents_table, storage.sources_table, storage.ledger_table)]
+    assert sorted(_endpoint_resources(endpoints["dynamodb"])) == sorted(
+        [f"<{t}.Arn>" for t in names] + [f"<{t}.Arn>/index/*" for t in names])
+    bedrock = endpoints["bedrock-runtime"]
+    assert bedrock["PrivateDnsEnabled"] is True
+    (statement,) = bedrock["PolicyDocument"]["Statement"]
+    assert statement["Action"] == "bedrock:InvokeModel"
+    model = private.stack.settings.embedding_model_id
+    assert [r.rsplit("/", 1)[-1] for r in _endpoint_resources(bedrock)] == [model]
+
+
+def test_a_private_collection_needs_the_isolated_vpc() -> None:
+    from drac.settings import Settings, SettingsError
+
+    with pytest.raises(SettingsError, match="privateCollection needs isolatedConverters"):
+        Settings.from_context({"privateCollection": True, "isolatedConverters": False})
