@@ -354,7 +354,9 @@ def cost_lines(costs: Assumptions, settings: Settings, alarms: int = 53) -> list
               "| isolated converters' VPC and gateway endpoints (default; the reject flow "
               "log bills only the log data it writes) | 0.00 |",
               f"| `tracingEndpoint`: X-Ray interface endpoint, 2 AZs x 730 h (+$0.01/GB) "
-              f"| {endpoint:.2f} |", "",
+              f"| {endpoint:.2f} |",
+              "| `privateCollection`: OpenSearch Serverless and Bedrock runtime interface "
+              f"endpoints, 2 AZs x 730 h each (+$0.01/GB) | {2 * endpoint:.2f} |", "",
               "Prices (`ServicePrices` in the command, `drac.costs.prices` for models): "
               + json.dumps(vars(prices))]
     return lines

@@ -68,24 +68,31 @@ def placement(model: StackModel, function_logical_id: str) -> Placement | None:
     )
     assert len(tables) >= len(subnets), "a subnet without a route table association"
     routes = tuple(
-        route["Properties"] for route in model.stack.of_type("AWS::EC2::Route").values()
+        route["Properties"]
+        for route in model.stack.of_type("AWS::EC2::Route").values()
         if route["Properties"]["RouteTableId"]["Ref"] in tables
     )
     endpoints = []
     for logical_id, resource in model.stack.of_type("AWS::EC2::VPCEndpoint").items():
         props = resource["Properties"]
         kind = props.get("VpcEndpointType", "Gateway")
-        serves = (_refs(props.get("RouteTableIds", [])) & tables if kind == "Gateway"
-                  else _refs(props.get("SubnetIds", [])) & subnets
-                  if props.get("PrivateDnsEnabled") else frozenset())
+        serves = (
+            _refs(props.get("RouteTableIds", [])) & tables
+            if kind == "Gateway"
+            else _refs(props.get("SubnetIds", [])) & subnets
+            if props.get("PrivateDnsEnabled")
+            else frozenset()
+        )
         if not serves:
             continue
         service = str(model.resolver.resolve(props["ServiceName"])).rsplit(".", 1)[-1]
         document = model.resolver.resolve(props.get("PolicyDocument")) or {
-            "Statement": [{"Effect": "Allow", "Principal": "*", "Action": "*",
-                           "Resource": "*"}]}  # no policy: the endpoint allows everything
-        statements = tuple(Statement.from_json(s, f"{logical_id}[{i}]")
-                           for i, s in enumerate(document["Statement"]))
+            "Statement": [{"Effect": "Allow", "Principal": "*", "Action": "*", "Resource": "*"}]
+        }  # no policy: the endpoint allows everything
+        statements = tuple(
+            Statement.from_json(s, f"{logical_id}[{i}]")
+            for i, s in enumerate(document["Statement"])
+        )
         endpoints.append(Endpoint(logical_id, service, kind, statements))
     endpoints += _collection_endpoints(model, subnets)
     return Placement(function_logical_id, subnets, tables, routes, tuple(endpoints))
@@ -95,18 +102,23 @@ def _collection_endpoints(model: StackModel, subnets: frozenset[str]) -> list[En
     """OpenSearch Serverless VPC endpoints in the subnets that a collection's network policy
     admits (it names the endpoint's id in SourceVPCEs; the data-access policy, enforced by
     the harness, decides the rest)."""
-    policies = [json.dumps(p["Properties"]["Policy"]) for p in
-                model.stack.of_type("AWS::OpenSearchServerless::SecurityPolicy").values()
-                if p["Properties"]["Type"] == "network"]
+    policies = [
+        json.dumps(p["Properties"]["Policy"])
+        for p in model.stack.of_type("AWS::OpenSearchServerless::SecurityPolicy").values()
+        if p["Properties"]["Type"] == "network"
+    ]
     found = []
     for logical_id, resource in model.stack.of_type(
-            "AWS::OpenSearchServerless::VpcEndpoint").items():
+        "AWS::OpenSearchServerless::VpcEndpoint"
+    ).items():
         if not _refs(resource["Properties"]["SubnetIds"]) & subnets:
             continue
         named = json.dumps({"Fn::GetAtt": [logical_id, "Id"]})
         if any(named in policy and "SourceVPCEs" in policy for policy in policies):
-            allow = Statement.from_json({"Effect": "Allow", "Principal": "*",
-                                         "Action": "aoss:*", "Resource": "*"}, logical_id)
+            allow = Statement.from_json(
+                {"Effect": "Allow", "Principal": "*", "Action": "aoss:*", "Resource": "*"},
+                logical_id,
+            )
             found.append(Endpoint(logical_id, "aoss", "OpenSearchServerless", (allow,)))
     return found
 
@@ -118,9 +130,12 @@ def unreachable(where: Placement, role_arn: str, call: Call) -> str | None:
     if not candidates:
         return f"{call.service}:{call.operation}: no endpoint for {service!r} in its subnets"
     for permission in call.permissions:
-        request = Request(action=permission.action, resource=permission.resource,
-                          principal=role_arn)
+        request = Request(
+            action=permission.action, resource=permission.resource, principal=role_arn
+        )
         if not any(evaluate(request, e.statements).allowed for e in candidates):
-            return (f"{call.service}:{call.operation}: the {service} endpoint policy does not "
-                    f"allow {permission}")
+            return (
+                f"{call.service}:{call.operation}: the {service} endpoint policy does not "
+                f"allow {permission}"
+            )
     return None

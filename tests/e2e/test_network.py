@@ -45,8 +45,11 @@ def test_every_call_of_a_converter_leaves_only_through_an_endpoint_that_allows_i
     others = set(deployed.model.functions) - {p.function for p in placements.values()}
     assert others and all(placement(deployed.model, f) is None for f in others)
 
-    uploads = {"stores.pdf": pdf, "hours.docx": docx(_PARAGRAPH, []),
-               "sales.xlsx": xlsx({"Sales": sales_rows(20)})}
+    uploads = {
+        "stores.pdf": pdf,
+        "hours.docx": docx(_PARAGRAPH, []),
+        "sales.xlsx": xlsx({"Sales": sales_rows(20)}),
+    }
     for name, data in uploads.items():
         upload(deployed, data, f"incoming/acme/{name}")
     runs = deployed.wait("ingest")
@@ -69,20 +72,36 @@ def network_problems(deployed: Cloud, must_call: tuple[str, ...]) -> dict[str, s
             continue
         calls = deployed.log.calls_of(deployed.principal(function).label)
         assert calls or function.handler_dir not in must_call, (
-            f"{function.handler_dir} made no call: the test would prove nothing")
+            f"{function.handler_dir} made no call: the test would prove nothing"
+        )
         services[str(function.handler_dir)] = {c.service for c in calls}
-        problems += [f"{function.handler_dir}: {reason}" for call in calls
-                     if (reason := unreachable(where, function.role.arn, call))]
+        problems += [
+            f"{function.handler_dir}: {reason}"
+            for call in calls
+            if (reason := unreachable(where, function.role.arn, call))
+        ]
     assert problems == []
     assert set(must_call) <= set(services), services
     return services
 
 
 def _s3_only(bucket_arn: str) -> Placement:
-    statement = Statement.from_json({"Effect": "Allow", "Principal": {"AWS": "*"},
-                                     "Action": "s3:*", "Resource": f"{bucket_arn}/*"}, "test")
-    return Placement("F", frozenset({"Subnet"}), frozenset({"Table"}), (),
-                     (Endpoint("S3", "s3", "Gateway", (statement,)),))
+    statement = Statement.from_json(
+        {
+            "Effect": "Allow",
+            "Principal": {"AWS": "*"},
+            "Action": "s3:*",
+            "Resource": f"{bucket_arn}/*",
+        },
+        "test",
+    )
+    return Placement(
+        "F",
+        frozenset({"Subnet"}),
+        frozenset({"Table"}),
+        (),
+        (Endpoint("S3", "s3", "Gateway", (statement,)),),
+    )
 
 
 def test_a_call_without_an_endpoint_or_outside_its_policy_is_named() -> None:
@@ -92,9 +111,14 @@ def test_a_call_without_an_endpoint_or_outside_its_policy_is_named() -> None:
     role = "arn:aws:iam::123456789012:role/f"
     inside = Call("F", "s3", "GetObject", (Permission("s3:GetObject", "arn:aws:s3:::project/k"),))
     outside = Call("F", "s3", "PutObject", (Permission("s3:PutObject", "arn:aws:s3:::other/k"),))
-    table = Call("F", "dynamodb", "GetItem", (Permission(
-        "dynamodb:GetItem", "arn:aws:dynamodb:us-east-1:123456789012:table/t"),))
+    table = Call(
+        "F",
+        "dynamodb",
+        "GetItem",
+        (Permission("dynamodb:GetItem", "arn:aws:dynamodb:us-east-1:123456789012:table/t"),),
+    )
     assert unreachable(where, role, inside) is None
     assert "does not allow s3:PutObject on arn:aws:s3:::other/k" in str(
-        unreachable(where, role, outside))
+        unreachable(where, role, outside)
+    )
     assert "no endpoint for 'dynamodb'" in str(unreachable(where, role, table))

@@ -41,21 +41,27 @@ def test_indexing_and_search_reach_the_private_collection_only_through_its_endpo
     model = deployed.model
     for handler_dir in (*SEARCHERS, "abandon_plan"):
         assert placement(model, model.function_for(handler_dir).logical_id), handler_dir
-    converters = {placement(model, model.function_for(h).logical_id).subnets  # type: ignore[union-attr]
-                  for h in CONVERTERS}
-    searchers = {placement(model, model.function_for(h).logical_id).subnets  # type: ignore[union-attr]
-                 for h in SEARCHERS}
+    converters = {
+        placement(model, model.function_for(h).logical_id).subnets  # type: ignore[union-attr]
+        for h in CONVERTERS
+    }
+    searchers = {
+        placement(model, model.function_for(h).logical_id).subnets  # type: ignore[union-attr]
+        for h in SEARCHERS
+    }
     assert len(converters) == len(searchers) == 1 and not converters & searchers
 
     upload(deployed, pdf, "incoming/acme/stores.pdf")
     deployed.settle()
     document_id = document_id_for(pdf, "acme")
     assert deployed.runtime.registry.get(document_id).status is DocumentStatus.INDEXED
-    answer = deployed.invoke_url(model.function_for("retrieve"), deployed.caller(ACME_ROLE),
-                                 {"query": "store opening hours"})
+    answer = deployed.invoke_url(
+        model.function_for("retrieve"), deployed.caller(ACME_ROLE), {"query": "store opening hours"}
+    )
     assert answer["statusCode"] == 200 and json.loads(answer["body"])["chunks"]
     boto3.client("s3", region_name=deployed.region).delete_object(
-        Bucket=deployed.documents_bucket, Key="incoming/acme/stores.pdf")
+        Bucket=deployed.documents_bucket, Key="incoming/acme/stores.pdf"
+    )
     deployed.settle()
     assert opensearch.chunks(document_id) == []
 

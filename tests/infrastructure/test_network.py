@@ -16,10 +16,16 @@ from infra.network import TRACE_ACTIONS
 from tests.infrastructure.conftest import Synth, synthesise
 from tests.infrastructure.helpers import as_list, flatten
 
-EGRESS_TYPES = ("AWS::EC2::InternetGateway", "AWS::EC2::EgressOnlyInternetGateway",
-                "AWS::EC2::NatGateway", "AWS::EC2::VPCGatewayAttachment",
-                "AWS::EC2::TransitGatewayAttachment", "AWS::EC2::VPCPeeringConnection",
-                "AWS::EC2::VPNGateway", "AWS::EC2::EIP")
+EGRESS_TYPES = (
+    "AWS::EC2::InternetGateway",
+    "AWS::EC2::EgressOnlyInternetGateway",
+    "AWS::EC2::NatGateway",
+    "AWS::EC2::VPCGatewayAttachment",
+    "AWS::EC2::TransitGatewayAttachment",
+    "AWS::EC2::VPCPeeringConnection",
+    "AWS::EC2::VPNGateway",
+    "AWS::EC2::EIP",
+)
 
 
 def _converters(synth: Synth) -> list[Any]:
@@ -33,9 +39,11 @@ def _subnets_of(synth: Synth, fn: Any) -> set[str]:
 
 
 def _route_tables(synth: Synth, subnets: set[str]) -> set[str]:
-    return {a["Properties"]["RouteTableId"]["Ref"]
-            for a in synth.of_type("AWS::EC2::SubnetRouteTableAssociation").values()
-            if a["Properties"]["SubnetId"]["Ref"] in subnets}
+    return {
+        a["Properties"]["RouteTableId"]["Ref"]
+        for a in synth.of_type("AWS::EC2::SubnetRouteTableAssociation").values()
+        if a["Properties"]["SubnetId"]["Ref"] in subnets
+    }
 
 
 def test_by_default_the_converters_run_in_isolated_subnets_with_no_route_out(
@@ -67,10 +75,14 @@ def _ingress(synth: Synth, group: str) -> list[tuple[int, int, str]]:
     """(from port, to port, source group) of every ingress rule of a security group, inline
     or as its own resource (a rule must name a source group: no address range)."""
     rules = list(synth.resources[group]["Properties"].get("SecurityGroupIngress", []))
-    rules += [i["Properties"] for i in synth.of_type("AWS::EC2::SecurityGroupIngress").values()
-              if i["Properties"]["GroupId"]["Fn::GetAtt"][0] == group]
-    return [(r["FromPort"], r["ToPort"], r["SourceSecurityGroupId"]["Fn::GetAtt"][0])
-            for r in rules]
+    rules += [
+        i["Properties"]
+        for i in synth.of_type("AWS::EC2::SecurityGroupIngress").values()
+        if i["Properties"]["GroupId"]["Fn::GetAtt"][0] == group
+    ]
+    return [
+        (r["FromPort"], r["ToPort"], r["SourceSecurityGroupId"]["Fn::GetAtt"][0]) for r in rules
+    ]
 
 
 def _endpoint_resources(endpoint: dict[str, Any]) -> list[str]:
@@ -83,8 +95,10 @@ def test_the_endpoints_serve_only_the_converters_and_allow_only_the_projects_res
     synth: Synth,
 ) -> None:
     tables = _route_tables(synth, _subnets_of(synth, _converters(synth)[0]))
-    endpoints = {str(flatten(e["Properties"]["ServiceName"])).rsplit(".", 1)[-1]: e["Properties"]
-                 for e in synth.of_type("AWS::EC2::VPCEndpoint").values()}
+    endpoints = {
+        str(flatten(e["Properties"]["ServiceName"])).rsplit(".", 1)[-1]: e["Properties"]
+        for e in synth.of_type("AWS::EC2::VPCEndpoint").values()
+    }
     assert sorted(endpoints) == ["dynamodb", "s3"]
     for endpoint in endpoints.values():
         assert endpoint["VpcEndpointType"] == "Gateway"
@@ -92,10 +106,13 @@ def test_the_endpoints_serve_only_the_converters_and_allow_only_the_projects_res
     storage = synth.stack.storage
     buckets = [synth.logical_id(b) for b in (storage.documents, storage.artifacts)]
     assert sorted(_endpoint_resources(endpoints["s3"])) == sorted(
-        [f"<{b}.Arn>" for b in buckets] + [f"<{b}.Arn>/*" for b in buckets])
+        [f"<{b}.Arn>" for b in buckets] + [f"<{b}.Arn>/*" for b in buckets]
+    )
     table = synth.logical_id(storage.documents_table)
     assert sorted(_endpoint_resources(endpoints["dynamodb"])) == [
-        f"<{table}.Arn>", f"<{table}.Arn>/index/*"]
+        f"<{table}.Arn>",
+        f"<{table}.Arn>/index/*",
+    ]
 
 
 def test_turned_off_for_development_no_vpc_is_deployed(alternate: Synth) -> None:
@@ -116,8 +133,11 @@ def test_the_tracing_endpoint_carries_only_trace_uploads_from_the_converters(
     traced: Synth,
 ) -> None:
     subnets = _subnets_of(traced, _converters(traced)[0])
-    (endpoint,) = [e["Properties"] for e in traced.of_type("AWS::EC2::VPCEndpoint").values()
-                   if e["Properties"].get("VpcEndpointType") == "Interface"]
+    (endpoint,) = [
+        e["Properties"]
+        for e in traced.of_type("AWS::EC2::VPCEndpoint").values()
+        if e["Properties"].get("VpcEndpointType") == "Interface"
+    ]
     assert flatten(endpoint["ServiceName"]).endswith(".xray")
     assert endpoint["PrivateDnsEnabled"] is True
     assert {s["Ref"] for s in endpoint["SubnetIds"]} == subnets
@@ -131,9 +151,11 @@ def test_the_tracing_endpoint_carries_only_trace_uploads_from_the_converters(
 
 
 def test_the_collection_accepts_the_public_internet_unless_made_private(synth: Synth) -> None:
-    (policy,) = [p["Properties"] for p in
-                 synth.of_type("AWS::OpenSearchServerless::SecurityPolicy").values()
-                 if p["Properties"]["Type"] == "network"]
+    (policy,) = [
+        p["Properties"]
+        for p in synth.of_type("AWS::OpenSearchServerless::SecurityPolicy").values()
+        if p["Properties"]["Type"] == "network"
+    ]
     assert json.loads(policy["Policy"])[0]["AllowFromPublic"] is True  # docs/aws.md: trade-off
     assert not synth.of_type("AWS::OpenSearchServerless::VpcEndpoint")
 
@@ -151,8 +173,15 @@ def test_a_private_collection_admits_only_its_vpc_endpoint_from_the_search_subne
         assert not private.of_type(kind), kind
     assert private.of_type("AWS::EC2::Route") == {}
     stages = private.stack.pipeline.stages
-    searchers = [stages.delete, stages.index_chunks, stages.activate, stages.abandon,
-                 stages.finalise, stages.retrieve, private.stack.search.index_function]
+    searchers = [
+        stages.delete,
+        stages.index_chunks,
+        stages.activate,
+        stages.abandon,
+        stages.finalise,
+        stages.retrieve,
+        private.stack.search.index_function,
+    ]
     search_subnets = _subnets_of(private, searchers[0])
     assert len(search_subnets) == 2
     assert not search_subnets & _subnets_of(private, _converters(private)[0])
@@ -169,14 +198,25 @@ def test_a_private_collection_admits_only_its_vpc_endpoint_from_the_search_subne
     (group,) = [g["Fn::GetAtt"][0] for g in endpoint["SecurityGroupIds"]]
     search_group = private.logical_id(private.stack.network.search[2])
     assert _ingress(private, group) == [(443, 443, search_group)]
-    (policy,) = [p["Properties"]["Policy"] for p in
-                 private.of_type("AWS::OpenSearchServerless::SecurityPolicy").values()
-                 if p["Properties"]["Type"] == "network"]
+    (policy,) = [
+        p["Properties"]["Policy"]
+        for p in private.of_type("AWS::OpenSearchServerless::SecurityPolicy").values()
+        if p["Properties"]["Type"] == "network"
+    ]
     text = flatten(policy)
     rules = json.loads(text.replace(f"<{endpoint_id}.Id>", "VPCE"))
-    assert rules == [{"Rules": [{"ResourceType": "collection",
-                                 "Resource": [f"collection/{private.stack.search.collection_name}"]}],
-                      "AllowFromPublic": False, "SourceVPCEs": ["VPCE"]}]
+    assert rules == [
+        {
+            "Rules": [
+                {
+                    "ResourceType": "collection",
+                    "Resource": [f"collection/{private.stack.search.collection_name}"],
+                }
+            ],
+            "AllowFromPublic": False,
+            "SourceVPCEs": ["VPCE"],
+        }
+    ]
 
 
 def test_the_search_subnets_endpoints_allow_only_the_projects_resources_and_model(
@@ -188,19 +228,23 @@ def test_the_search_subnets_endpoints_allow_only_the_projects_resources_and_mode
     endpoints: dict[str, dict[str, Any]] = {}
     for resource in private.of_type("AWS::EC2::VPCEndpoint").values():
         props = resource["Properties"]
-        serves = ({t["Ref"] for t in props.get("RouteTableIds", [])} & tables
-                  or {s["Ref"] for s in props.get("SubnetIds", [])}
-                  & _subnets_of(private, stages.retrieve))
+        serves = {t["Ref"] for t in props.get("RouteTableIds", [])} & tables or {
+            s["Ref"] for s in props.get("SubnetIds", [])
+        } & _subnets_of(private, stages.retrieve)
         if serves:
             endpoints[flatten(props["ServiceName"]).rsplit(".", 1)[-1]] = props
     assert sorted(endpoints) == ["bedrock-runtime", "dynamodb", "s3"]
     buckets = [private.logical_id(b) for b in (storage.documents, storage.artifacts)]
     assert sorted(_endpoint_resources(endpoints["s3"])) == sorted(
-        [f"<{b}.Arn>" for b in buckets] + [f"<{b}.Arn>/*" for b in buckets])
-    names = [private.logical_id(t) for t in
-             (storage.documents_table, storage.sources_table, storage.ledger_table)]
+        [f"<{b}.Arn>" for b in buckets] + [f"<{b}.Arn>/*" for b in buckets]
+    )
+    names = [
+        private.logical_id(t)
+        for t in (storage.documents_table, storage.sources_table, storage.ledger_table)
+    ]
     assert sorted(_endpoint_resources(endpoints["dynamodb"])) == sorted(
-        [f"<{t}.Arn>" for t in names] + [f"<{t}.Arn>/index/*" for t in names])
+        [f"<{t}.Arn>" for t in names] + [f"<{t}.Arn>/index/*" for t in names]
+    )
     bedrock = endpoints["bedrock-runtime"]
     assert bedrock["PrivateDnsEnabled"] is True
     (statement,) = bedrock["PolicyDocument"]["Statement"]
