@@ -65,6 +65,7 @@ class Search(Construct):
             policy=(Stack.of(self).to_json_string([{"Rules": rules, **access}]) if endpoint
                     else json.dumps([{"Rules": rules, **access}])),
         )
+        self.group = self._capacity_group(name, settings)
         self.collection = aoss.CfnCollection(
             self,
             "Collection",
@@ -72,7 +73,10 @@ class Search(Construct):
             type="VECTORSEARCH",
             standby_replicas=settings.collection_standby_replicas,
             description="drac chunk index (vectors + BM25)",
+            collection_group_name=self.group.name if self.group else None,
         )
+        if self.group:
+            self.collection.add_dependency(self.group)
         self.collection.add_resource_dependency(encryption)
         self.collection.add_resource_dependency(network_policy)
         self.endpoint = self.collection.attr_collection_endpoint
@@ -105,6 +109,23 @@ class Search(Construct):
                 "IndexName": settings.index_name,
                 "Dimension": str(settings.embedding_dimension),
             },
+        )
+
+    def _capacity_group(self, name: str, settings: Settings) -> aoss.CfnCollectionGroup | None:
+        """A collection group capping the collection's OCUs (maxIndexingOcu, maxSearchOcu),
+        or None when neither is set (the account's limits apply)."""
+        if settings.max_indexing_ocu is None and settings.max_search_ocu is None:
+            return None
+        return aoss.CfnCollectionGroup(
+            self,
+            "CapacityGroup",
+            name=f"{name}-grp",
+            standby_replicas=settings.collection_standby_replicas,
+            capacity_limits=aoss.CfnCollectionGroup.CapacityLimitsProperty(
+                max_indexing_capacity_in_ocu=settings.max_indexing_ocu,
+                max_search_capacity_in_ocu=settings.max_search_ocu,
+            ),
+            description="drac: caps the chunk collection's OCUs",
         )
 
     def grant_index_access(self, role: iam.IRole | None) -> None:

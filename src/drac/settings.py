@@ -132,6 +132,14 @@ class Settings(BaseModel):
         default=None, description="OpenSearch Serverless collection; default from the stack name"
     )
     collection_standby_replicas: Literal["ENABLED", "DISABLED"] = "ENABLED"
+    max_indexing_ocu: int | None = Field(
+        default=None, ge=2, le=1000,
+        description="caps the collection's indexing OCUs (a collection group); none: no cap",
+    )
+    max_search_ocu: int | None = Field(
+        default=None, ge=2, le=1000,
+        description="caps the collection's search OCUs (a collection group); none: no cap",
+    )
     removal_policy: Literal["retain", "destroy"] = "retain"
     page_image_expiration_days: int = Field(default=30, ge=1)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"

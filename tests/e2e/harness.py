@@ -63,6 +63,7 @@ NOT_DEPLOYED = {
     "AWS::OpenSearchServerless::Collection": "faked (FakeOpenSearch behind GuardedOpenSearch)",
     "AWS::OpenSearchServerless::SecurityPolicy": "encryption/network: nothing to enforce",
     "AWS::OpenSearchServerless::AccessPolicy": "enforced by GuardedOpenSearch",
+    "AWS::OpenSearchServerless::CollectionGroup": "capacity limits: nothing to enforce",
     "AWS::OpenSearchServerless::VpcEndpoint": "privateCollection: the calls of the functions "
     "in its subnets are checked against it (tests/e2e/test_network.py)",
     "AWS::Lambda::Url": "the retrieval API's handler is invoked in-process (function URL event)",

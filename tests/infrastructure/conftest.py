@@ -34,6 +34,8 @@ ALTERNATE_CONTEXT = {
     "adminPrincipals": ["arn:aws:iam::123456789012:role/operator"],
     "alarmEmail": "oncall@example.com",
     "isolatedConverters": False,
+    "maxIndexingOcu": 4,
+    "maxSearchOcu": 6,
 }
 
 
