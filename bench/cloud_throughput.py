@@ -305,6 +305,7 @@ class ServicePrices:
     ocu_hour: float = 0.24
     alarm_month: float = 0.10
     kms_key_month: float = 1.0
+    interface_endpoint_az_hour: float = 0.01
 
 
 def cost_lines(costs: Assumptions, settings: Settings, alarms: int = 53) -> list[str]:
@@ -347,7 +348,15 @@ def cost_lines(costs: Assumptions, settings: Settings, alarms: int = 53) -> list
     lines += [f"| {label} | {value:.3f} |" for label, value in rows]
     lines += [f"| **total** | **{total:.2f}** |", "", "| per month, idle | USD |", "|---|---:|"]
     lines += [f"| {label} | {value:.2f} |" for label, value in idle.items()]
-    lines += [f"| **total** | **{sum(idle.values()):.0f}** |", "",
+    lines += [f"| **total** | **{sum(idle.values()):.0f}** |", ""]
+    endpoint = 2 * 730 * prices.interface_endpoint_az_hour  # the converters' VPC has 2 AZs
+    lines += ["| options, per month | USD |", "|---|---:|",
+              "| isolated converters' VPC and gateway endpoints (default; the reject flow "
+              "log bills only the log data it writes) | 0.00 |",
+              f"| `tracingEndpoint`: X-Ray interface endpoint, 2 AZs x 730 h (+$0.01/GB) "
+              f"| {endpoint:.2f} |",
+              "| `privateCollection`: OpenSearch Serverless and Bedrock runtime interface "
+              f"endpoints, 2 AZs x 730 h each (+$0.01/GB) | {2 * endpoint:.2f} |", "",
               "Prices (`ServicePrices` in the command, `drac.costs.prices` for models): "
               + json.dumps(vars(prices))]
     return lines

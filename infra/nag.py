@@ -56,8 +56,9 @@ def acknowledgements(stack) -> dict[str, str]:
             "only to write their own CloudWatch logs."
         ),
         f"AwsSolutions-IAM4[{VPC_ROLE}]": (
-            "With isolatedConverters the converting functions use AWSLambdaVPCAccessExecutionRole "
-            "only so Lambda can manage their network interfaces in the isolated subnets."
+            "The functions in the VPC (the converters, and with privateCollection those that "
+            "index or search) use AWSLambdaVPCAccessExecutionRole only so Lambda can manage "
+            "their network interfaces in the isolated subnets."
         ),
         "AwsSolutions-L1": (
             "Functions pin Python 3.12 because the dependency layer is built from cp312 "

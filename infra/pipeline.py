@@ -8,6 +8,7 @@ from constructs import Construct
 from drac.settings import Settings
 from infra.functions import FunctionFactory
 from infra.intake import Intake
+from infra.network import ConverterNetwork
 from infra.search import Search
 from infra.stages import Stages
 from infra.storage import Storage
@@ -26,11 +27,13 @@ class Pipeline(Construct):
         storage: Storage,
         search: Search,
         factory: FunctionFactory,
+        network: ConverterNetwork | None = None,
     ) -> None:
         """Create the stages, the workflows over them and the intake."""
         super().__init__(scope, construct_id)
         self.stages = Stages(
-            self, "Stages", settings=settings, storage=storage, search=search, factory=factory
+            self, "Stages", settings=settings, storage=storage, search=search, factory=factory,
+            network=network,
         )
         self.workflows = Workflows(
             self, "Workflows", settings=settings, stages=self.stages, storage=storage

@@ -12,6 +12,7 @@ from aws_cdk import custom_resources as cr
 from constructs import Construct
 
 from drac.settings import Settings
+from infra.network import ConverterNetwork
 
 
 class Search(Construct):
@@ -24,10 +25,13 @@ class Search(Construct):
         *,
         settings: Settings,
         function_factory,
+        network: ConverterNetwork | None = None,
     ) -> None:
         """Create the collection with encryption and network policies and the index resource.
 
         `function_factory(id, handler_dir, **kwargs)` builds a Lambda with the project layers.
+        With `privateCollection` the network policy admits only `network`'s OpenSearch
+        Serverless VPC endpoint, and the index set-up function runs in its search subnets.
         """
         super().__init__(scope, construct_id)
         name = settings.collection_for(Stack.of(self).stack_name)
@@ -47,22 +51,21 @@ class Search(Construct):
                 }
             ),
         )
-        network = aoss.CfnSecurityPolicy(
+        endpoint = network.collection_endpoint if network else None
+        if settings.private_collection and endpoint is None:
+            raise ValueError("privateCollection needs the VPC endpoint of the converters' VPC")
+        access: dict = ({"AllowFromPublic": False, "SourceVPCEs": [endpoint.attr_id]}
+                        if endpoint is not None else {"AllowFromPublic": True})
+        rules = [{"ResourceType": "collection", "Resource": [f"collection/{name}"]}]
+        network_policy = aoss.CfnSecurityPolicy(
             self,
             "Network",
             name=f"{name}-net",
             type="network",
-            policy=json.dumps(
-                [
-                    {
-                        "Rules": [
-                            {"ResourceType": "collection", "Resource": [f"collection/{name}"]}
-                        ],
-                        "AllowFromPublic": True,
-                    }
-                ]
-            ),
+            policy=(Stack.of(self).to_json_string([{"Rules": rules, **access}]) if endpoint
+                    else json.dumps([{"Rules": rules, **access}])),
         )
+        self.group = self._capacity_group(name, settings)
         self.collection = aoss.CfnCollection(
             self,
             "Collection",
@@ -70,9 +73,12 @@ class Search(Construct):
             type="VECTORSEARCH",
             standby_replicas=settings.collection_standby_replicas,
             description="drac chunk index (vectors + BM25)",
+            collection_group_name=self.group.name if self.group else None,
         )
+        if self.group:
+            self.collection.add_dependency(self.group)
         self.collection.add_resource_dependency(encryption)
-        self.collection.add_resource_dependency(network)
+        self.collection.add_resource_dependency(network_policy)
         self.endpoint = self.collection.attr_collection_endpoint
         self.collection_arn = self.collection.attr_arn
 
@@ -81,6 +87,7 @@ class Search(Construct):
             "index_setup",
             timeout=Duration.minutes(14),
             environment={"COLLECTION_ENDPOINT": self.endpoint},
+            network=network.search if network else None,
         )
         self.grant_index_access(self.index_function.role)
         provider = cr.Provider(
@@ -102,6 +109,23 @@ class Search(Construct):
                 "IndexName": settings.index_name,
                 "Dimension": str(settings.embedding_dimension),
             },
+        )
+
+    def _capacity_group(self, name: str, settings: Settings) -> aoss.CfnCollectionGroup | None:
+        """A collection group capping the collection's OCUs (maxIndexingOcu, maxSearchOcu),
+        or None when neither is set (the account's limits apply)."""
+        if settings.max_indexing_ocu is None and settings.max_search_ocu is None:
+            return None
+        return aoss.CfnCollectionGroup(
+            self,
+            "CapacityGroup",
+            name=f"{name}-grp",
+            standby_replicas=settings.collection_standby_replicas,
+            capacity_limits=aoss.CfnCollectionGroup.CapacityLimitsProperty(
+                max_indexing_capacity_in_ocu=settings.max_indexing_ocu,
+                max_search_capacity_in_ocu=settings.max_search_ocu,
+            ),
+            description="drac: caps the chunk collection's OCUs",
         )
 
     def grant_index_access(self, role: iam.IRole | None) -> None:

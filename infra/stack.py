@@ -9,6 +9,7 @@ from drac.aws.identity import REPLAN_ADMIN_SOURCE, REPLAN_TENANT_SOURCE_PREFIX
 from infra.config import settings_from_context
 from infra.functions import FunctionFactory
 from infra.intake import REPLAN_DETAIL_TYPE
+from infra.network import ConverterNetwork
 from infra.observability import Observability
 from infra.pipeline import Pipeline
 from infra.search import Search
@@ -24,12 +25,17 @@ class DracStack(Stack):
         self.settings = settings_from_context(self.node)
         self.factory = FunctionFactory(self, self.settings)
         self.storage = Storage(self, "Storage", settings=self.settings)
+        # Before search: with privateCollection its network policy names the VPC endpoint.
+        self.network = (ConverterNetwork(self, "Network", settings=self.settings,
+                                         storage=self.storage)
+                        if self.settings.isolated_converters else None)
         self.search = Search(
-            self, "Search", settings=self.settings, function_factory=self.factory.make
+            self, "Search", settings=self.settings, function_factory=self.factory.make,
+            network=self.network,
         )
         self.pipeline = Pipeline(
             self, "Pipeline", settings=self.settings, storage=self.storage,
-            search=self.search, factory=self.factory,
+            search=self.search, factory=self.factory, network=self.network,
         )
         self.search.finalise_access_policy()
         self.observability = Observability(

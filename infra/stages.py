@@ -55,8 +55,11 @@ class Stages(Construct):
         storage: Storage,
         search: Search,
         factory: FunctionFactory,
+        network: ConverterNetwork | None = None,
     ) -> None:
-        """Create the functions and grant each what its stage reads and writes."""
+        """Create the functions and grant each what its stage reads and writes (the
+        converters in `network`'s isolated subnets, and with `privateCollection` the
+        functions that index or search in its search subnets)."""
         super().__init__(scope, construct_id)
         stack = Stack.of(self)
         self.settings = settings
@@ -76,6 +79,11 @@ class Stages(Construct):
         })
         mk = factory.make
         minutes = Duration.minutes
+        # The functions that run untrusted-input parsers where no route leaves (default), and
+        # with privateCollection those that index or search where only its endpoints are.
+        self.network = network
+        converters: Placement | None = network.converters if network else None
+        searchers: Placement | None = network.search if network else None
 
         # -- intake: one upload event at a time -------------------------------------------
         self.starter = mk("Starter", "starter", timeout=minutes(5))
@@ -85,19 +93,12 @@ class Stages(Construct):
             actions=["states:ListExecutions", "states:StartExecution"],
             resources=[machine_arn(stack, "ingest")],
         ))
-        self.delete = mk("Delete", "delete", timeout=minutes(5))
+        self.delete = mk("Delete", "delete", timeout=minutes(5), network=searchers)
         s.documents.grant_read(self.delete)  # HeadObject: does a current version remain?
         s.sources_table.grant_read_write_data(self.delete)
         s.documents_table.grant_read_write_data(self.delete)
         search.grant_index_access(self.delete.role)
 
-        # The functions that run untrusted-input parsers, optionally where no route leaves.
-        self.network = (ConverterNetwork(self, "ConverterNetwork", settings=settings,
-                                         storage=storage)
-                        if settings.isolated_converters else None)
-        converters: Placement | None = (
-            (self.network.vpc, self.network.subnets, self.network.security_group)
-            if self.network else None)
 
         # -- ingest: register, normalise, render, convert, parse -------------------------
         self.register = mk("Register", "register", memory=2048, timeout=minutes(5))
@@ -152,20 +153,22 @@ class Stages(Construct):
         s.elements_table.grant_read_data(self.prepare)
         s.plans_table.grant_read_write_data(self.prepare)
         s.documents_table.grant_read_data(self.prepare)
-        self.index_chunks = mk("IndexChunks", "index_chunks", memory=1024, timeout=minutes(15))
+        self.index_chunks = mk("IndexChunks", "index_chunks", memory=1024, timeout=minutes(15),
+                               network=searchers)
         s.artifacts.grant_read(self.index_chunks)
         s.ledger_table.grant_write_data(self.index_chunks)
         self._grant_models(self.index_chunks, [settings.embedding_model_id])
         search.grant_index_access(self.index_chunks.role)
-        self.activate = mk("ActivatePlan", "activate_plan", timeout=minutes(5))
+        self.activate = mk("ActivatePlan", "activate_plan", timeout=minutes(5),
+                           network=searchers)
         s.documents_table.grant_read_write_data(self.activate)
         search.grant_index_access(self.activate.role)
-        self.abandon = mk("AbandonPlan", "abandon_plan", timeout=minutes(5))
+        self.abandon = mk("AbandonPlan", "abandon_plan", timeout=minutes(5), network=searchers)
         s.documents_table.grant_read_data(self.abandon)  # never delete the active version
         search.grant_index_access(self.abandon.role)
 
         # -- end of an ingest, and the re-plan manifest -----------------------------------
-        self.finalise = mk("Finalise", "finalise", timeout=minutes(5))
+        self.finalise = mk("Finalise", "finalise", timeout=minutes(5), network=searchers)
         s.documents_table.grant_read_write_data(self.finalise)
         s.sources_table.grant_read_data(self.finalise)
         search.grant_index_access(self.finalise.role)
@@ -176,7 +179,8 @@ class Stages(Construct):
         # -- the retrieval API: an IAM-authenticated function URL ----------------------------
         # Reserved concurrency: a burst of ingests cannot take the API's capacity away.
         self.retrieve = mk("Retrieve", "retrieve", memory=1024, timeout=Duration.seconds(30),
-                           reserved_concurrency=settings.retrieve_concurrency or None)
+                           reserved_concurrency=settings.retrieve_concurrency or None,
+                           network=searchers)
         s.documents_table.grant_read_data(self.retrieve)  # active versions of the hits
         self._grant_models(self.retrieve, [settings.embedding_model_id])
         search.grant_index_read(self.retrieve.role)

@@ -19,7 +19,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from drac.errors import DracError
@@ -125,6 +132,14 @@ class Settings(BaseModel):
         default=None, description="OpenSearch Serverless collection; default from the stack name"
     )
     collection_standby_replicas: Literal["ENABLED", "DISABLED"] = "ENABLED"
+    max_indexing_ocu: int | None = Field(
+        default=None, ge=2, le=1000,
+        description="caps the collection's indexing OCUs (a collection group); none: no cap",
+    )
+    max_search_ocu: int | None = Field(
+        default=None, ge=2, le=1000,
+        description="caps the collection's search OCUs (a collection group); none: no cap",
+    )
     removal_policy: Literal["retain", "destroy"] = "retain"
     page_image_expiration_days: int = Field(default=30, ge=1)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
@@ -139,8 +154,18 @@ class Settings(BaseModel):
         default=(), description="IAM role or user ARNs that may read and re-plan every tenant"
     )
     isolated_converters: bool = Field(
+        default=True,
+        description="run Normalise, ReadSpreadsheet and Render in a VPC with no route out "
+        "(false: in Lambda's own network, which reaches the internet; development only)",
+    )
+    tracing_endpoint: bool = Field(
         default=False,
-        description="run Normalise, ReadSpreadsheet and Render in a VPC with no route out",
+        description="an X-Ray interface endpoint in the converters' subnets (billed per AZ-hour)",
+    )
+    private_collection: bool = Field(
+        default=False,
+        description="the collection only through an OpenSearch Serverless VPC endpoint; the "
+        "functions that index or search run in the VPC (billed interface endpoints)",
     )
     alarm_email: str | None = Field(
         default=None,
@@ -169,6 +194,12 @@ class Settings(BaseModel):
         if value is not None:
             check_collection_name(value)
         return value
+
+    @model_validator(mode="after")
+    def _private_collection_needs_the_vpc(self) -> Settings:
+        if self.private_collection and not self.isolated_converters:
+            raise ValueError("privateCollection needs isolatedConverters (the VPC it uses)")
+        return self
 
     @field_validator("reader_principals", "admin_principals")
     @classmethod

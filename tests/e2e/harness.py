@@ -63,6 +63,9 @@ NOT_DEPLOYED = {
     "AWS::OpenSearchServerless::Collection": "faked (FakeOpenSearch behind GuardedOpenSearch)",
     "AWS::OpenSearchServerless::SecurityPolicy": "encryption/network: nothing to enforce",
     "AWS::OpenSearchServerless::AccessPolicy": "enforced by GuardedOpenSearch",
+    "AWS::OpenSearchServerless::CollectionGroup": "capacity limits: nothing to enforce",
+    "AWS::OpenSearchServerless::VpcEndpoint": "privateCollection: the calls of the functions "
+    "in its subnets are checked against it (tests/e2e/test_network.py)",
     "AWS::Lambda::Url": "the retrieval API's handler is invoked in-process (function URL event)",
     "AWS::Lambda::Permission": "evaluated by the harness (function URL callers)",
     "AWS::Events::EventBusPolicy": "evaluated by the harness (guarded PutEvents callers)",
@@ -70,6 +73,12 @@ NOT_DEPLOYED = {
     "AWS::SNS::TopicPolicy": "alarm notifications: alarms are not evaluated",
     "AWS::SNS::Subscription": "alarm notifications: alarms are not evaluated",
     "AWS::KMS::Key": "encrypts the alarm topic only",
+    **dict.fromkeys(
+        ("AWS::EC2::VPC", "AWS::EC2::Subnet", "AWS::EC2::RouteTable",
+         "AWS::EC2::SubnetRouteTableAssociation", "AWS::EC2::VPCEndpoint",
+         "AWS::EC2::SecurityGroup", "AWS::EC2::SecurityGroupIngress", "AWS::EC2::FlowLog"),
+        "the converters' network: every call they make is checked against its subnets' "
+        "routes and endpoint policies (tests/e2e/test_network.py)"),
 }
 
 

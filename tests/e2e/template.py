@@ -33,6 +33,16 @@ MANAGED_POLICIES: dict[str, list[dict[str, Any]]] = {
         "Action": ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"],
         "Resource": "*",
     }],
+    # AWS Managed Policy Reference, "AWSLambdaVPCAccessExecutionRole" (version 3): the
+    # isolated converters' roles, so Lambda can manage their network interfaces.
+    "arn:aws:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole": [{
+        "Effect": "Allow",
+        "Action": ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents",
+                   "ec2:CreateNetworkInterface", "ec2:DescribeNetworkInterfaces",
+                   "ec2:DescribeSubnets", "ec2:DeleteNetworkInterface",
+                   "ec2:AssignPrivateIpAddresses", "ec2:UnassignPrivateIpAddresses"],
+        "Resource": "*",
+    }],
 }
 
 

@@ -33,7 +33,9 @@ ALTERNATE_CONTEXT = {
                          "arn:aws:iam::123456789012:role/apps/beta-app": "beta"},
     "adminPrincipals": ["arn:aws:iam::123456789012:role/operator"],
     "alarmEmail": "oncall@example.com",
-    "isolatedConverters": True,
+    "isolatedConverters": False,
+    "maxIndexingOcu": 4,
+    "maxSearchOcu": 6,
 }
 
 

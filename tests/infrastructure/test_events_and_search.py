@@ -242,3 +242,18 @@ def test_queue_visibility_is_six_times_its_consumers_timeout(synth: Synth) -> No
         timeout = synth.resources[synth.logical_id(fn)]["Properties"]["Timeout"]
         visibility = synth.resources[synth.logical_id(queue)]["Properties"]["VisibilityTimeout"]
         assert visibility >= 6 * timeout, fn.node.id
+
+
+def test_capacity_options_put_the_collection_in_a_group_that_caps_its_ocus(
+    synth: Synth, alternate: Synth
+) -> None:
+    assert not synth.of_type("AWS::OpenSearchServerless::CollectionGroup")  # no cap by default
+    (collection,) = synth.of_type("AWS::OpenSearchServerless::Collection").values()
+    assert "CollectionGroupName" not in collection["Properties"]
+    ((group_id, group),) = alternate.of_type("AWS::OpenSearchServerless::CollectionGroup").items()
+    props = group["Properties"]
+    assert props["CapacityLimits"] == {"MaxIndexingCapacityInOcu": 4, "MaxSearchCapacityInOcu": 6}
+    (collection,) = alternate.of_type("AWS::OpenSearchServerless::Collection").values()
+    assert collection["Properties"]["CollectionGroupName"] == props["Name"]
+    assert props["StandbyReplicas"] == collection["Properties"]["StandbyReplicas"]
+    assert group_id in collection["DependsOn"]

@@ -1,42 +1,260 @@
-"""The converting functions can sit where no route leaves (`isolatedConverters`): isolated
-subnets (no NAT, no internet gateway), gateway endpoints for S3 and DynamoDB limited to the
-project's resources, the other functions outside the VPC."""
+"""The converting functions sit where no route leaves, by default: isolated subnets (no NAT,
+no internet gateway, no route at all beyond the VPC's own range), gateway endpoints for S3 and
+DynamoDB whose policies name only the project's resources, the other functions outside the VPC.
+`isolatedConverters=false` (development) deploys no VPC; `tracingEndpoint=true` adds an X-Ray
+interface endpoint reachable only from the converters. Which calls the converters really make
+through these endpoints is checked in tests/e2e/test_network.py."""
 
 from __future__ import annotations
 
-from tests.infrastructure.conftest import Synth
+import json
+from typing import Any
+
+import pytest
+
+from infra.network import TRACE_ACTIONS
+from tests.infrastructure.conftest import Synth, synthesise
+from tests.infrastructure.helpers import as_list, flatten
+
+EGRESS_TYPES = (
+    "AWS::EC2::InternetGateway",
+    "AWS::EC2::EgressOnlyInternetGateway",
+    "AWS::EC2::NatGateway",
+    "AWS::EC2::VPCGatewayAttachment",
+    "AWS::EC2::TransitGatewayAttachment",
+    "AWS::EC2::VPCPeeringConnection",
+    "AWS::EC2::VPNGateway",
+    "AWS::EC2::EIP",
+)
 
 
-def test_converters_run_in_isolated_subnets_with_gateway_endpoints(
-    synth: Synth, alternate: Synth
+def _converters(synth: Synth) -> list[Any]:
+    stages = synth.stack.pipeline.stages
+    return [stages.normalise, stages.read_spreadsheet, stages.render]
+
+
+def _subnets_of(synth: Synth, fn: Any) -> set[str]:
+    config = synth.resources[synth.logical_id(fn)]["Properties"]["VpcConfig"]
+    return {subnet["Ref"] for subnet in config["SubnetIds"]}
+
+
+def _route_tables(synth: Synth, subnets: set[str]) -> set[str]:
+    return {
+        a["Properties"]["RouteTableId"]["Ref"]
+        for a in synth.of_type("AWS::EC2::SubnetRouteTableAssociation").values()
+        if a["Properties"]["SubnetId"]["Ref"] in subnets
+    }
+
+
+def test_by_default_the_converters_run_in_isolated_subnets_with_no_route_out(
+    synth: Synth,
 ) -> None:
-    assert not synth.of_type("AWS::EC2::VPC")  # the default deploys no VPC
-    stages = alternate.stack.pipeline.stages
-    assert not alternate.of_type("AWS::EC2::NatGateway")
-    assert not alternate.of_type("AWS::EC2::InternetGateway")
-    routes = [r["Properties"] for r in alternate.of_type("AWS::EC2::Route").values()]
-    assert not [r for r in routes if "DestinationCidrBlock" in r]  # no default route at all
-    subnets = {k for k, v in alternate.of_type("AWS::EC2::Subnet").items()
-               if v["Properties"].get("MapPublicIpOnLaunch") is not True}
+    for kind in EGRESS_TYPES:
+        assert not synth.of_type(kind), kind
+    assert synth.stack.settings.isolated_converters
+    converters = _converters(synth)
+    subnets = _subnets_of(synth, converters[0])
     assert len(subnets) == 2
-    for fn in (stages.normalise, stages.read_spreadsheet, stages.render):
-        vpc = alternate.resources[alternate.logical_id(fn)]["Properties"]["VpcConfig"]
-        assert {s["Ref"] for s in vpc["SubnetIds"]} == subnets, fn.node.id
-    others = [f for f in stages.all()
-              if f not in (stages.normalise, stages.read_spreadsheet, stages.render)]
-    for fn in others:
+    for fn in converters:
+        assert _subnets_of(synth, fn) == subnets, fn.node.id
+    for subnet in subnets:
+        assert synth.resources[subnet]["Properties"]["MapPublicIpOnLaunch"] is False
+    tables = _route_tables(synth, subnets)
+    assert len(tables) == 2
+    routes = [r["Properties"] for r in synth.of_type("AWS::EC2::Route").values()]
+    assert [r for r in routes if r["RouteTableId"]["Ref"] in tables] == []
+    assert routes == []  # no default route anywhere in the template
+    stages = synth.stack.pipeline.stages
+    for fn in stages.all():
+        if fn not in converters:
+            assert "VpcConfig" not in synth.resources[synth.logical_id(fn)]["Properties"]
+    assert synth.of_type("AWS::EC2::FlowLog")
+
+
+def _ingress(synth: Synth, group: str) -> list[tuple[int, int, str]]:
+    """(from port, to port, source group) of every ingress rule of a security group, inline
+    or as its own resource (a rule must name a source group: no address range)."""
+    rules = list(synth.resources[group]["Properties"].get("SecurityGroupIngress", []))
+    rules += [
+        i["Properties"]
+        for i in synth.of_type("AWS::EC2::SecurityGroupIngress").values()
+        if i["Properties"]["GroupId"]["Fn::GetAtt"][0] == group
+    ]
+    return [
+        (r["FromPort"], r["ToPort"], r["SourceSecurityGroupId"]["Fn::GetAtt"][0]) for r in rules
+    ]
+
+
+def _endpoint_resources(endpoint: dict[str, Any]) -> list[str]:
+    (statement,) = endpoint["PolicyDocument"]["Statement"]
+    assert statement["Effect"] == "Allow" and "Condition" not in statement
+    return [flatten(resource) for resource in as_list(statement["Resource"])]
+
+
+def test_the_endpoints_serve_only_the_converters_and_allow_only_the_projects_resources(
+    synth: Synth,
+) -> None:
+    tables = _route_tables(synth, _subnets_of(synth, _converters(synth)[0]))
+    endpoints = {
+        str(flatten(e["Properties"]["ServiceName"])).rsplit(".", 1)[-1]: e["Properties"]
+        for e in synth.of_type("AWS::EC2::VPCEndpoint").values()
+    }
+    assert sorted(endpoints) == ["dynamodb", "s3"]
+    for endpoint in endpoints.values():
+        assert endpoint["VpcEndpointType"] == "Gateway"
+        assert {t["Ref"] for t in endpoint["RouteTableIds"]} == tables
+    storage = synth.stack.storage
+    buckets = [synth.logical_id(b) for b in (storage.documents, storage.artifacts)]
+    assert sorted(_endpoint_resources(endpoints["s3"])) == sorted(
+        [f"<{b}.Arn>" for b in buckets] + [f"<{b}.Arn>/*" for b in buckets]
+    )
+    table = synth.logical_id(storage.documents_table)
+    assert sorted(_endpoint_resources(endpoints["dynamodb"])) == [
+        f"<{table}.Arn>",
+        f"<{table}.Arn>/index/*",
+    ]
+
+
+def test_turned_off_for_development_no_vpc_is_deployed(alternate: Synth) -> None:
+    assert not alternate.stack.settings.isolated_converters
+    for kind in ("AWS::EC2::VPC", "AWS::EC2::Subnet", "AWS::EC2::VPCEndpoint"):
+        assert not alternate.of_type(kind), kind
+    for fn in _converters(alternate):
         assert "VpcConfig" not in alternate.resources[alternate.logical_id(fn)]["Properties"]
-    endpoints = [e["Properties"] for e in alternate.of_type("AWS::EC2::VPCEndpoint").values()]
-    services = sorted(str(e["ServiceName"]) for e in endpoints)
-    assert len(endpoints) == 2 and "dynamodb" in services[0] and "s3" in services[1]
-    assert {e["VpcEndpointType"] for e in endpoints} == {"Gateway"}
-    storage = alternate.stack.storage
-    for endpoint in endpoints:
-        (statement,) = endpoint["PolicyDocument"]["Statement"]
-        resources = str(statement["Resource"])
-        if "s3" in str(endpoint["ServiceName"]):
-            for bucket in (storage.documents, storage.artifacts):
-                assert alternate.logical_id(bucket) in resources
-        else:
-            assert alternate.logical_id(storage.documents_table) in resources
-    assert alternate.of_type("AWS::EC2::FlowLog")
+
+
+@pytest.fixture(scope="module")
+def traced() -> Synth:
+    """The stack with `-c tracingEndpoint=true`."""
+    return synthesise({"tracingEndpoint": True})
+
+
+def test_the_tracing_endpoint_carries_only_trace_uploads_from_the_converters(
+    traced: Synth,
+) -> None:
+    subnets = _subnets_of(traced, _converters(traced)[0])
+    (endpoint,) = [
+        e["Properties"]
+        for e in traced.of_type("AWS::EC2::VPCEndpoint").values()
+        if e["Properties"].get("VpcEndpointType") == "Interface"
+    ]
+    assert flatten(endpoint["ServiceName"]).endswith(".xray")
+    assert endpoint["PrivateDnsEnabled"] is True
+    assert {s["Ref"] for s in endpoint["SubnetIds"]} == subnets
+    (statement,) = endpoint["PolicyDocument"]["Statement"]
+    assert sorted(as_list(statement["Action"])) == sorted(TRACE_ACTIONS)
+    (group,) = [g["Fn::GetAtt"][0] for g in endpoint["SecurityGroupIds"]]
+    converters_group = traced.logical_id(traced.stack.network.security_group)
+    assert _ingress(traced, group) == [(443, 443, converters_group)]
+    for kind in EGRESS_TYPES:
+        assert not traced.of_type(kind), kind
+
+
+def test_the_collection_accepts_the_public_internet_unless_made_private(synth: Synth) -> None:
+    (policy,) = [
+        p["Properties"]
+        for p in synth.of_type("AWS::OpenSearchServerless::SecurityPolicy").values()
+        if p["Properties"]["Type"] == "network"
+    ]
+    assert json.loads(policy["Policy"])[0]["AllowFromPublic"] is True  # docs/aws.md: trade-off
+    assert not synth.of_type("AWS::OpenSearchServerless::VpcEndpoint")
+
+
+@pytest.fixture(scope="module")
+def private() -> Synth:
+    """The stack with `-c privateCollection=true`."""
+    return synthesise({"privateCollection": True})
+
+
+def test_a_private_collection_admits_only_its_vpc_endpoint_from_the_search_subnets(
+    private: Synth,
+) -> None:
+    for kind in EGRESS_TYPES:
+        assert not private.of_type(kind), kind
+    assert private.of_type("AWS::EC2::Route") == {}
+    stages = private.stack.pipeline.stages
+    searchers = [
+        stages.delete,
+        stages.index_chunks,
+        stages.activate,
+        stages.abandon,
+        stages.finalise,
+        stages.retrieve,
+        private.stack.search.index_function,
+    ]
+    search_subnets = _subnets_of(private, searchers[0])
+    assert len(search_subnets) == 2
+    assert not search_subnets & _subnets_of(private, _converters(private)[0])
+    for fn in searchers:
+        assert _subnets_of(private, fn) == search_subnets, fn.node.id
+    placed = {private.logical_id(fn) for fn in [*searchers, *_converters(private)]}
+    for fn in stages.all():
+        if private.logical_id(fn) not in placed:
+            assert "VpcConfig" not in private.resources[private.logical_id(fn)]["Properties"]
+
+    (endpoint_id,) = private.of_type("AWS::OpenSearchServerless::VpcEndpoint")
+    endpoint = private.resources[endpoint_id]["Properties"]
+    assert {s["Ref"] for s in endpoint["SubnetIds"]} == search_subnets
+    (group,) = [g["Fn::GetAtt"][0] for g in endpoint["SecurityGroupIds"]]
+    search_group = private.logical_id(private.stack.network.search[2])
+    assert _ingress(private, group) == [(443, 443, search_group)]
+    (policy,) = [
+        p["Properties"]["Policy"]
+        for p in private.of_type("AWS::OpenSearchServerless::SecurityPolicy").values()
+        if p["Properties"]["Type"] == "network"
+    ]
+    text = flatten(policy)
+    rules = json.loads(text.replace(f"<{endpoint_id}.Id>", "VPCE"))
+    assert rules == [
+        {
+            "Rules": [
+                {
+                    "ResourceType": "collection",
+                    "Resource": [f"collection/{private.stack.search.collection_name}"],
+                }
+            ],
+            "AllowFromPublic": False,
+            "SourceVPCEs": ["VPCE"],
+        }
+    ]
+
+
+def test_the_search_subnets_endpoints_allow_only_the_projects_resources_and_model(
+    private: Synth,
+) -> None:
+    stages = private.stack.pipeline.stages
+    tables = _route_tables(private, _subnets_of(private, stages.retrieve))
+    storage = private.stack.storage
+    endpoints: dict[str, dict[str, Any]] = {}
+    for resource in private.of_type("AWS::EC2::VPCEndpoint").values():
+        props = resource["Properties"]
+        serves = {t["Ref"] for t in props.get("RouteTableIds", [])} & tables or {
+            s["Ref"] for s in props.get("SubnetIds", [])
+        } & _subnets_of(private, stages.retrieve)
+        if serves:
+            endpoints[flatten(props["ServiceName"]).rsplit(".", 1)[-1]] = props
+    assert sorted(endpoints) == ["bedrock-runtime", "dynamodb", "s3"]
+    buckets = [private.logical_id(b) for b in (storage.documents, storage.artifacts)]
+    assert sorted(_endpoint_resources(endpoints["s3"])) == sorted(
+        [f"<{b}.Arn>" for b in buckets] + [f"<{b}.Arn>/*" for b in buckets]
+    )
+    names = [
+        private.logical_id(t)
+        for t in (storage.documents_table, storage.sources_table, storage.ledger_table)
+    ]
+    assert sorted(_endpoint_resources(endpoints["dynamodb"])) == sorted(
+        [f"<{t}.Arn>" for t in names] + [f"<{t}.Arn>/index/*" for t in names]
+    )
+    bedrock = endpoints["bedrock-runtime"]
+    assert bedrock["PrivateDnsEnabled"] is True
+    (statement,) = bedrock["PolicyDocument"]["Statement"]
+    assert statement["Action"] == "bedrock:InvokeModel"
+    model = private.stack.settings.embedding_model_id
+    assert [r.rsplit("/", 1)[-1] for r in _endpoint_resources(bedrock)] == [model]
+
+
+def test_a_private_collection_needs_the_isolated_vpc() -> None:
+    from drac.settings import Settings, SettingsError
+
+    with pytest.raises(SettingsError, match="privateCollection needs isolatedConverters"):
+        Settings.from_context({"privateCollection": True, "isolatedConverters": False})

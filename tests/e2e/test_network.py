@@ -1,0 +1,124 @@
+"""The converters' network as deployed by default: every AWS call Normalise, ReadSpreadsheet
+and Render really make (recorded per function by the harness while a PDF, a Word document and
+a workbook are ingested) leaves their isolated subnets only through a VPC endpoint of the
+synthesised template whose policy allows it; no route leads anywhere else."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from reliability.hostile_links import docx
+from sheet_workbooks import sales_rows, xlsx
+
+from drac.ids import document_id_for
+from drac.models import DocumentStatus
+from tests.e2e.conftest import upload
+from tests.e2e.guard import Call
+from tests.e2e.harness import Cloud
+from tests.e2e.iam import Statement
+from tests.e2e.network import Endpoint, Placement, placement, unreachable
+from tests.e2e.template import StackModel
+
+CONVERTERS = ("normalise", "read_spreadsheet", "render")
+_PARAGRAPH = "<w:p><w:r><w:t>Stores open at nine.</w:t></w:r></w:p>"
+
+
+def _placements(model: StackModel) -> dict[str, Placement]:
+    found = {}
+    for handler_dir in CONVERTERS:
+        where = placement(model, model.function_for(handler_dir).logical_id)
+        assert where is not None, f"{handler_dir} is not in a VPC by default"
+        found[handler_dir] = where
+    return found
+
+
+@pytest.mark.libreoffice
+def test_every_call_of_a_converter_leaves_only_through_an_endpoint_that_allows_it(
+    cloud: Any,
+) -> None:
+    deployed, _bedrock, _opensearch, pdf = cloud
+    placements = _placements(deployed.model)
+    for where in placements.values():
+        assert where.routes == (), where.routes  # only the VPC's implicit local route
+        assert {e.service for e in where.endpoints} <= {"s3", "dynamodb", "xray"}
+    others = set(deployed.model.functions) - {p.function for p in placements.values()}
+    assert others and all(placement(deployed.model, f) is None for f in others)
+
+    uploads = {
+        "stores.pdf": pdf,
+        "hours.docx": docx(_PARAGRAPH, []),
+        "sales.xlsx": xlsx({"Sales": sales_rows(20)}),
+    }
+    for name, data in uploads.items():
+        upload(deployed, data, f"incoming/acme/{name}")
+    runs = deployed.wait("ingest")
+    assert [r["status"] for r in runs] == ["SUCCEEDED"] * 3
+    for name, data in uploads.items():
+        record = deployed.runtime.registry.get(document_id_for(data, "acme"))
+        assert record.status is DocumentStatus.INDEXED, (name, record.error)
+
+    services = network_problems(deployed, CONVERTERS)
+    assert set().union(*services.values()) <= {"s3", "dynamodb"}, services
+
+
+def network_problems(deployed: Cloud, must_call: tuple[str, ...]) -> dict[str, set[str]]:
+    """Check every call of every function placed in a VPC against its subnets' endpoints
+    (the functions in `must_call` must have made calls); return each one's services."""
+    problems, services = [], {}
+    for function in deployed.model.functions.values():
+        where = placement(deployed.model, function.logical_id)
+        if where is None:
+            continue
+        calls = deployed.log.calls_of(deployed.principal(function).label)
+        assert calls or function.handler_dir not in must_call, (
+            f"{function.handler_dir} made no call: the test would prove nothing"
+        )
+        services[str(function.handler_dir)] = {c.service for c in calls}
+        problems += [
+            f"{function.handler_dir}: {reason}"
+            for call in calls
+            if (reason := unreachable(where, function.role.arn, call))
+        ]
+    assert problems == []
+    assert set(must_call) <= set(services), services
+    return services
+
+
+def _s3_only(bucket_arn: str) -> Placement:
+    statement = Statement.from_json(
+        {
+            "Effect": "Allow",
+            "Principal": {"AWS": "*"},
+            "Action": "s3:*",
+            "Resource": f"{bucket_arn}/*",
+        },
+        "test",
+    )
+    return Placement(
+        "F",
+        frozenset({"Subnet"}),
+        frozenset({"Table"}),
+        (),
+        (Endpoint("S3", "s3", "Gateway", (statement,)),),
+    )
+
+
+def test_a_call_without_an_endpoint_or_outside_its_policy_is_named() -> None:
+    from tests.e2e.authorization import Permission
+
+    where = _s3_only("arn:aws:s3:::project")
+    role = "arn:aws:iam::123456789012:role/f"
+    inside = Call("F", "s3", "GetObject", (Permission("s3:GetObject", "arn:aws:s3:::project/k"),))
+    outside = Call("F", "s3", "PutObject", (Permission("s3:PutObject", "arn:aws:s3:::other/k"),))
+    table = Call(
+        "F",
+        "dynamodb",
+        "GetItem",
+        (Permission("dynamodb:GetItem", "arn:aws:dynamodb:us-east-1:123456789012:table/t"),),
+    )
+    assert unreachable(where, role, inside) is None
+    assert "does not allow s3:PutObject on arn:aws:s3:::other/k" in str(
+        unreachable(where, role, outside)
+    )
+    assert "no endpoint for 'dynamodb'" in str(unreachable(where, role, table))
