@@ -13,6 +13,7 @@ from pydantic import TypeAdapter
 from drac.errors import DocumentError
 from drac.ids import chunk_id_for
 from drac.models import Chunk, DocumentRecord, Element, PlanVersion, Strategy
+from drac.provenance import BoxStatus, union_by_page
 
 # Validating a plan's chunks in one call costs less than one by one.
 _CHUNKS = TypeAdapter(list[Chunk])
@@ -162,9 +163,28 @@ def assemble_chunks(
                 "element_ids": tuple(used),
                 "pages": tuple(sorted({element.page for element in content})),
                 "tenant": record.tenant,
+                **_provenance([by_id[i] for i in used[len(chain) :]]),
             }
         )
     return _CHUNKS.validate_python(chunks)
+
+
+def _provenance(written: Sequence[Element]) -> dict[str, object]:
+    """The boxes of the elements written into a chunk's body (a table row's with its table's
+    header, which the body repeats), per page, and the elements not (fully) found on their
+    page; nothing when the document has no boxes."""
+    located = [element for element in written if element.boxes is not None]
+    if not located:
+        return {}
+    groups = [(*element.boxes.header, *element.boxes.pages) for element in located if element.boxes]
+    return {
+        "boxes": union_by_page(groups),
+        "unaligned": tuple(
+            element.id
+            for element in located
+            if element.boxes and element.boxes.status is not BoxStatus.ALIGNED
+        ),
+    }
 
 
 def check_hard_limit(record: DocumentRecord, chunks: Sequence[Chunk], strategy: Strategy) -> None:

@@ -5,7 +5,16 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
+
+from drac.provenance import ElementBoxes, PageBoxes
 
 
 class Frozen(BaseModel):
@@ -41,6 +50,18 @@ class Element(Frozen):
     table_header: str | None = Field(
         default=None, description="header and separator lines of the row's table, verbatim"
     )
+    boxes: ElementBoxes | None = Field(
+        default=None,
+        description="where the text is on its PDF page (drac.provenance); absent when the "
+        "document has no pages to align to",
+    )
+
+    @model_serializer(mode="wrap")
+    def _absent_boxes_left_out(self, handler: SerializerFunctionWrapHandler) -> object:
+        data = handler(self)
+        if self.boxes is None and isinstance(data, dict):
+            data.pop("boxes", None)  # documents without pages store what they stored before
+        return data
 
     @property
     def is_heading(self) -> bool:
@@ -214,6 +235,14 @@ class Chunk(Frozen):
     element_ids: tuple[str, ...]
     pages: tuple[int, ...]
     tenant: str | None = None
+    boxes: tuple[PageBoxes, ...] = Field(
+        default=(),
+        description="per page, the line boxes of the chunk's elements (drac.provenance); "
+        "never part of `text`",
+    )
+    unaligned: tuple[str, ...] = Field(
+        default=(), description="content element ids whose text was not (fully) found on a page"
+    )
 
 
 class DocumentStatus(StrEnum):

@@ -15,6 +15,7 @@ from typing import Any
 from drac.aws.errors import TransientError
 from drac.models import Chunk
 from drac.ports import ChunkIndex, Embedder, SearchHit
+from drac.provenance import PageBoxes
 
 SEARCH_PAGE = 1000
 DELETE_BATCH = 500
@@ -27,6 +28,9 @@ def index_body(dimension: int = 1024) -> dict[str, Any]:
     properties: dict[str, Any] = {name: {"type": "keyword"} for name in KEYWORD_FIELDS}
     properties["text"] = {"type": "text"}
     properties["breadcrumb"] = {"type": "text"}
+    # provenance, returned with hits and never searched (drac.provenance)
+    properties["boxes"] = {"type": "object", "enabled": False}
+    properties["unaligned"] = {"type": "keyword", "index": False}
     properties["embedding"] = {
         "type": "knn_vector",
         "dimension": dimension,
@@ -78,6 +82,10 @@ def chunk_document(chunk: Chunk, vector: Sequence[float] | None) -> dict[str, An
         "text": chunk.text,
         "breadcrumb": chunk.breadcrumb,
     }
+    if chunk.boxes:
+        doc["boxes"] = [entry.model_dump(mode="json") for entry in chunk.boxes]
+    if chunk.unaligned:
+        doc["unaligned"] = list(chunk.unaligned)
     if vector is not None:
         doc["embedding"] = list(vector)
     return doc
@@ -95,6 +103,8 @@ def chunk_from_source(source: dict[str, Any]) -> Chunk:
         element_ids=tuple(source.get("element_ids", ())),
         pages=tuple(int(page) for page in source.get("pages", ())),
         tenant=source.get("tenant") or None,
+        boxes=tuple(PageBoxes.model_validate(entry) for entry in source.get("boxes", ())),
+        unaligned=tuple(source.get("unaligned", ())),
     )
 
 

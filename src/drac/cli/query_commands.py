@@ -157,7 +157,8 @@ def _search_stack(
         SearchHit(
             chunk=Chunk(document_id=c.document_id, source=c.source, chunk_id=c.chunk_id,
                         plan_version=c.plan_version, text=c.text, breadcrumb=c.breadcrumb,
-                        element_ids=(), pages=tuple(c.pages), tenant=c.tenant),
+                        element_ids=(), pages=tuple(c.pages), tenant=c.tenant,
+                        boxes=tuple(c.boxes), unaligned=tuple(c.unaligned)),
             score=c.score,
         )
         for c in response.chunks

@@ -17,6 +17,7 @@ from drac.documents.incremental import (
     convert_or_reuse,
     is_reused,
 )
+from drac.documents.layers import PageLayer, ocr_layer
 from drac.documents.normalise import normalise
 from drac.documents.ocr import OcrPage, ocr_available, ocr_warnings
 from drac.documents.offline import OfflinePage
@@ -58,6 +59,9 @@ class ConversionResult(BaseModel):
     model: str
     normalised_pdf: bytes | None = Field(
         default=None, repr=False, description="the PDF a non-PDF source was rendered from"
+    )
+    ocr_layers: dict[int, PageLayer] = Field(
+        default_factory=dict, repr=False, description="the words OCR read, by page (boxes)"
     )
     batches: list[StoredBatch] = Field(
         default_factory=list, repr=False, description="what the next version may reuse"
@@ -176,6 +180,7 @@ def _convert_offline(
     if progress:
         progress(len(pages), len(pages))
     return ConversionResult(
+        ocr_layers={n: ocr_layer(page) for n, page in read.items() if page.readable},
         markdown="\n\n".join(markdown) + "\n",
         format=fmt.value,
         pages=len(pages),

@@ -59,6 +59,7 @@ def chunk_views(chunks: Sequence[Chunk], elements: Sequence[Element]) -> list[Ch
             chars=len(chunk.text),
             pages=chunk.pages,
             text=chunk.text,
+            boxes=chunk.boxes,
         )
         for number, chunk in enumerate(chunks, start=1)
     ]
@@ -90,14 +91,16 @@ def build_document(
     markdown = ws.get_markdown(record.document_id)
     pdf, page_source = stored_pdf(ws, record)
     images: dict[int, str] = {}
+    sizes: dict[int, tuple[float, float]] = {}
     problem = None
     if pdf is not None:
         try:
-            for number, file in write_page_images(pdf, out / name):
+            for number, file in write_page_images(pdf, out / name, sizes):
                 images[number] = f"{name}/{file}"
         except DocumentError as exc:  # one page too large to render: show the text instead
             problem = f"page images not made ({exc}); the pages' text is shown instead"
     pages, general = _pages(record, markdown, chunks, images, page_source)
+    pages = [page.model_copy(update={"size_pt": sizes.get(page.number)}) for page in pages]
     if problem:
         general.insert(0, PageNote(kind=NoteKind.ERROR, text=problem))
     return DocumentView(

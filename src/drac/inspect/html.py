@@ -93,6 +93,7 @@ def page_block(page: PageView, chunks: dict[int, ChunkView], target: int) -> str
     """One page: its image or Markdown on the left, the chunks starting on it on the right."""
     if page.image is not None:
         view = f'<img src="{esc(page.image)}" alt="page {page.number}">'
+        view = _with_boxes(view, page, chunks)
     else:
         view = f'<pre class="text-view">{esc(page.text or "")}</pre>'
     continued = "".join(
@@ -104,6 +105,34 @@ def page_block(page: PageView, chunks: dict[int, ChunkView], target: int) -> str
         f'<div class="page" id="page-{page.number}"><div class="page-view">'
         f"<h3>Page {page.number}</h3>{notes_html(page.notes)}{view}</div>"
         f'<div class="page-chunks">{continued}{cards}</div></div>'
+    )
+
+
+def _with_boxes(image: str, page: PageView, chunks: dict[int, ChunkView]) -> str:
+    """The page image under an SVG of the boxes each chunk's text has on this page, each
+    chunk in its colour (boxes are PDF points from the page's top-left corner)."""
+    if page.size_pt is None:
+        return image
+    groups = []
+    for chunk in chunks.values():
+        rects = "".join(
+            f'<rect x="{x0:g}" y="{top:g}" width="{max(x1 - x0, 0.1):g}"'
+            f' height="{max(bottom - top, 0.1):g}"></rect>'
+            for entry in chunk.boxes
+            if entry.page == page.number
+            for x0, top, x1, bottom in entry.boxes
+        )
+        if rects:
+            groups.append(
+                f'<g class="chunk-boxes" data-chunk="{chunk.number}" style="--h:{chunk.hue}">'
+                f"<title>chunk #{chunk.number}</title>{rects}</g>"
+            )
+    if not groups:
+        return image
+    width, height = page.size_pt
+    return (
+        f'<div class="page-figure">{image}<svg class="boxes" viewBox="0 0 {width:g} {height:g}"'
+        f' preserveAspectRatio="none" aria-label="chunk boxes">{"".join(groups)}</svg></div>'
     )
 
 

@@ -7,6 +7,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict
 
 from drac.models import DocumentRecord, Strategy
+from drac.provenance import PageBoxes
 
 
 class _View(BaseModel):
@@ -30,6 +31,7 @@ class ChunkView(_View):
     chars: int
     pages: tuple[int, ...]
     text: str
+    boxes: tuple[PageBoxes, ...] = ()
 
     @property
     def hue(self) -> int:
@@ -78,6 +80,8 @@ class PageView(_View):
     notes: tuple[PageNote, ...]
     chunks: tuple[int, ...]
     continued: tuple[int, ...]
+    size_pt: tuple[float, float] | None = None
+    """The page's size in points, where its image is drawn (the chunks' boxes are in it)."""
 
 
 class ChangeKind(StrEnum):

@@ -34,12 +34,17 @@ def stored_pdf(ws: Workspace, record: DocumentRecord) -> tuple[bytes | None, str
         return None, "missing"
 
 
-def write_page_images(pdf: bytes, folder: Path) -> Iterator[tuple[int, str]]:
-    """Render every page into `folder` as `page-0001.png`, ...; yield (page, file name)."""
+def write_page_images(
+    pdf: bytes, folder: Path, sizes: dict[int, tuple[float, float]] | None = None
+) -> Iterator[tuple[int, str]]:
+    """Render every page into `folder` as `page-0001.png`, ...; yield (page, file name), and
+    note each page's size in points in `sizes` (where its boxes are drawn)."""
     folder.mkdir(parents=True, exist_ok=True)
     for page in render_pages(pdf, REPORT_RENDER):
         name = f"page-{page.number:04d}.png"
         (folder / name).write_bytes(page.png)
+        if sizes is not None:
+            sizes[page.number] = (page.width_pt, page.height_pt)
         yield page.number, name
 
 

@@ -18,8 +18,9 @@ from typing import NamedTuple
 from pydantic import BaseModel, ConfigDict, Field
 
 from drac.commit import plan_chunks
-from drac.documents.convert import ConversionOptions, convert_to_markdown
-from drac.documents.detect import detect_format
+from drac.documents.boxes import with_boxes
+from drac.documents.convert import ConversionOptions, ConversionResult, convert_to_markdown
+from drac.documents.detect import DocumentFormat, detect_format
 from drac.documents.spreadsheets import SPREADSHEET_FORMATS, table_rows_advice
 from drac.errors import DocumentError, DracError
 from drac.ids import ContentDigest
@@ -348,6 +349,7 @@ def _ingest(
         else status_after_conversion(record.conversion_failures)
     )
     record.error = None
+    parsed = _placed(parsed, data, conversion, settings)
     planned = _plan(record, parsed, settings.strategy, workspace, text_model)
     activation = workspace.commit_ingest(
         record, data, parsed, planned.plan, planned.chunks, conversion.normalised_pdf
@@ -358,6 +360,24 @@ def _ingest(
     outcome = _outcome(record, len(parsed.elements), planned, started, record.warnings)
     outcome.reused_batches = conversion.reused_batches
     return outcome
+
+
+def _placed(
+    parsed: ParsedDocument,
+    data: bytes,
+    conversion: ConversionResult,
+    settings: IngestSettings,
+) -> ParsedDocument:
+    """The elements placed on the pages of the document's PDF (the source, or the PDF it was
+    rendered to), whichever converter wrote the Markdown; other documents have no pages."""
+    pdf = conversion.normalised_pdf
+    if pdf is None and conversion.format == DocumentFormat.PDF.value:
+        pdf = data
+    if pdf is None:
+        return parsed
+    return with_boxes(
+        parsed, pdf, max_pages=settings.conversion.max_pages, ocr=conversion.ocr_layers
+    )
 
 
 def _failure(

@@ -10,6 +10,7 @@ from drac.aws import keys
 from drac.aws.errors import retried_by_step_functions
 from drac.aws.lambda_support import logger
 from drac.aws.runtime import Runtime
+from drac.aws.stages.boxes import store_page_layers
 from drac.aws.stages.fanout import CONVERT_GROUP_SIZE, MAX_ITEMS, ItemGroup, item_groups
 from drac.aws.versions import earlier_batch, keep_batch
 from drac.documents.batches import BatchResult, StoredPage, failed_batch
@@ -107,6 +108,7 @@ def render_document(rt: Runtime, event: RenderInput) -> Rendered:
         rt.artifacts.put_bytes(keys.page_key(event.document_id, page.number), page.png)
         text_chars[str(page.number)] = page.text_chars
     rt.artifacts.put_text(keys.page_meta_key(event.document_id), json.dumps(text_chars))
+    store_page_layers(rt, event.document_id, pdf)  # Parse places the elements on them
     count = len(text_chars)
     batches = len(page_batches(count, rt.settings.batch_size))
     if batches > MAX_ITEMS:

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 from drac.aws import keys
 from drac.aws.dynamo import MAX_WARNINGS
 from drac.aws.runtime import Runtime
+from drac.aws.stages.boxes import place_on_pages
 from drac.aws.stages.fanout import ItemGroup
 from drac.aws.stages.planning import store_sections
 from drac.documents.batches import BatchResult, JoinedMarkdown, join_batches
@@ -54,6 +55,8 @@ def parse_converted(rt: Runtime, event: ParseInput) -> ParseResult:
         markdown = rt.artifacts.get_text(keys.markdown_key(document_id))
         joined = JoinedMarkdown(markdown=markdown, warnings=[], failures=[])
     parsed = parse_document(joined.markdown, event.strategy, joined.failures)
+    if event.batch_count:  # converted from pages: place the elements on them
+        parsed = place_on_pages(rt, document_id, parsed)
     rt.artifacts.put_text(keys.markdown_key(document_id), parsed.markdown)
     rt.elements.put_elements(document_id, parsed.elements)
     sectioning = store_sections(rt, document_id, INGEST_RUN, parsed.sections, parsed.elements)

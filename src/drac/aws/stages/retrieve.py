@@ -11,6 +11,7 @@ from drac.aws.identity import CallerScope, Forbidden
 from drac.aws.opensearch import tenant_filters
 from drac.aws.runtime import Runtime
 from drac.ports import SearchHit
+from drac.provenance import PageBoxes
 from drac.retrieval.rank import Mode, fuse
 
 CANDIDATES = 4
@@ -59,6 +60,14 @@ class RetrievedChunk(BaseModel):
     text: str
     plan_version: int
     score: float
+    boxes: list[PageBoxes] = Field(
+        default_factory=list,
+        description="per page, the line boxes of the chunk's text in PDF points from the "
+        "page's top-left corner (drac.provenance); empty for documents without pages",
+    )
+    unaligned: list[str] = Field(
+        default_factory=list, description="element ids whose text was not (fully) found"
+    )
 
 
 class RetrieveResponse(BaseModel):
@@ -112,7 +121,7 @@ def retrieve(rt: Runtime, request: RetrieveRequest) -> RetrieveResponse:
             chunk_id=chunk.chunk_id, document_id=chunk.document_id, source=chunk.source,
             source_key=record.source_path, tenant=chunk.tenant, pages=list(chunk.pages),
             breadcrumb=chunk.breadcrumb, text=chunk.text, plan_version=chunk.plan_version,
-            score=hit.score,
+            score=hit.score, boxes=list(chunk.boxes), unaligned=list(chunk.unaligned),
         ))
         if len(chunks) == request.k:
             break
