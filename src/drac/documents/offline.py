@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict
 
 from drac.documents.prompt import page_marker
 from drac.documents.render import open_pdf
-from drac.documents.tables import CELL_GAP, Table, find_tables
+from drac.documents.tables import CELL_GAP, Cell, Table, find_tables
 
 BULLETS = frozenset("•●○◦▪▫■□➢➤►▶✓✔❖◆◇‣⁃∙·")
 DASH_BULLETS = frozenset("-–—*")
@@ -82,8 +82,10 @@ class _Line:
     x0: float
     baseline: float
     hyphen_end: bool = False
-    cell_starts: list[tuple[int, float]] = field(default_factory=list)
+    # (char index, x, baseline, right edge of the cell before) of each cell after the first
+    cell_starts: list[tuple[int, float, float, float]] = field(default_factory=list)
     end_baseline: float | None = None  # where the line ends when PDFium joined a wrapped word
+    right: float = 0.0  # the right edge of the line's last cell
     text: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -91,13 +93,21 @@ class _Line:
         if self.end_baseline is None:
             self.end_baseline = self.baseline
 
-    def cells(self) -> list[tuple[float, str]]:
-        """(x, text) of the line's parts separated by gaps wider than CELL_GAP font sizes."""
-        starts = [(0, self.x0), *self.cell_starts]
-        ends = [index for index, _ in self.cell_starts] + [len(self.chars)]
+    def cells(self) -> list[Cell]:
+        """The line's parts separated by gaps wider than CELL_GAP font sizes, left to right."""
+        starts = [(0, self.x0, self.baseline), *((i, x, y) for i, x, y, _ in self.cell_starts)]
+        ends = [index for index, *_ in self.cell_starts] + [len(self.chars)]
+        rights = [right for *_, right in self.cell_starts] + [self.right]
+        last = len(starts) - 1
         return [
-            (x, "".join(ch for ch, _ in self.chars[start:end]))
-            for (start, x), end in zip(starts, ends, strict=True)
+            Cell(
+                x,
+                max(right, x),
+                y,
+                self.end_baseline if n == last and self.end_baseline != self.baseline else y,
+                "".join(ch for ch, _ in self.chars[start:end]),
+            )
+            for n, ((start, x, y), end, right) in enumerate(zip(starts, ends, rights, strict=True))
         ]
 
     @property
@@ -231,8 +241,10 @@ def _lines_of(raw: object, count: int, notes: _PageNotes) -> Iterator[_Line]:
     started = False  # whether the line holds a character other than a space
     previous_index = -1
     generated_space = False  # whether the last space is one PDFium added for a gap
-    cells: list[tuple[int, float]] = []
+    new_cell = False
+    cells: list[tuple[int, float, float, float]] = []
     previous_right: float | None = None
+    cell_right = 0.0  # the right edge of the current cell's glyphs so far
     font_name = ctypes.create_string_buffer(128)
     flags = ctypes.c_int()
     flags_ref = ctypes.byref(flags)
@@ -268,10 +280,16 @@ def _lines_of(raw: object, count: int, notes: _PageNotes) -> Iterator[_Line]:
             glyph_left, glyph_start = -1.0, -1
             if char == "\n" and chars:
                 yield _finish(
-                    chars, sizes, bold_count, first_x, (baseline, end_baseline), hyphen, cells
+                    chars,
+                    sizes,
+                    bold_count,
+                    (first_x, cell_right),
+                    (baseline, end_baseline),
+                    hyphen,
+                    cells,
                 )
                 chars, sizes, bold_count, hyphen = [], Counter(), 0, False
-                cells, previous_right, started = [], None, False
+                cells, previous_right, started, cell_right = [], None, False, 0.0
             continue
         if not char or 0xE000 <= code <= 0xF8FF or code in (0xFFFD, 0xFFFE):
             if not chars and code and code != 0xFFFD:
@@ -281,7 +299,10 @@ def _lines_of(raw: object, count: int, notes: _PageNotes) -> Iterator[_Line]:
                 notes.missing_glyphs += 1  # a glyph the font maps to no character
                 pdfium_c.FPDFText_GetCharBox(raw, index, *box_refs)
                 if previous_right is not None and left.value < previous_right - 1.0:
-                    cells.append((len(chars), left.value))  # drawn over the cell before it
+                    # drawn over the cell before it
+                    pdfium_c.FPDFText_GetCharOrigin(raw, index, x_ref, y_ref)
+                    cells.append((len(chars), left.value, y.value, cell_right))
+                    cell_right = right.value
                     previous_right = None
             continue
         if char.isspace():
@@ -323,7 +344,7 @@ def _lines_of(raw: object, count: int, notes: _PageNotes) -> Iterator[_Line]:
                 if gap > CELL_GAP or gap < -_OVERLAP:
                     # a wide gap, or text drawn back over the text before it (a narrow
                     # column's overflow): the next table cell starts
-                    cells.append((len(chars), start))
+                    new_cell = True
                 elif (
                     (
                         chars[-1][0] != " "
@@ -335,7 +356,14 @@ def _lines_of(raw: object, count: int, notes: _PageNotes) -> Iterator[_Line]:
                     # between (not a symbol from a fallback font, "₹", with its narrow box),
                     # or past a space the text does not hold wider than a word space: a cell
                     # that its neighbour's text touches or nearly does
-                    cells.append((len(chars), start))
+                    new_cell = True
+            if new_cell:
+                pdfium_c.FPDFText_GetCharOrigin(raw, index, x_ref, y_ref)
+                cells.append((len(chars), start, y.value, cell_right))
+                cell_right = right.value
+                new_cell = False
+        if right.value > cell_right:
+            cell_right = right.value
         previous_right = right.value
         previous_index = index
         sizes[size] += 1
@@ -345,7 +373,9 @@ def _lines_of(raw: object, count: int, notes: _PageNotes) -> Iterator[_Line]:
         started = True
     _drop_misread_glyph(chars, glyph_start, notes)
     if chars:
-        yield _finish(chars, sizes, bold_count, first_x, (baseline, end_baseline), hyphen, cells)
+        yield _finish(
+            chars, sizes, bold_count, (first_x, cell_right), (baseline, end_baseline), hyphen, cells
+        )
 
 
 # A glyph the font maps to a ligature's letters while no letter touches it is not that
@@ -369,10 +399,10 @@ def _finish(
     chars: list[tuple[str, bool]],
     sizes: Counter[float],
     bold_count: int,
-    x0: float,
+    extent: tuple[float, float],
     baselines: tuple[float, float],
     hyphen: bool,
-    cells: list[tuple[int, float]],
+    cells: list[tuple[int, float, float, float]],
 ) -> _Line:
     visible = sum(sizes.values())
     size = sizes.most_common(1)[0][0] if sizes else 0.0
@@ -380,7 +410,8 @@ def _finish(
         chars=chars,
         size=size,
         bold=visible > 0 and bold_count >= 0.9 * visible,
-        x0=x0,
+        x0=extent[0],
+        right=extent[1],
         baseline=baselines[0],
         hyphen_end=hyphen,
         cell_starts=cells,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 # A gap wider than this many font sizes between two characters separates two cells (word
 # spacing is about a third of one, half in a loose justified line; LaTeX's column separation is
@@ -27,6 +27,16 @@ MAX_EMPTY_SHARE = 0.2
 _LIST_MARKER = re.compile(r"(?:^(?:[-–—*]|\d{1,3}[.)]|[A-Za-z][.)])$|[•●○◦▪▫■□➢➤►▶✓✔❖◆◇‣⁃∙·]$)")
 
 
+class Cell(NamedTuple):
+    """One gap-separated part of a text line: its horizontal extent, baselines and text."""
+
+    x: float
+    right: float
+    baseline: float  # of its first visual line
+    bottom: float  # the baseline of its last visual line (a wrapped word goes on below)
+    text: str
+
+
 class TextLine(Protocol):
     """What the table finder needs of a line."""
 
@@ -34,8 +44,8 @@ class TextLine(Protocol):
     baseline: float
     bold: bool
 
-    def cells(self) -> list[tuple[float, str]]:
-        """(x, text) of each gap-separated part of the line, left to right."""
+    def cells(self) -> list[Cell]:
+        """Each gap-separated part of the line, left to right."""
         ...
 
 
@@ -48,6 +58,8 @@ class _Fragment:
     text: str
     first_of_line: bool
     bold: bool = False
+    right: float = 0.0
+    bottom: float = 0.0
 
 
 @dataclass
@@ -58,6 +70,7 @@ class Table:
     last_line: int
     rows: list[list[str]] = field(default_factory=list)
     columns: list[float] = field(default_factory=list)
+    spans: list[tuple[float, float]] = field(default_factory=list)  # header cells' extents
 
     def markdown(self) -> str:
         """The table as a Markdown pipe table, its first row as header."""
@@ -88,10 +101,20 @@ def find_tables(lines: Sequence[TextLine], carried: Table | None = None) -> list
     its columns continue it, under its header repeated.
     """
     fragments = [
-        _Fragment(index, x, line.baseline, max(line.size, 1.0), text.strip(), part == 0, line.bold)
+        _Fragment(
+            index,
+            cell.x,
+            cell.baseline,
+            max(line.size, 1.0),
+            cell.text.strip(),
+            part == 0,
+            line.bold,
+            max(cell.right, cell.x),
+            cell.bottom,
+        )
         for index, line in enumerate(lines)
-        for part, (x, text) in enumerate(line.cells())
-        if text.strip()
+        for part, cell in enumerate(line.cells())
+        if cell.text.strip()
     ]
     tables: list[Table] = []
     position = 0
@@ -114,6 +137,7 @@ class _Builder:
 
     def __init__(self, first: _Fragment) -> None:
         self.columns: list[float] = [first.x]
+        self.spans: list[list[float]] = [[first.x, first.right]]  # header cells' extents
         self.rows: list[dict[int, list[str]]] = [{0: [first.text]}]
         self.row_lines: list[list[int]] = [[first.line]]
         self.row_bottom = self.row_top = first.baseline
@@ -126,6 +150,18 @@ class _Builder:
             if abs(fragment.x - x) <= tolerance:
                 return index
         if len(self.rows) > 1 or fragment.baseline < self.row_bottom - fragment.size:
+            # a cell centred under its header, or a header centred over its cells: the
+            # rightmost header cell whose extent holds the cell's middle
+            middle = (fragment.x + fragment.right) / 2
+            holding = [
+                i
+                for i, (x0, x1) in enumerate(self.spans)
+                if x0 <= middle <= x1
+                and x0 - tolerance <= fragment.x
+                and fragment.right <= x1 + tolerance
+            ]
+            if holding and len(self.spans) > 1:
+                return holding[-1]
             # a body cell under a header centred over its column starts left of the header
             # text: the first header starting right of it, within its column's width
             for index, x in enumerate(self.columns):
@@ -137,7 +173,7 @@ class _Builder:
     def add(self, fragment: _Fragment) -> bool:
         previous, size = self.previous, fragment.size
         column = self.column_of(fragment)
-        below = previous.baseline - fragment.baseline
+        below = previous.bottom - fragment.baseline
         in_header = len(self.rows) == 1
         centred_below = column is None and abs(fragment.x - previous.x) <= 1.5 * size
         # a caption right above the table is not its first cell's first line: it differs in
@@ -149,6 +185,7 @@ class _Builder:
             (column == self.previous_column or centred_below)
             and 0 < below <= 1.7 * size
             and same_style
+            and not _LIST_MARKER.match(fragment.text)  # a bullet starts an item, not a line
         ):
             # the cell continues on the next line (a centred cell's next line starts
             # a little left or right of its first)
@@ -175,6 +212,11 @@ class _Builder:
         return True
 
     def _append(self, column: int, fragment: _Fragment) -> None:
+        if len(self.rows) == 1:
+            while len(self.spans) <= column:
+                self.spans.append([fragment.x, fragment.right])
+            span = self.spans[column]
+            span[0], span[1] = min(span[0], fragment.x), max(span[1], fragment.right)
         self.rows[-1].setdefault(column, []).append(fragment.text)
         self.row_lines[-1].append(fragment.line)
         self.row_bottom = min(self.row_bottom, fragment.baseline)
@@ -208,7 +250,10 @@ class _Builder:
         first, last = min(covered), max(covered)
         if len(covered) != last - first + 1:
             return None  # another line sits inside the table's span: not a clean table
-        return Table(first_line=first, last_line=last, rows=cells, columns=list(self.columns))
+        spans = [(x0, x1) for x0, x1 in self.spans]
+        return Table(
+            first_line=first, last_line=last, rows=cells, columns=list(self.columns), spans=spans
+        )
 
 
 def _own_header(lines: Sequence[TextLine], table: Table) -> bool:
@@ -226,6 +271,7 @@ def _continued(fragments: list[_Fragment], carried: Table) -> tuple[Table | None
     first = fragments[0]
     builder = _Builder(first)
     builder.columns = list(carried.columns)
+    builder.spans = [[x0, x1] for x0, x1 in carried.spans]
     if builder.column_of(first) != 0 or len(carried.rows[0]) != len(carried.columns):
         return None, 0
     builder.rows = [
