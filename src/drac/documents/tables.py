@@ -21,6 +21,8 @@ from typing import NamedTuple, Protocol
 # with no word, heading or paragraph lost).
 CELL_GAP = 0.65
 _MAX_COLUMNS = 12
+# A cell whose middle is this many font sizes from its header cell's middle is centred under it.
+_CENTRED = 0.5
 # A table whose body has more empty cells than this share was misread (overlapping columns).
 MAX_EMPTY_SHARE = 0.2
 # A first cell that is a list marker (or ends with a bullet): the "table" is a list.
@@ -150,18 +152,12 @@ class _Builder:
             if abs(fragment.x - x) <= tolerance:
                 return index
         if len(self.rows) > 1 or fragment.baseline < self.row_bottom - fragment.size:
-            # a cell centred under its header, or a header centred over its cells: the
-            # rightmost header cell whose extent holds the cell's middle
+            # a cell centred under its header cell (their middles meet; prose lines that
+            # end at one margin do not, unless they start where the "header" does)
             middle = (fragment.x + fragment.right) / 2
-            holding = [
-                i
-                for i, (x0, x1) in enumerate(self.spans)
-                if x0 <= middle <= x1
-                and x0 - tolerance <= fragment.x
-                and fragment.right <= x1 + tolerance
-            ]
-            if holding and len(self.spans) > 1:
-                return holding[-1]
+            for index, (x0, x1) in enumerate(self.spans):
+                if abs(middle - (x0 + x1) / 2) <= _CENTRED * fragment.size:
+                    return index
             # a body cell under a header centred over its column starts left of the header
             # text: the first header starting right of it, within its column's width
             for index, x in enumerate(self.columns):
@@ -175,7 +171,10 @@ class _Builder:
         column = self.column_of(fragment)
         below = previous.bottom - fragment.baseline
         in_header = len(self.rows) == 1
-        centred_below = column is None and abs(fragment.x - previous.x) <= 1.5 * size
+        shift = abs(fragment.x - previous.x)
+        # right under the previous cell's line (whatever header it seems under), or, in no
+        # column, a little left or right of it (a centred cell's next line)
+        centred_below = shift <= 0.8 * size or (column is None and shift <= 1.5 * size)
         # a caption right above the table is not its first cell's first line: it differs in
         # size, or in weight from the header line below it
         same_style = abs(fragment.size - previous.size) < 0.5 and (
@@ -236,6 +235,9 @@ class _Builder:
         """The table so far, without trailing rows that are not table rows; None if too small."""
         # the table ends before the first row with a single cell: a lone line is prose
         complete = next((i for i, row in enumerate(self.rows) if len(row) < 2), len(self.rows))
+        width = len(self.columns)
+        while complete > 2 and width >= 3 and 2 * len(self.rows[complete - 1]) < width:
+            complete -= 1  # a last row filling few of many columns is the text after it
         rows, lines = self.rows[:complete], self.row_lines[:complete]
         width = len(self.columns)
         if width < 2 or len(rows) < 2 or len(rows[0]) < 2:
