@@ -172,9 +172,13 @@ class _Builder:
         below = previous.bottom - fragment.baseline
         in_header = len(self.rows) == 1
         shift = abs(fragment.x - previous.x)
-        # right under the previous cell's line (whatever header it seems under), or, in no
-        # column, a little left or right of it (a centred cell's next line)
-        centred_below = shift <= 0.8 * size or (column is None and shift <= 1.5 * size)
+        # right under the previous cell's line (whatever header it seems under), or centred
+        # under it, or, in no column, a little left or right of it (a centred cell's next line)
+        centred_below = (
+            shift <= 0.8 * size
+            or (column is None and shift <= 1.5 * size)
+            or abs(fragment.right + fragment.x - previous.right - previous.x) <= _CENTRED * size
+        )
         # a caption right above the table is not its first cell's first line: it differs in
         # size, or in weight from the header line below it
         same_style = abs(fragment.size - previous.size) < 0.5 and (

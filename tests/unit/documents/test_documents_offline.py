@@ -356,3 +356,25 @@ def test_a_table_right_after_a_list_and_a_bold_caption_keeps_its_header():
     assert "- Nexus 1 (256GB / 512GB)\n- Nexus 1 Pro (512GB / 1TB)" in markdown, markdown
     assert "Shared Specifications\n\n| Component | Specification |" in markdown, markdown
     assert "| Launch Year | 2024 |\n| Chipset | PrimeChip v2.7 |" in markdown
+
+
+def test_narrow_cells_centred_under_wide_header_cells_stay_in_their_columns():
+    lines = [
+        Text("Flights from Mumbai to Canada are listed below with local times.", 72, 760),
+        Text("Flight No.", 72, 720, 10, "Helvetica-Bold"),
+        Text("Departure (Mumbai, IST)", 140, 720, 10, "Helvetica-Bold"),
+        Text("Arrival (Local, Canada)", 270, 720, 10, "Helvetica-Bold"),
+        Text("City", 400, 720, 10, "Helvetica-Bold"),
+        # each time centred under its header: it starts right of the header's start
+        Text("CW24201", 72, 704),
+        Text("01:30", 186, 704),
+        Text("07:30", 312, 704),
+        Text("Toronto", 400, 704),
+        Text("CW24203", 72, 688),
+        Text("10:45", 186, 688),
+        Text("13:10", 312, 688),
+        Text("Vancouver", 400, 688),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "| CW24201 | 01:30 | 07:30 | Toronto |" in markdown, markdown
+    assert "| CW24203 | 10:45 | 13:10 | Vancouver |" in markdown, markdown
