@@ -99,12 +99,13 @@ class _Line:
         ends = [index for index, *_ in self.cell_starts] + [len(self.chars)]
         rights = [right for *_, right in self.cell_starts] + [self.right]
         last = len(starts) - 1
+        bottom = self.baseline if self.end_baseline is None else self.end_baseline
         return [
             Cell(
                 x,
                 max(right, x),
                 y,
-                self.end_baseline if n == last and self.end_baseline != self.baseline else y,
+                bottom if n == last and bottom != self.baseline else y,  # a wrapped word
                 "".join(ch for ch, _ in self.chars[start:end]),
             )
             for n, ((start, x, y), end, right) in enumerate(zip(starts, ends, rights, strict=True))

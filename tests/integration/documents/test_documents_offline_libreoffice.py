@@ -71,9 +71,7 @@ def _flights_html() -> str:
         for line in FLIGHTS_SOURCE.splitlines()
         if line.startswith("|") and "---" not in line
     ]
-    body = "".join(
-        "<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>\n" for row in rows
-    )
+    body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>\n" for row in rows)
     return (
         "<html><body><h2>Outbound Flights</h2><table><colgroup>"
         + "".join(f'<col style="width: {w}%" />' for w in widths)
