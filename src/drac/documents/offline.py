@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict
 
 from drac.documents.prompt import page_marker
 from drac.documents.render import open_pdf
-from drac.documents.tables import CELL_GAP, Cell, Table, find_tables
+from drac.documents.tables import CELL_GAP, Cell, Table, find_tables, rejoin_cut_row
 
 BULLETS = frozenset("•●○◦▪▫■□➢➤►▶✓✔❖◆◇‣⁃∙·")
 DASH_BULLETS = frozenset("-–—*")
@@ -135,12 +135,21 @@ def offline_markdown(data: bytes, max_pages: int = 5000) -> list[OfflinePage]:
                 page.close()
     _resolve_hyphens(pages)
     scale = _HeadingScale.from_pages(pages)
-    result = []
+    result: list[OfflinePage] = []
     carried: Table | None = None  # a table that ends its page, to go on at the next one's top
     for number, (lines, height, images, note) in enumerate(
         zip(pages, heights, pictured, notes, strict=True), start=1
     ):
-        page_result, carried = _page_result(number, lines, height, scale, images, carried)
+        page_result, last, completed = _page_result(number, lines, height, scale, images, carried)
+        if completed is not None and carried is not None:
+            # the row a page break cut goes on this page's top: it is completed on the page
+            # where its key cell stands
+            before = result[-1]
+            old = carried.markdown()
+            if before.markdown.endswith(old):
+                fixed = before.markdown[: -len(old)] + completed.markdown()
+                result[-1] = before.model_copy(update={"markdown": fixed})
+        carried = last
         warnings = note.warnings(number)
         if warnings:
             page_result = page_result.model_copy(
@@ -186,12 +195,12 @@ def _page_result(
     scale: _HeadingScale,
     has_images: bool,
     carried: Table | None,
-) -> tuple[OfflinePage, Table | None]:
+) -> tuple[OfflinePage, Table | None, Table | None]:
     """The page's Markdown, and its last table when nothing follows it on the page."""
     marker = page_marker(number)
     if not any(line.text for line in lines) and not has_images:
         blank = OfflinePage(number=number, markdown=marker, has_text_layer=True)
-        return blank, None
+        return blank, None, None
     if not any(line.text for line in lines):
         note = f"<!-- Page {number}: no text layer (scanned page?); needs a vision model -->"
         warning = f"page {number} has no text layer; it needs a vision model to be converted"
@@ -201,12 +210,12 @@ def _page_result(
             has_text_layer=False,
             warnings=(warning,),
         )
-        return scanned, None
+        return scanned, None, None
     lines = [line for line in lines if line.text and not _is_page_furniture(line, height)]
     blocks = _Blocks(scale)
     body = blocks.markdown(lines, carried)
     page = OfflinePage(number=number, markdown=f"{marker}\n\n{body}".rstrip(), has_text_layer=True)
-    return page, blocks.last_table
+    return page, blocks.last_table, blocks.completed
 
 
 def _page_lines(page: pdfium.PdfPage, notes: _PageNotes) -> list[_Line]:
@@ -594,12 +603,16 @@ class _Blocks:
         self.list_stack: list[tuple[float, int]] = []  # (bullet x, child indent)
         self.item_prefix = ""
         self.last_table: Table | None = None  # the page's last block, when it is a table
+        self.completed: Table | None = None  # `carried` with its cut last row completed
 
     def markdown(self, lines: list[_Line], carried: Table | None = None) -> str:
         """Return the lines as Markdown: blocks apart by a blank line, list items kept tight,
         tables as pipe tables (`carried`: the previous page's closing table, which rows at
         this page's top continue under its header)."""
         tables = {table.first_line: table for table in find_tables(lines, carried)}
+        rejoined = rejoin_cut_row(carried, tables[0]) if carried and 0 in tables else None
+        if rejoined is not None:
+            self.completed, tables[0] = rejoined
         index = 0
         self.last_table = None
         while index < len(lines):

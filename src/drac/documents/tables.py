@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple, Protocol
 
 # A gap wider than this many font sizes between two characters separates two cells (word
@@ -73,6 +73,7 @@ class Table:
     rows: list[list[str]] = field(default_factory=list)
     columns: list[float] = field(default_factory=list)
     spans: list[tuple[float, float]] = field(default_factory=list)  # header cells' extents
+    cut_row: bool = False  # its first body row has no key: the rest of a row a page break cut
 
     def markdown(self) -> str:
         """The table as a Markdown pipe table, its first row as header."""
@@ -80,6 +81,25 @@ class Table:
         lines = [_row(self.rows[0]), "|" + " --- |" * width]
         lines += [_row(row) for row in self.rows[1:]]
         return "\n".join(lines)
+
+
+def rejoin_cut_row(previous: Table, table: Table) -> tuple[Table, Table] | None:
+    """(`previous` with its last row completed, `table` without it) when `table` starts, under
+    the same header, with the rest of `previous`'s last row that a page break cut; else None."""
+    if (
+        not table.cut_row
+        or len(table.rows) < 3
+        or len(previous.rows) < 2
+        or previous.rows[0] != table.rows[0]
+    ):
+        return None
+    cut = table.rows[1]
+    last = [
+        _cell_text([a, b]) if a and b else a or b
+        for a, b in zip(previous.rows[-1], cut, strict=True)
+    ]
+    completed = replace(previous, rows=[*previous.rows[:-1], last])
+    return completed, replace(table, rows=[table.rows[0], *table.rows[2:]], cut_row=False)
 
 
 def _cell_text(lines: list[str]) -> str:
@@ -137,7 +157,8 @@ def find_tables(lines: Sequence[TextLine], carried: Table | None = None) -> list
 class _Builder:
     """Grows one table fragment by fragment; `add` says whether the fragment belongs."""
 
-    def __init__(self, first: _Fragment) -> None:
+    def __init__(self, first: _Fragment, page_top: bool = False) -> None:
+        self.page_top = page_top  # whether the table starts the page
         self.columns: list[float] = [first.x]
         self.spans: list[list[float]] = [[first.x, first.right]]  # header cells' extents
         self.rows: list[dict[int, list[str]]] = [{0: [first.text]}]
@@ -194,11 +215,15 @@ class _Builder:
             # a little left or right of its first)
             column = self.previous_column
             self._append(column, fragment)
-        elif column == 0 and 0 < self.row_bottom - fragment.baseline <= 3.5 * size:
+        elif (
+            column == 0 or (column is not None and in_header and self.page_top)
+        ) and 0 < self.row_bottom - fragment.baseline <= 3.5 * size:
+            # a new row; at a page's top, under a repeated header, the first row may be the
+            # rest of one the page break cut (no key cell: it stayed on the page before)
             self.rows.append({})
             self.row_lines.append([])
             self.row_bottom = self.row_top = fragment.baseline
-            self._append(0, fragment)
+            self._append(column, fragment)
         elif (
             fragment.x > previous.x + 1.5 * size
             and self.row_bottom - size < fragment.baseline <= self.row_top + 2 * size
@@ -258,7 +283,12 @@ class _Builder:
             return None  # another line sits inside the table's span: not a clean table
         spans = [(x0, x1) for x0, x1 in self.spans]
         return Table(
-            first_line=first, last_line=last, rows=cells, columns=list(self.columns), spans=spans
+            first_line=first,
+            last_line=last,
+            rows=cells,
+            columns=list(self.columns),
+            spans=spans,
+            cut_row=self.page_top and 0 not in rows[1],
         )
 
 
@@ -310,7 +340,7 @@ def _table_at(fragments: list[_Fragment], start: int) -> tuple[Table | None, int
     first = fragments[start]
     if not first.first_of_line:
         return None, start + 1
-    builder = _Builder(first)
+    builder = _Builder(first, page_top=start == 0)
     position = start + 1
     while position < len(fragments) and builder.add(fragments[position]):
         position += 1

@@ -378,3 +378,40 @@ def test_narrow_cells_centred_under_wide_header_cells_stay_in_their_columns():
     markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
     assert "| CW24201 | 01:30 | 07:30 | Toronto |" in markdown, markdown
     assert "| CW24203 | 10:45 | 13:10 | Vancouver |" in markdown, markdown
+
+
+def test_a_row_cut_by_a_page_break_is_completed_on_the_page_of_its_key():
+    """LibreOffice breaks a tall row across pages and repeats the header at the next top."""
+    header = [("Flight", 72), ("Origin City", 150), ("Aircraft", 300)]
+
+    def header_at(y: float) -> list[Text]:
+        return [Text(text, x, y, 10, "Helvetica-Bold") for text, x in header]
+
+    page_one = [
+        Text("Inbound flights to Mumbai are listed below by flight number.", 72, 740),
+        *header_at(150),
+        Text("CW244", 72, 134),
+        Text("Chicago (ORD)", 150, 134),
+        Text("Airbus A350", 300, 134),
+        Text("CW246", 72, 118),
+        Text("San", 150, 118),
+        Text("Airbus A350-", 300, 118),
+    ]
+    page_two = [
+        *header_at(740),
+        Text("Francisco (SFO)", 150, 724),  # the cut row's rest: no key cell on this page
+        Text("1000", 300, 724),
+        Text("CW248", 72, 708),
+        Text("Los Angeles (LAX)", 150, 708),
+        Text("Boeing 787-10", 300, 708),
+    ]
+    pages = offline_markdown(make_pdf([(612, 792, page_one), (612, 792, page_two)]))
+    assert pages[0].markdown.endswith("| CW246 | San Francisco (SFO) | Airbus A350-1000 |"), pages[
+        0
+    ].markdown
+    second = pages[1].markdown
+    assert (
+        "| Flight | Origin City | Aircraft |\n| --- | --- | --- |\n"
+        "| CW248 | Los Angeles (LAX) | Boeing 787-10 |"
+    ) in second, second
+    assert "Francisco" not in second
