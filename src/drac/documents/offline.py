@@ -28,7 +28,14 @@ from pydantic import BaseModel, ConfigDict
 
 from drac.documents.prompt import page_marker
 from drac.documents.render import open_pdf
-from drac.documents.tables import CELL_GAP, Cell, Table, find_tables, rejoin_cut_row
+from drac.documents.tables import (
+    CELL_GAP,
+    Cell,
+    Table,
+    Vocabulary,
+    find_tables,
+    rejoin_cut_row,
+)
 
 BULLETS = frozenset("•●○◦▪▫■□➢➤►▶✓✔❖◆◇‣⁃∙·")
 DASH_BULLETS = frozenset("-–—*")
@@ -133,14 +140,20 @@ def offline_markdown(data: bytes, max_pages: int = 5000) -> list[OfflinePage]:
                 pictured.append(_has_images(page))
             finally:
                 page.close()
-    _resolve_hyphens(pages)
+    hyphenates = _resolve_hyphens(pages)
+    counts = Counter(
+        word for lines in pages for line in lines for word in _WORD.findall(line.text.casefold())
+    )
+    words = Vocabulary(counts, hyphenates)
     scale = _HeadingScale.from_pages(pages)
     result: list[OfflinePage] = []
     carried: Table | None = None  # a table that ends its page, to go on at the next one's top
     for number, (lines, height, images, note) in enumerate(
         zip(pages, heights, pictured, notes, strict=True), start=1
     ):
-        page_result, last, completed = _page_result(number, lines, height, scale, images, carried)
+        page_result, last, completed = _page_result(
+            number, lines, height, scale, images, carried, words
+        )
         if completed is not None and carried is not None:
             # the row a page break cut goes on this page's top: it is completed on the page
             # where its key cell stands
@@ -195,6 +208,7 @@ def _page_result(
     scale: _HeadingScale,
     has_images: bool,
     carried: Table | None,
+    words: Vocabulary | None = None,
 ) -> tuple[OfflinePage, Table | None, Table | None]:
     """The page's Markdown, and its last table when nothing follows it on the page."""
     marker = page_marker(number)
@@ -212,7 +226,7 @@ def _page_result(
         )
         return scanned, None, None
     lines = [line for line in lines if line.text and not _is_page_furniture(line, height)]
-    blocks = _Blocks(scale)
+    blocks = _Blocks(scale, words)
     body = blocks.markdown(lines, carried)
     page = OfflinePage(number=number, markdown=f"{marker}\n\n{body}".rstrip(), has_text_layer=True)
     return page, blocks.last_table, blocks.completed
@@ -429,7 +443,7 @@ def _finish(
     )
 
 
-def _resolve_hyphens(pages: list[list[_Line]]) -> None:
+def _resolve_hyphens(pages: list[list[_Line]]) -> bool:
     """Turn each line-end hyphen PDFium marked into a real hyphen or nothing (a wrapped word).
 
     The glyph is the same either way, so the document decides. A hyphen stays next to a
@@ -437,7 +451,8 @@ def _resolve_hyphens(pages: list[list[_Line]]) -> None:
     where the document writes the hyphenated form elsewhere; a word the document writes
     whole elsewhere is joined. The rest follow the document's habit: joined when it shows
     more wrapped words than real hyphens at line ends (it was hyphenated by its typesetter),
-    kept otherwise (word processors rarely hyphenate), and kept before a capital.
+    kept otherwise (word processors rarely hyphenate), and kept before a capital. Returns
+    whether a wrapped word was joined (the document's typesetter hyphenates).
     """
     marked = [
         (line, lines[position + 1].text if position + 1 < len(lines) else "")
@@ -446,7 +461,7 @@ def _resolve_hyphens(pages: list[list[_Line]]) -> None:
         if _SOFT_HYPHEN in line.text
     ]
     if not marked:
-        return
+        return False
     words: Counter[str] = Counter()
     compounds: set[str] = set()
     for lines in pages:
@@ -461,14 +476,17 @@ def _resolve_hyphens(pages: list[list[_Line]]) -> None:
     ]
     soft = sum(1 for *_, verdict, _ in verdicts if verdict is False)
     real = sum(1 for *_, verdict, _ in verdicts if verdict is True)
+    joined = False
     for line, index, at_end, verdict, right in verdicts:
         if verdict is None:
             verdict = real >= soft or right[:1].isupper()
         line.chars[index] = ("-" if verdict or at_end else "", line.chars[index][1])
         if at_end:
             line.hyphen_end = not verdict
+        joined = joined or not verdict
     for line, _ in marked:
         line.text = "".join(ch for ch, _ in line.chars).strip()
+    return joined
 
 
 _COMPOUND = re.compile(r"[^\W_]+(?:-[^\W_]+)+")
@@ -594,8 +612,9 @@ def _list_marker(text: str) -> tuple[str, str] | None:
 class _Blocks:
     """Groups a page's lines into Markdown blocks: headings, list items and paragraphs."""
 
-    def __init__(self, scale: _HeadingScale) -> None:
+    def __init__(self, scale: _HeadingScale, words: Vocabulary | None = None) -> None:
         self.scale = scale
+        self.words = words or Vocabulary()  # the document's words (cut words in table cells)
         self.blocks: list[tuple[str, str]] = []
         self.current: list[_Line] = []
         self.kind = ""  # "heading", "item", "para"
@@ -609,7 +628,7 @@ class _Blocks:
         """Return the lines as Markdown: blocks apart by a blank line, list items kept tight,
         tables as pipe tables (`carried`: the previous page's closing table, which rows at
         this page's top continue under its header)."""
-        tables = {table.first_line: table for table in find_tables(lines, carried)}
+        tables = {table.first_line: table for table in find_tables(lines, carried, self.words)}
         rejoined = rejoin_cut_row(carried, tables[0]) if carried and 0 in tables else None
         if rejoined is not None:
             self.completed, tables[0] = rejoined

@@ -11,7 +11,7 @@ defining the columns (the header), become a table; everything else stays prose.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple, Protocol
 
@@ -23,10 +23,37 @@ CELL_GAP = 0.65
 _MAX_COLUMNS = 12
 # A cell whose middle is this many font sizes from its header cell's middle is centred under it.
 _CENTRED = 0.5
+# A header cell of more words than this is a sentence.
+_HEADER_WORDS = 12
+# A line ending this many font sizes or less from its column's widest line fills the column.
+_FULL = 0.6
 # A table whose body has more empty cells than this share was misread (overlapping columns).
 MAX_EMPTY_SHARE = 0.2
 # A first cell that is a list marker (or ends with a bullet): the "table" is a list.
 _LIST_MARKER = re.compile(r"(?:^(?:[-–—*]|\d{1,3}[.)]|[A-Za-z][.)])$|[•●○◦▪▫■□➢➤►▶✓✔❖◆◇‣⁃∙·]$)")
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """The document's words (case-folded, with their counts), to tell a word a narrow column
+    broke at its edge from two words, and whether its typesetter hyphenates broken words."""
+
+    counts: Mapping[str, int] = field(default_factory=dict)
+    hyphenates: bool = False
+
+    def broken(self, before: str, after: str) -> bool:
+        """Whether `before` at a full line's end and `after` at the next line's start are one
+        word: the document writes them whole elsewhere, or, where the typesetter does not
+        hyphenate, `before` is no word the document uses more than twice ("Destinati")."""
+        joined = (before + after).casefold()
+        if joined in self.counts:
+            return True
+        return not self.hyphenates and self.counts.get(before.casefold(), 0) <= _RARE
+
+
+# A word piece the document holds this many times or fewer is no word of its own.
+_RARE = 6
+_NO_WORDS = Vocabulary()
 
 
 class Cell(NamedTuple):
@@ -102,25 +129,47 @@ def rejoin_cut_row(previous: Table, table: Table) -> tuple[Table, Table] | None:
     return completed, replace(table, rows=[table.rows[0], *table.rows[2:]], cut_row=False)
 
 
-def _cell_text(lines: list[str]) -> str:
+def _cell_text(lines: list[str], full: Sequence[bool] = (), words: Vocabulary = _NO_WORDS) -> str:
     """A cell's lines as one text: a line ending in a hyphen after a letter or digit goes on
-    without a space ("A350-" and "900" are "A350-900")."""
+    without a space ("A350-" and "900" are "A350-900"), and so does a single word that fills
+    its column (`full`) where `words` say it was broken: a word too long for a narrow column,
+    broken where it reached the edge ("Destinati" and "on")."""
     text = ""
-    for line in lines:
+    for index, line in enumerate(lines):
         glued = len(text) > 1 and text.endswith("-") and text[-2].isalnum()
+        if index and not glued and index - 1 < len(full) and full[index - 1]:
+            before = lines[index - 1]
+            after = _FIRST_WORD.match(line)
+            glued = (
+                " " not in before
+                and before[-1:].isalnum()
+                and after is not None
+                # a word goes on in lower case, a number in digits ("CW241" and "30")
+                and (line[:1].islower() or (line[:1].isdigit() and before[-1].isdigit()))
+                and _FIRST_WORD.fullmatch(before) is not None
+                and words.broken(before, after.group(0))
+            )
         text = f"{text}{line}" if glued or not text else f"{text} {line}"
     return text
+
+
+_FIRST_WORD = re.compile(r"[^\W_]+")
 
 
 def _row(cells: Sequence[str]) -> str:
     return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
 
 
-def find_tables(lines: Sequence[TextLine], carried: Table | None = None) -> list[Table]:
+def find_tables(
+    lines: Sequence[TextLine],
+    carried: Table | None = None,
+    words: Vocabulary = _NO_WORDS,
+) -> list[Table]:
     """The tables among a page's lines, in order, none overlapping.
 
     `carried` is the table that ended the previous page: rows at this page's top laid out in
-    its columns continue it, under its header repeated.
+    its columns continue it, under its header repeated. `words` are the document's words
+    (case-folded), to tell a word broken at a narrow column's edge.
     """
     fragments = [
         _Fragment(
@@ -140,15 +189,15 @@ def find_tables(lines: Sequence[TextLine], carried: Table | None = None) -> list
     ]
     tables: list[Table] = []
     position = 0
-    own = _table_at(fragments, 0)[0] if carried is not None and fragments else None
+    own = _table_at(fragments, 0, words)[0] if carried is not None and fragments else None
     if carried is not None and fragments and not (own and _own_header(lines, own)):
         # (a table at the top with a header of its own is not a continuation)
-        table, end = _continued(fragments, carried)
+        table, end = _continued(fragments, carried, words)
         if table is not None:
             tables.append(table)
             position = end
     while position < len(fragments):
-        table, position = _table_at(fragments, position)
+        table, position = _table_at(fragments, position, words)
         if table is not None:
             tables.append(table)
     return tables
@@ -157,12 +206,16 @@ def find_tables(lines: Sequence[TextLine], carried: Table | None = None) -> list
 class _Builder:
     """Grows one table fragment by fragment; `add` says whether the fragment belongs."""
 
-    def __init__(self, first: _Fragment, page_top: bool = False) -> None:
+    def __init__(
+        self, first: _Fragment, page_top: bool = False, words: Vocabulary = _NO_WORDS
+    ) -> None:
         self.page_top = page_top  # whether the table starts the page
+        self.words = words
         self.columns: list[float] = [first.x]
         self.spans: list[list[float]] = [[first.x, first.right]]  # header cells' extents
         self.rows: list[dict[int, list[str]]] = [{0: [first.text]}]
         self.row_lines: list[list[int]] = [[first.line]]
+        self.rights: list[dict[int, list[float]]] = [{0: [first.right]}]  # as `rows`
         self.row_bottom = self.row_top = first.baseline
         self.previous = self.first = first
         self.previous_column = 0
@@ -222,6 +275,7 @@ class _Builder:
             # rest of one the page break cut (no key cell: it stayed on the page before)
             self.rows.append({})
             self.row_lines.append([])
+            self.rights.append({})
             self.row_bottom = self.row_top = fragment.baseline
             self._append(column, fragment)
         elif (
@@ -246,6 +300,7 @@ class _Builder:
             span = self.spans[column]
             span[0], span[1] = min(span[0], fragment.x), max(span[1], fragment.right)
         self.rows[-1].setdefault(column, []).append(fragment.text)
+        self.rights[-1].setdefault(column, []).append(fragment.right)
         self.row_lines[-1].append(fragment.line)
         self.row_bottom = min(self.row_bottom, fragment.baseline)
         self.row_top = max(self.row_top, fragment.baseline)
@@ -271,7 +326,22 @@ class _Builder:
         width = len(self.columns)
         if width < 2 or len(rows) < 2 or len(rows[0]) < 2:
             return None
-        cells = [[_cell_text(row.get(c, [])) for c in range(width)] for row in rows]
+        rights = self.rights[:complete]
+        reach = [
+            max((r for row in rights for r in row.get(c, ())), default=0.0) for c in range(width)
+        ]
+        edge = _FULL * self.first.size
+        cells = [
+            [
+                _cell_text(
+                    row.get(c, []), [r >= reach[c] - edge for r in extents.get(c, ())], self.words
+                )
+                for c in range(width)
+            ]
+            for row, extents in zip(rows, rights, strict=True)
+        ]
+        if any(len(cell.split()) > _HEADER_WORDS for cell in cells[0]):
+            return None  # a header cell holding a sentence: prose with a wide gap, no table
         body = [cell for row in cells[1:] for cell in row]
         if sum(1 for cell in body if not cell) > MAX_EMPTY_SHARE * len(body):
             return None  # mostly empty cells: the columns were not recovered; keep it prose
@@ -302,10 +372,12 @@ def _own_header(lines: Sequence[TextLine], table: Table) -> bool:
     return len(digits) == 2 and not digits[0] and digits[1]
 
 
-def _continued(fragments: list[_Fragment], carried: Table) -> tuple[Table | None, int]:
+def _continued(
+    fragments: list[_Fragment], carried: Table, words: Vocabulary
+) -> tuple[Table | None, int]:
     """The rows at the page's top that go on in `carried`'s columns, under its header."""
     first = fragments[0]
-    builder = _Builder(first)
+    builder = _Builder(first, words=words)
     builder.columns = list(carried.columns)
     builder.spans = [[x0, x1] for x0, x1 in carried.spans]
     if builder.column_of(first) != 0 or len(carried.rows[0]) != len(carried.columns):
@@ -315,6 +387,7 @@ def _continued(fragments: list[_Fragment], carried: Table) -> tuple[Table | None
         {0: [first.text]},
     ]
     builder.row_lines = [[], [first.line]]
+    builder.rights = [{}, {0: [first.right]}]
     position = 1
     while position < len(fragments) and builder.add(fragments[position]):
         position += 1
@@ -331,7 +404,9 @@ def _continued(fragments: list[_Fragment], carried: Table) -> tuple[Table | None
     return table, end
 
 
-def _table_at(fragments: list[_Fragment], start: int) -> tuple[Table | None, int]:
+def _table_at(
+    fragments: list[_Fragment], start: int, words: Vocabulary
+) -> tuple[Table | None, int]:
     """The table starting at fragment `start` (if any) and where to look next.
 
     A region laid out in rows that is rejected as a table is skipped whole, so that its own
@@ -340,7 +415,7 @@ def _table_at(fragments: list[_Fragment], start: int) -> tuple[Table | None, int
     first = fragments[start]
     if not first.first_of_line:
         return None, start + 1
-    builder = _Builder(first, page_top=start == 0)
+    builder = _Builder(first, page_top=start == 0, words=words)
     position = start + 1
     while position < len(fragments) and builder.add(fragments[position]):
         position += 1
@@ -354,6 +429,9 @@ def _table_at(fragments: list[_Fragment], start: int) -> tuple[Table | None, int
                 position -= 1
             return None, _line_end(fragments, start, position)
         return None, _line_end(fragments, start, position) if skip else start + 1
+    next_line = start + 1 < len(fragments) and fragments[start + 1].first_of_line
+    if len(table.columns) > 1 and first.right > table.columns[1] and next_line:
+        return None, start + 1  # a line over the second column's start is a caption, no cell
     # end at a line boundary: every fragment of the table's lines belongs to it
     end = start
     while end < len(fragments) and fragments[end].line <= table.last_line:
