@@ -89,6 +89,7 @@ class _Fragment:
     bold: bool = False
     right: float = 0.0
     bottom: float = 0.0
+    alone: bool = False  # the only part of its line
 
 
 @dataclass
@@ -182,10 +183,13 @@ def find_tables(
             line.bold,
             max(cell.right, cell.x),
             cell.bottom,
+            len(cells) == 1,
         )
-        for index, line in enumerate(lines)
-        for part, cell in enumerate(line.cells())
-        if cell.text.strip()
+        for index, cells in enumerate(
+            [[cell for cell in line.cells() if cell.text.strip()] for line in lines]
+        )
+        for part, cell in enumerate(cells)
+        for line in (lines[index],)
     ]
     tables: list[Table] = []
     position = 0
@@ -319,6 +323,17 @@ class _Builder:
         """The table so far, without trailing rows that are not table rows; None if too small."""
         # the table ends before the first row with a single cell: a lone line is prose
         complete = next((i for i, row in enumerate(self.rows) if len(row) < 2), len(self.rows))
+        header = [" ".join(self.rows[0].get(c, [])) for c in range(len(self.columns))]
+        repeated = next(
+            (
+                i
+                for i, row in enumerate(self.rows[1:complete], start=1)
+                if all(" ".join(row.get(c, [])).endswith(h) for c, h in enumerate(header))
+            ),
+            complete,
+        )
+        if repeated > 1:
+            complete = repeated  # the header again (under a caption): the next table starts
         width = len(self.columns)
         while complete > 2 and width >= 3 and 2 * len(self.rows[complete - 1]) < width:
             complete -= 1  # a last row filling few of many columns is the text after it

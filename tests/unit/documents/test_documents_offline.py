@@ -415,3 +415,31 @@ def test_a_row_cut_by_a_page_break_is_completed_on_the_page_of_its_key():
         "| CW248 | Los Angeles (LAX) | Boeing 787-10 |"
     ) in second, second
     assert "Francisco" not in second
+
+
+def test_small_tables_under_numbered_captions_stay_apart_with_their_captions_as_text():
+    """A DOCX of model tables (the corpus' build_your_own): each "N. Name" caption starts where
+    the table's first column does and runs past the second's start."""
+    lines = [Text("Example configurations are listed one bundle at a time.", 72, 760)]
+    y = 730.0
+    for number, (name, series) in enumerate(
+        [
+            ("Power User Creator Bundle", "Velvera One Pro"),
+            ("Pocket-Friendly Urban Explorer", "Edge"),
+        ],
+        start=1,
+    ):
+        lines.append(Text(f"{number}. {name}", 72, y))
+        lines += [Text("Attribute", 72, y - 16), Text("Configuration", 190, y - 16)]
+        lines += [Text("Series", 72, y - 34), Text(series, 190, y - 34)]
+        lines += [Text("Warranty", 72, y - 52), Text(f"{number} Years", 190, y - 52)]
+        y -= 92
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    table = "| Attribute | Configuration |\n| --- | --- |\n"
+    assert f"1. Power User Creator Bundle\n\n{table}| Series | Velvera One Pro |" in markdown, (
+        markdown
+    )
+    assert (
+        f"| Warranty | 1 Years |\n\n2. Pocket-Friendly Urban Explorer\n\n{table}| Series | Edge |"
+        in (markdown)
+    ), markdown
