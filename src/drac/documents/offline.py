@@ -163,6 +163,8 @@ def offline_markdown(data: bytes, max_pages: int = 5000) -> list[OfflinePage]:
                 fixed = before.markdown[: -len(old)] + completed.markdown()
                 result[-1] = before.model_copy(update={"markdown": fixed})
         carried = last
+        if result and page_result.has_text_layer and result[-1].has_text_layer:
+            result[-1], page_result = _join_broken_paragraph(result[-1], page_result)
         warnings = note.warnings(number)
         if warnings:
             page_result = page_result.model_copy(
@@ -802,6 +804,35 @@ def _drop_marker(chars: list[tuple[str, bool]], text: str, rest: str) -> list[tu
     while index < len(chars) and chars[index][0] == " ":
         index += 1
     return chars[index:]
+
+
+_SENTENCE_END = re.compile(r"[.!?:;][*_)\]\"'”’]*$")
+
+
+def _join_broken_paragraph(
+    previous: OfflinePage, page: OfflinePage
+) -> tuple[OfflinePage, OfflinePage]:
+    """The two pages with a paragraph the page break cut mid-sentence whole on the first.
+
+    The page's first block goes on the previous page's last one when that is a paragraph not
+    ending a sentence and this one starts in lower case (a sentence going on); the words that
+    moved are a line or two, cited at the page where their paragraph starts.
+    """
+    head, _, last = previous.markdown.rpartition("\n\n")
+    marker, _, body = page.markdown.partition("\n\n")
+    first, _, rest = body.partition("\n\n")
+    if (
+        not head
+        or not first[:1].islower()
+        or "\n" in first
+        or last.startswith(("#", "|", "<!--", "- ", "\\"))
+        or _ORDERED.match(last)
+        or _SENTENCE_END.search(last)
+    ):
+        return previous, page
+    joined = previous.model_copy(update={"markdown": f"{previous.markdown} {first}"})
+    left = f"{marker}\n\n{rest}" if rest else marker
+    return joined, page.model_copy(update={"markdown": left})
 
 
 def _escape_start(text: str) -> str:

@@ -443,3 +443,27 @@ def test_small_tables_under_numbered_captions_stay_apart_with_their_captions_as_
         f"| Warranty | 1 Years |\n\n2. Pocket-Friendly Urban Explorer\n\n{table}| Series | Edge |"
         in (markdown)
     ), markdown
+
+
+def test_a_paragraph_a_page_break_cuts_mid_sentence_stays_one_on_its_first_page():
+    page_one = [
+        Text("Security by Design", 72, 740, 14, "Helvetica-Bold"),
+        Text("Security considerations are integrated into the initial design phase", 72, 100),
+    ]
+    page_two = [
+        Text("rather than added as subsequent layers of the product.", 72, 740),
+        Text("A new paragraph starts here and ends here.", 72, 700),
+    ]
+    pages = offline_markdown(make_pdf([(612, 792, page_one), (612, 792, page_two)]))
+    assert pages[0].markdown.endswith(
+        "integrated into the initial design phase rather than added as subsequent layers of"
+        " the product."
+    ), pages[0].markdown
+    assert pages[1].markdown == "<!-- Page 2 -->\n\nA new paragraph starts here and ends here."
+
+
+def test_a_page_ending_a_sentence_keeps_the_next_pages_first_paragraph():
+    page_one = [Text("The first page ends its sentence here.", 72, 100)]
+    page_two = [Text("and this line starts in lower case on its own page.", 72, 740)]
+    pages = offline_markdown(make_pdf([(612, 792, page_one), (612, 792, page_two)]))
+    assert pages[1].markdown.endswith("and this line starts in lower case on its own page.")
