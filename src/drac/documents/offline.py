@@ -28,7 +28,14 @@ from pydantic import BaseModel, ConfigDict
 
 from drac.documents.prompt import page_marker
 from drac.documents.render import open_pdf
-from drac.documents.tables import CELL_GAP, Table, find_tables
+from drac.documents.tables import (
+    CELL_GAP,
+    Cell,
+    Table,
+    Vocabulary,
+    find_tables,
+    rejoin_cut_row,
+)
 
 BULLETS = frozenset("•●○◦▪▫■□➢➤►▶✓✔❖◆◇‣⁃∙·")
 DASH_BULLETS = frozenset("-–—*")
@@ -82,8 +89,10 @@ class _Line:
     x0: float
     baseline: float
     hyphen_end: bool = False
-    cell_starts: list[tuple[int, float]] = field(default_factory=list)
+    # (char index, x, baseline, right edge of the cell before) of each cell after the first
+    cell_starts: list[tuple[int, float, float, float]] = field(default_factory=list)
     end_baseline: float | None = None  # where the line ends when PDFium joined a wrapped word
+    right: float = 0.0  # the right edge of the line's last cell
     text: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -91,13 +100,22 @@ class _Line:
         if self.end_baseline is None:
             self.end_baseline = self.baseline
 
-    def cells(self) -> list[tuple[float, str]]:
-        """(x, text) of the line's parts separated by gaps wider than CELL_GAP font sizes."""
-        starts = [(0, self.x0), *self.cell_starts]
-        ends = [index for index, _ in self.cell_starts] + [len(self.chars)]
+    def cells(self) -> list[Cell]:
+        """The line's parts separated by gaps wider than CELL_GAP font sizes, left to right."""
+        starts = [(0, self.x0, self.baseline), *((i, x, y) for i, x, y, _ in self.cell_starts)]
+        ends = [index for index, *_ in self.cell_starts] + [len(self.chars)]
+        rights = [right for *_, right in self.cell_starts] + [self.right]
+        last = len(starts) - 1
+        bottom = self.baseline if self.end_baseline is None else self.end_baseline
         return [
-            (x, "".join(ch for ch, _ in self.chars[start:end]))
-            for (start, x), end in zip(starts, ends, strict=True)
+            Cell(
+                x,
+                max(right, x),
+                y,
+                bottom if n == last and bottom != self.baseline else y,  # a wrapped word
+                "".join(ch for ch, _ in self.chars[start:end]),
+            )
+            for n, ((start, x, y), end, right) in enumerate(zip(starts, ends, rights, strict=True))
         ]
 
     @property
@@ -122,14 +140,31 @@ def offline_markdown(data: bytes, max_pages: int = 5000) -> list[OfflinePage]:
                 pictured.append(_has_images(page))
             finally:
                 page.close()
-    _resolve_hyphens(pages)
+    hyphenates = _resolve_hyphens(pages)
+    counts = Counter(
+        word for lines in pages for line in lines for word in _WORD.findall(line.text.casefold())
+    )
+    words = Vocabulary(counts, hyphenates)
     scale = _HeadingScale.from_pages(pages)
-    result = []
+    result: list[OfflinePage] = []
     carried: Table | None = None  # a table that ends its page, to go on at the next one's top
     for number, (lines, height, images, note) in enumerate(
         zip(pages, heights, pictured, notes, strict=True), start=1
     ):
-        page_result, carried = _page_result(number, lines, height, scale, images, carried)
+        page_result, last, completed = _page_result(
+            number, lines, height, scale, images, carried, words
+        )
+        if completed is not None and carried is not None:
+            # the row a page break cut goes on this page's top: it is completed on the page
+            # where its key cell stands
+            before = result[-1]
+            old = carried.markdown()
+            if before.markdown.endswith(old):
+                fixed = before.markdown[: -len(old)] + completed.markdown()
+                result[-1] = before.model_copy(update={"markdown": fixed})
+        carried = last
+        if result and page_result.has_text_layer and result[-1].has_text_layer:
+            result[-1], page_result = _join_broken_paragraph(result[-1], page_result)
         warnings = note.warnings(number)
         if warnings:
             page_result = page_result.model_copy(
@@ -175,12 +210,13 @@ def _page_result(
     scale: _HeadingScale,
     has_images: bool,
     carried: Table | None,
-) -> tuple[OfflinePage, Table | None]:
+    words: Vocabulary | None = None,
+) -> tuple[OfflinePage, Table | None, Table | None]:
     """The page's Markdown, and its last table when nothing follows it on the page."""
     marker = page_marker(number)
     if not any(line.text for line in lines) and not has_images:
         blank = OfflinePage(number=number, markdown=marker, has_text_layer=True)
-        return blank, None
+        return blank, None, None
     if not any(line.text for line in lines):
         note = f"<!-- Page {number}: no text layer (scanned page?); needs a vision model -->"
         warning = f"page {number} has no text layer; it needs a vision model to be converted"
@@ -190,12 +226,12 @@ def _page_result(
             has_text_layer=False,
             warnings=(warning,),
         )
-        return scanned, None
+        return scanned, None, None
     lines = [line for line in lines if line.text and not _is_page_furniture(line, height)]
-    blocks = _Blocks(scale)
+    blocks = _Blocks(scale, words)
     body = blocks.markdown(lines, carried)
     page = OfflinePage(number=number, markdown=f"{marker}\n\n{body}".rstrip(), has_text_layer=True)
-    return page, blocks.last_table
+    return page, blocks.last_table, blocks.completed
 
 
 def _page_lines(page: pdfium.PdfPage, notes: _PageNotes) -> list[_Line]:
@@ -231,8 +267,10 @@ def _lines_of(raw: object, count: int, notes: _PageNotes) -> Iterator[_Line]:
     started = False  # whether the line holds a character other than a space
     previous_index = -1
     generated_space = False  # whether the last space is one PDFium added for a gap
-    cells: list[tuple[int, float]] = []
+    new_cell = False
+    cells: list[tuple[int, float, float, float]] = []
     previous_right: float | None = None
+    cell_right = 0.0  # the right edge of the current cell's glyphs so far
     font_name = ctypes.create_string_buffer(128)
     flags = ctypes.c_int()
     flags_ref = ctypes.byref(flags)
@@ -268,10 +306,16 @@ def _lines_of(raw: object, count: int, notes: _PageNotes) -> Iterator[_Line]:
             glyph_left, glyph_start = -1.0, -1
             if char == "\n" and chars:
                 yield _finish(
-                    chars, sizes, bold_count, first_x, (baseline, end_baseline), hyphen, cells
+                    chars,
+                    sizes,
+                    bold_count,
+                    (first_x, cell_right),
+                    (baseline, end_baseline),
+                    hyphen,
+                    cells,
                 )
                 chars, sizes, bold_count, hyphen = [], Counter(), 0, False
-                cells, previous_right, started = [], None, False
+                cells, previous_right, started, cell_right = [], None, False, 0.0
             continue
         if not char or 0xE000 <= code <= 0xF8FF or code in (0xFFFD, 0xFFFE):
             if not chars and code and code != 0xFFFD:
@@ -281,7 +325,10 @@ def _lines_of(raw: object, count: int, notes: _PageNotes) -> Iterator[_Line]:
                 notes.missing_glyphs += 1  # a glyph the font maps to no character
                 pdfium_c.FPDFText_GetCharBox(raw, index, *box_refs)
                 if previous_right is not None and left.value < previous_right - 1.0:
-                    cells.append((len(chars), left.value))  # drawn over the cell before it
+                    # drawn over the cell before it
+                    pdfium_c.FPDFText_GetCharOrigin(raw, index, x_ref, y_ref)
+                    cells.append((len(chars), left.value, y.value, cell_right))
+                    cell_right = right.value
                     previous_right = None
             continue
         if char.isspace():
@@ -323,7 +370,7 @@ def _lines_of(raw: object, count: int, notes: _PageNotes) -> Iterator[_Line]:
                 if gap > CELL_GAP or gap < -_OVERLAP:
                     # a wide gap, or text drawn back over the text before it (a narrow
                     # column's overflow): the next table cell starts
-                    cells.append((len(chars), start))
+                    new_cell = True
                 elif (
                     (
                         chars[-1][0] != " "
@@ -335,7 +382,14 @@ def _lines_of(raw: object, count: int, notes: _PageNotes) -> Iterator[_Line]:
                     # between (not a symbol from a fallback font, "₹", with its narrow box),
                     # or past a space the text does not hold wider than a word space: a cell
                     # that its neighbour's text touches or nearly does
-                    cells.append((len(chars), start))
+                    new_cell = True
+            if new_cell:
+                pdfium_c.FPDFText_GetCharOrigin(raw, index, x_ref, y_ref)
+                cells.append((len(chars), start, y.value, cell_right))
+                cell_right = right.value
+                new_cell = False
+        if right.value > cell_right:
+            cell_right = right.value
         previous_right = right.value
         previous_index = index
         sizes[size] += 1
@@ -345,7 +399,9 @@ def _lines_of(raw: object, count: int, notes: _PageNotes) -> Iterator[_Line]:
         started = True
     _drop_misread_glyph(chars, glyph_start, notes)
     if chars:
-        yield _finish(chars, sizes, bold_count, first_x, (baseline, end_baseline), hyphen, cells)
+        yield _finish(
+            chars, sizes, bold_count, (first_x, cell_right), (baseline, end_baseline), hyphen, cells
+        )
 
 
 # A glyph the font maps to a ligature's letters while no letter touches it is not that
@@ -369,10 +425,10 @@ def _finish(
     chars: list[tuple[str, bool]],
     sizes: Counter[float],
     bold_count: int,
-    x0: float,
+    extent: tuple[float, float],
     baselines: tuple[float, float],
     hyphen: bool,
-    cells: list[tuple[int, float]],
+    cells: list[tuple[int, float, float, float]],
 ) -> _Line:
     visible = sum(sizes.values())
     size = sizes.most_common(1)[0][0] if sizes else 0.0
@@ -380,7 +436,8 @@ def _finish(
         chars=chars,
         size=size,
         bold=visible > 0 and bold_count >= 0.9 * visible,
-        x0=x0,
+        x0=extent[0],
+        right=extent[1],
         baseline=baselines[0],
         hyphen_end=hyphen,
         cell_starts=cells,
@@ -388,7 +445,7 @@ def _finish(
     )
 
 
-def _resolve_hyphens(pages: list[list[_Line]]) -> None:
+def _resolve_hyphens(pages: list[list[_Line]]) -> bool:
     """Turn each line-end hyphen PDFium marked into a real hyphen or nothing (a wrapped word).
 
     The glyph is the same either way, so the document decides. A hyphen stays next to a
@@ -396,7 +453,8 @@ def _resolve_hyphens(pages: list[list[_Line]]) -> None:
     where the document writes the hyphenated form elsewhere; a word the document writes
     whole elsewhere is joined. The rest follow the document's habit: joined when it shows
     more wrapped words than real hyphens at line ends (it was hyphenated by its typesetter),
-    kept otherwise (word processors rarely hyphenate), and kept before a capital.
+    kept otherwise (word processors rarely hyphenate), and kept before a capital. Returns
+    whether a wrapped word was joined (the document's typesetter hyphenates).
     """
     marked = [
         (line, lines[position + 1].text if position + 1 < len(lines) else "")
@@ -405,7 +463,7 @@ def _resolve_hyphens(pages: list[list[_Line]]) -> None:
         if _SOFT_HYPHEN in line.text
     ]
     if not marked:
-        return
+        return False
     words: Counter[str] = Counter()
     compounds: set[str] = set()
     for lines in pages:
@@ -420,14 +478,17 @@ def _resolve_hyphens(pages: list[list[_Line]]) -> None:
     ]
     soft = sum(1 for *_, verdict, _ in verdicts if verdict is False)
     real = sum(1 for *_, verdict, _ in verdicts if verdict is True)
+    joined = False
     for line, index, at_end, verdict, right in verdicts:
         if verdict is None:
             verdict = real >= soft or right[:1].isupper()
         line.chars[index] = ("-" if verdict or at_end else "", line.chars[index][1])
         if at_end:
             line.hyphen_end = not verdict
+        joined = joined or not verdict
     for line, _ in marked:
         line.text = "".join(ch for ch, _ in line.chars).strip()
+    return joined
 
 
 _COMPOUND = re.compile(r"[^\W_]+(?:-[^\W_]+)+")
@@ -553,8 +614,9 @@ def _list_marker(text: str) -> tuple[str, str] | None:
 class _Blocks:
     """Groups a page's lines into Markdown blocks: headings, list items and paragraphs."""
 
-    def __init__(self, scale: _HeadingScale) -> None:
+    def __init__(self, scale: _HeadingScale, words: Vocabulary | None = None) -> None:
         self.scale = scale
+        self.words = words or Vocabulary()  # the document's words (cut words in table cells)
         self.blocks: list[tuple[str, str]] = []
         self.current: list[_Line] = []
         self.kind = ""  # "heading", "item", "para"
@@ -562,12 +624,16 @@ class _Blocks:
         self.list_stack: list[tuple[float, int]] = []  # (bullet x, child indent)
         self.item_prefix = ""
         self.last_table: Table | None = None  # the page's last block, when it is a table
+        self.completed: Table | None = None  # `carried` with its cut last row completed
 
     def markdown(self, lines: list[_Line], carried: Table | None = None) -> str:
         """Return the lines as Markdown: blocks apart by a blank line, list items kept tight,
         tables as pipe tables (`carried`: the previous page's closing table, which rows at
         this page's top continue under its header)."""
-        tables = {table.first_line: table for table in find_tables(lines, carried)}
+        tables = {table.first_line: table for table in find_tables(lines, carried, self.words)}
+        rejoined = rejoin_cut_row(carried, tables[0]) if carried and 0 in tables else None
+        if rejoined is not None:
+            self.completed, tables[0] = rejoined
         index = 0
         self.last_table = None
         while index < len(lines):
@@ -738,6 +804,35 @@ def _drop_marker(chars: list[tuple[str, bool]], text: str, rest: str) -> list[tu
     while index < len(chars) and chars[index][0] == " ":
         index += 1
     return chars[index:]
+
+
+_SENTENCE_END = re.compile(r"[.!?:;][*_)\]\"'”’]*$")
+
+
+def _join_broken_paragraph(
+    previous: OfflinePage, page: OfflinePage
+) -> tuple[OfflinePage, OfflinePage]:
+    """The two pages with a paragraph the page break cut mid-sentence whole on the first.
+
+    The page's first block goes on the previous page's last one when that is a paragraph not
+    ending a sentence and this one starts in lower case (a sentence going on); the words that
+    moved are a line or two, cited at the page where their paragraph starts.
+    """
+    head, _, last = previous.markdown.rpartition("\n\n")
+    marker, _, body = page.markdown.partition("\n\n")
+    first, _, rest = body.partition("\n\n")
+    if (
+        not head
+        or not first[:1].islower()
+        or "\n" in first
+        or last.startswith(("#", "|", "<!--", "- ", "\\"))
+        or _ORDERED.match(last)
+        or _SENTENCE_END.search(last)
+    ):
+        return previous, page
+    joined = previous.model_copy(update={"markdown": f"{previous.markdown} {first}"})
+    left = f"{marker}\n\n{rest}" if rest else marker
+    return joined, page.model_copy(update={"markdown": left})
 
 
 def _escape_start(text: str) -> str:

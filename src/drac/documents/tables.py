@@ -11,9 +11,9 @@ defining the columns (the header), become a table; everything else stays prose.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Protocol
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import NamedTuple, Protocol
 
 # A gap wider than this many font sizes between two characters separates two cells (word
 # spacing is about a third of one, half in a loose justified line; LaTeX's column separation is
@@ -21,10 +21,49 @@ from typing import Protocol
 # with no word, heading or paragraph lost).
 CELL_GAP = 0.65
 _MAX_COLUMNS = 12
+# A cell whose middle is this many font sizes from its header cell's middle is centred under it.
+_CENTRED = 0.5
+# A header cell of more words than this is a sentence.
+_HEADER_WORDS = 12
+# A line ending this many font sizes or less from its column's widest line fills the column.
+_FULL = 0.6
 # A table whose body has more empty cells than this share was misread (overlapping columns).
 MAX_EMPTY_SHARE = 0.2
 # A first cell that is a list marker (or ends with a bullet): the "table" is a list.
 _LIST_MARKER = re.compile(r"(?:^(?:[-–—*]|\d{1,3}[.)]|[A-Za-z][.)])$|[•●○◦▪▫■□➢➤►▶✓✔❖◆◇‣⁃∙·]$)")
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """The document's words (case-folded, with their counts), to tell a word a narrow column
+    broke at its edge from two words, and whether its typesetter hyphenates broken words."""
+
+    counts: Mapping[str, int] = field(default_factory=dict)
+    hyphenates: bool = False
+
+    def broken(self, before: str, after: str) -> bool:
+        """Whether `before` at a full line's end and `after` at the next line's start are one
+        word: the document writes them whole elsewhere, or, where the typesetter does not
+        hyphenate, `before` is no word the document uses more than twice ("Destinati")."""
+        joined = (before + after).casefold()
+        if joined in self.counts:
+            return True
+        return not self.hyphenates and self.counts.get(before.casefold(), 0) <= _RARE
+
+
+# A word piece the document holds this many times or fewer is no word of its own.
+_RARE = 6
+_NO_WORDS = Vocabulary()
+
+
+class Cell(NamedTuple):
+    """One gap-separated part of a text line: its horizontal extent, baselines and text."""
+
+    x: float
+    right: float
+    baseline: float  # of its first visual line
+    bottom: float  # the baseline of its last visual line (a wrapped word goes on below)
+    text: str
 
 
 class TextLine(Protocol):
@@ -34,8 +73,8 @@ class TextLine(Protocol):
     baseline: float
     bold: bool
 
-    def cells(self) -> list[tuple[float, str]]:
-        """(x, text) of each gap-separated part of the line, left to right."""
+    def cells(self) -> list[Cell]:
+        """Each gap-separated part of the line, left to right."""
         ...
 
 
@@ -48,6 +87,9 @@ class _Fragment:
     text: str
     first_of_line: bool
     bold: bool = False
+    right: float = 0.0
+    bottom: float = 0.0
+    alone: bool = False  # the only part of its line
 
 
 @dataclass
@@ -58,6 +100,8 @@ class Table:
     last_line: int
     rows: list[list[str]] = field(default_factory=list)
     columns: list[float] = field(default_factory=list)
+    spans: list[tuple[float, float]] = field(default_factory=list)  # header cells' extents
+    cut_row: bool = False  # its first body row has no key: the rest of a row a page break cut
 
     def markdown(self) -> str:
         """The table as a Markdown pipe table, its first row as header."""
@@ -67,43 +111,97 @@ class Table:
         return "\n".join(lines)
 
 
-def _cell_text(lines: list[str]) -> str:
+def rejoin_cut_row(previous: Table, table: Table) -> tuple[Table, Table] | None:
+    """(`previous` with its last row completed, `table` without it) when `table` starts, under
+    the same header, with the rest of `previous`'s last row that a page break cut; else None."""
+    if (
+        not table.cut_row
+        or len(table.rows) < 3
+        or len(previous.rows) < 2
+        or previous.rows[0] != table.rows[0]
+    ):
+        return None
+    cut = table.rows[1]
+    last = [
+        _cell_text([a, b]) if a and b else a or b
+        for a, b in zip(previous.rows[-1], cut, strict=True)
+    ]
+    completed = replace(previous, rows=[*previous.rows[:-1], last])
+    return completed, replace(table, rows=[table.rows[0], *table.rows[2:]], cut_row=False)
+
+
+def _cell_text(lines: list[str], full: Sequence[bool] = (), words: Vocabulary = _NO_WORDS) -> str:
     """A cell's lines as one text: a line ending in a hyphen after a letter or digit goes on
-    without a space ("A350-" and "900" are "A350-900")."""
+    without a space ("A350-" and "900" are "A350-900"), and so does a single word that fills
+    its column (`full`) where `words` say it was broken: a word too long for a narrow column,
+    broken where it reached the edge ("Destinati" and "on")."""
     text = ""
-    for line in lines:
+    for index, line in enumerate(lines):
         glued = len(text) > 1 and text.endswith("-") and text[-2].isalnum()
+        if index and not glued and index - 1 < len(full) and full[index - 1]:
+            before = lines[index - 1]
+            after = _FIRST_WORD.match(line)
+            glued = (
+                " " not in before
+                and before[-1:].isalnum()
+                and after is not None
+                # a word goes on in lower case, a number in digits ("CW241" and "30")
+                and (line[:1].islower() or (line[:1].isdigit() and before[-1].isdigit()))
+                and _FIRST_WORD.fullmatch(before) is not None
+                and words.broken(before, after.group(0))
+            )
         text = f"{text}{line}" if glued or not text else f"{text} {line}"
     return text
+
+
+_FIRST_WORD = re.compile(r"[^\W_]+")
 
 
 def _row(cells: Sequence[str]) -> str:
     return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
 
 
-def find_tables(lines: Sequence[TextLine], carried: Table | None = None) -> list[Table]:
+def find_tables(
+    lines: Sequence[TextLine],
+    carried: Table | None = None,
+    words: Vocabulary = _NO_WORDS,
+) -> list[Table]:
     """The tables among a page's lines, in order, none overlapping.
 
     `carried` is the table that ended the previous page: rows at this page's top laid out in
-    its columns continue it, under its header repeated.
+    its columns continue it, under its header repeated. `words` are the document's words
+    (case-folded), to tell a word broken at a narrow column's edge.
     """
     fragments = [
-        _Fragment(index, x, line.baseline, max(line.size, 1.0), text.strip(), part == 0, line.bold)
-        for index, line in enumerate(lines)
-        for part, (x, text) in enumerate(line.cells())
-        if text.strip()
+        _Fragment(
+            index,
+            cell.x,
+            cell.baseline,
+            max(line.size, 1.0),
+            cell.text.strip(),
+            part == 0,
+            line.bold,
+            max(cell.right, cell.x),
+            cell.bottom,
+            len(cells) == 1,
+        )
+        for index, cells in enumerate(
+            [[cell for cell in line.cells() if cell.text.strip()] for line in lines]
+        )
+        for part, cell in enumerate(cells)
+        for line in (lines[index],)
     ]
     tables: list[Table] = []
     position = 0
-    own = _table_at(fragments, 0)[0] if carried is not None and fragments else None
+    own = _table_at(fragments, 0, words)[0] if carried is not None and fragments else None
     if carried is not None and fragments and not (own and _own_header(lines, own)):
         # (a table at the top with a header of its own is not a continuation)
-        table, end = _continued(fragments, carried)
+        table, end = _continued(fragments, carried, words)
         if table is not None:
             tables.append(table)
             position = end
     while position < len(fragments):
-        table, position = _table_at(fragments, position)
+        table, position = _table_at(fragments, position, words)
         if table is not None:
             tables.append(table)
     return tables
@@ -112,10 +210,16 @@ def find_tables(lines: Sequence[TextLine], carried: Table | None = None) -> list
 class _Builder:
     """Grows one table fragment by fragment; `add` says whether the fragment belongs."""
 
-    def __init__(self, first: _Fragment) -> None:
+    def __init__(
+        self, first: _Fragment, page_top: bool = False, words: Vocabulary = _NO_WORDS
+    ) -> None:
+        self.page_top = page_top  # whether the table starts the page
+        self.words = words
         self.columns: list[float] = [first.x]
+        self.spans: list[list[float]] = [[first.x, first.right]]  # header cells' extents
         self.rows: list[dict[int, list[str]]] = [{0: [first.text]}]
         self.row_lines: list[list[int]] = [[first.line]]
+        self.rights: list[dict[int, list[float]]] = [{0: [first.right]}]  # as `rows`
         self.row_bottom = self.row_top = first.baseline
         self.previous = self.first = first
         self.previous_column = 0
@@ -126,6 +230,12 @@ class _Builder:
             if abs(fragment.x - x) <= tolerance:
                 return index
         if len(self.rows) > 1 or fragment.baseline < self.row_bottom - fragment.size:
+            # a cell centred under its header cell (their middles meet; prose lines that
+            # end at one margin do not, unless they start where the "header" does)
+            middle = (fragment.x + fragment.right) / 2
+            for index, (x0, x1) in enumerate(self.spans):
+                if abs(middle - (x0 + x1) / 2) <= _CENTRED * fragment.size:
+                    return index
             # a body cell under a header centred over its column starts left of the header
             # text: the first header starting right of it, within its column's width
             for index, x in enumerate(self.columns):
@@ -137,9 +247,16 @@ class _Builder:
     def add(self, fragment: _Fragment) -> bool:
         previous, size = self.previous, fragment.size
         column = self.column_of(fragment)
-        below = previous.baseline - fragment.baseline
+        below = previous.bottom - fragment.baseline
         in_header = len(self.rows) == 1
-        centred_below = column is None and abs(fragment.x - previous.x) <= 1.5 * size
+        shift = abs(fragment.x - previous.x)
+        # right under the previous cell's line (whatever header it seems under), or centred
+        # under it, or, in no column, a little left or right of it (a centred cell's next line)
+        centred_below = (
+            shift <= 0.8 * size
+            or (column is None and shift <= 1.5 * size)
+            or abs(fragment.right + fragment.x - previous.right - previous.x) <= _CENTRED * size
+        )
         # a caption right above the table is not its first cell's first line: it differs in
         # size, or in weight from the header line below it
         same_style = abs(fragment.size - previous.size) < 0.5 and (
@@ -149,16 +266,22 @@ class _Builder:
             (column == self.previous_column or centred_below)
             and 0 < below <= 1.7 * size
             and same_style
+            and not _LIST_MARKER.match(fragment.text)  # a bullet starts an item, not a line
         ):
             # the cell continues on the next line (a centred cell's next line starts
             # a little left or right of its first)
             column = self.previous_column
             self._append(column, fragment)
-        elif column == 0 and 0 < self.row_bottom - fragment.baseline <= 3.5 * size:
+        elif (
+            column == 0 or (column is not None and in_header and self.page_top)
+        ) and 0 < self.row_bottom - fragment.baseline <= 3.5 * size:
+            # a new row; at a page's top, under a repeated header, the first row may be the
+            # rest of one the page break cut (no key cell: it stayed on the page before)
             self.rows.append({})
             self.row_lines.append([])
+            self.rights.append({})
             self.row_bottom = self.row_top = fragment.baseline
-            self._append(0, fragment)
+            self._append(column, fragment)
         elif (
             fragment.x > previous.x + 1.5 * size
             and self.row_bottom - size < fragment.baseline <= self.row_top + 2 * size
@@ -175,7 +298,13 @@ class _Builder:
         return True
 
     def _append(self, column: int, fragment: _Fragment) -> None:
+        if len(self.rows) == 1:
+            while len(self.spans) <= column:
+                self.spans.append([fragment.x, fragment.right])
+            span = self.spans[column]
+            span[0], span[1] = min(span[0], fragment.x), max(span[1], fragment.right)
         self.rows[-1].setdefault(column, []).append(fragment.text)
+        self.rights[-1].setdefault(column, []).append(fragment.right)
         self.row_lines[-1].append(fragment.line)
         self.row_bottom = min(self.row_bottom, fragment.baseline)
         self.row_top = max(self.row_top, fragment.baseline)
@@ -194,11 +323,40 @@ class _Builder:
         """The table so far, without trailing rows that are not table rows; None if too small."""
         # the table ends before the first row with a single cell: a lone line is prose
         complete = next((i for i, row in enumerate(self.rows) if len(row) < 2), len(self.rows))
+        header = [" ".join(self.rows[0].get(c, [])) for c in range(len(self.columns))]
+        repeated = next(
+            (
+                i
+                for i, row in enumerate(self.rows[1:complete], start=1)
+                if all(" ".join(row.get(c, [])).endswith(h) for c, h in enumerate(header))
+            ),
+            complete,
+        )
+        if repeated > 1:
+            complete = repeated  # the header again (under a caption): the next table starts
+        width = len(self.columns)
+        while complete > 2 and width >= 3 and 2 * len(self.rows[complete - 1]) < width:
+            complete -= 1  # a last row filling few of many columns is the text after it
         rows, lines = self.rows[:complete], self.row_lines[:complete]
         width = len(self.columns)
         if width < 2 or len(rows) < 2 or len(rows[0]) < 2:
             return None
-        cells = [[_cell_text(row.get(c, [])) for c in range(width)] for row in rows]
+        rights = self.rights[:complete]
+        reach = [
+            max((r for row in rights for r in row.get(c, ())), default=0.0) for c in range(width)
+        ]
+        edge = _FULL * self.first.size
+        cells = [
+            [
+                _cell_text(
+                    row.get(c, []), [r >= reach[c] - edge for r in extents.get(c, ())], self.words
+                )
+                for c in range(width)
+            ]
+            for row, extents in zip(rows, rights, strict=True)
+        ]
+        if any(len(cell.split()) > _HEADER_WORDS for cell in cells[0]):
+            return None  # a header cell holding a sentence: prose with a wide gap, no table
         body = [cell for row in cells[1:] for cell in row]
         if sum(1 for cell in body if not cell) > MAX_EMPTY_SHARE * len(body):
             return None  # mostly empty cells: the columns were not recovered; keep it prose
@@ -208,7 +366,15 @@ class _Builder:
         first, last = min(covered), max(covered)
         if len(covered) != last - first + 1:
             return None  # another line sits inside the table's span: not a clean table
-        return Table(first_line=first, last_line=last, rows=cells, columns=list(self.columns))
+        spans = [(x0, x1) for x0, x1 in self.spans]
+        return Table(
+            first_line=first,
+            last_line=last,
+            rows=cells,
+            columns=list(self.columns),
+            spans=spans,
+            cut_row=self.page_top and 0 not in rows[1],
+        )
 
 
 def _own_header(lines: Sequence[TextLine], table: Table) -> bool:
@@ -221,11 +387,14 @@ def _own_header(lines: Sequence[TextLine], table: Table) -> bool:
     return len(digits) == 2 and not digits[0] and digits[1]
 
 
-def _continued(fragments: list[_Fragment], carried: Table) -> tuple[Table | None, int]:
+def _continued(
+    fragments: list[_Fragment], carried: Table, words: Vocabulary
+) -> tuple[Table | None, int]:
     """The rows at the page's top that go on in `carried`'s columns, under its header."""
     first = fragments[0]
-    builder = _Builder(first)
+    builder = _Builder(first, words=words)
     builder.columns = list(carried.columns)
+    builder.spans = [[x0, x1] for x0, x1 in carried.spans]
     if builder.column_of(first) != 0 or len(carried.rows[0]) != len(carried.columns):
         return None, 0
     builder.rows = [
@@ -233,6 +402,7 @@ def _continued(fragments: list[_Fragment], carried: Table) -> tuple[Table | None
         {0: [first.text]},
     ]
     builder.row_lines = [[], [first.line]]
+    builder.rights = [{}, {0: [first.right]}]
     position = 1
     while position < len(fragments) and builder.add(fragments[position]):
         position += 1
@@ -249,7 +419,9 @@ def _continued(fragments: list[_Fragment], carried: Table) -> tuple[Table | None
     return table, end
 
 
-def _table_at(fragments: list[_Fragment], start: int) -> tuple[Table | None, int]:
+def _table_at(
+    fragments: list[_Fragment], start: int, words: Vocabulary
+) -> tuple[Table | None, int]:
     """The table starting at fragment `start` (if any) and where to look next.
 
     A region laid out in rows that is rejected as a table is skipped whole, so that its own
@@ -258,7 +430,7 @@ def _table_at(fragments: list[_Fragment], start: int) -> tuple[Table | None, int
     first = fragments[start]
     if not first.first_of_line:
         return None, start + 1
-    builder = _Builder(first)
+    builder = _Builder(first, page_top=start == 0, words=words)
     position = start + 1
     while position < len(fragments) and builder.add(fragments[position]):
         position += 1
@@ -272,6 +444,9 @@ def _table_at(fragments: list[_Fragment], start: int) -> tuple[Table | None, int
                 position -= 1
             return None, _line_end(fragments, start, position)
         return None, _line_end(fragments, start, position) if skip else start + 1
+    next_line = start + 1 < len(fragments) and fragments[start + 1].first_of_line
+    if len(table.columns) > 1 and first.right > table.columns[1] and next_line:
+        return None, start + 1  # a line over the second column's start is a caption, no cell
     # end at a line boundary: every fragment of the table's lines belongs to it
     end = start
     while end < len(fragments) and fragments[end].line <= table.last_line:

@@ -356,3 +356,114 @@ def test_a_table_right_after_a_list_and_a_bold_caption_keeps_its_header():
     assert "- Nexus 1 (256GB / 512GB)\n- Nexus 1 Pro (512GB / 1TB)" in markdown, markdown
     assert "Shared Specifications\n\n| Component | Specification |" in markdown, markdown
     assert "| Launch Year | 2024 |\n| Chipset | PrimeChip v2.7 |" in markdown
+
+
+def test_narrow_cells_centred_under_wide_header_cells_stay_in_their_columns():
+    lines = [
+        Text("Flights from Mumbai to Canada are listed below with local times.", 72, 760),
+        Text("Flight No.", 72, 720, 10, "Helvetica-Bold"),
+        Text("Departure (Mumbai, IST)", 140, 720, 10, "Helvetica-Bold"),
+        Text("Arrival (Local, Canada)", 270, 720, 10, "Helvetica-Bold"),
+        Text("City", 400, 720, 10, "Helvetica-Bold"),
+        # each time centred under its header: it starts right of the header's start
+        Text("CW24201", 72, 704),
+        Text("01:30", 186, 704),
+        Text("07:30", 312, 704),
+        Text("Toronto", 400, 704),
+        Text("CW24203", 72, 688),
+        Text("10:45", 186, 688),
+        Text("13:10", 312, 688),
+        Text("Vancouver", 400, 688),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "| CW24201 | 01:30 | 07:30 | Toronto |" in markdown, markdown
+    assert "| CW24203 | 10:45 | 13:10 | Vancouver |" in markdown, markdown
+
+
+def test_a_row_cut_by_a_page_break_is_completed_on_the_page_of_its_key():
+    """LibreOffice breaks a tall row across pages and repeats the header at the next top."""
+    header = [("Flight", 72), ("Origin City", 150), ("Aircraft", 300)]
+
+    def header_at(y: float) -> list[Text]:
+        return [Text(text, x, y, 10, "Helvetica-Bold") for text, x in header]
+
+    page_one = [
+        Text("Inbound flights to Mumbai are listed below by flight number.", 72, 740),
+        *header_at(150),
+        Text("CW244", 72, 134),
+        Text("Chicago (ORD)", 150, 134),
+        Text("Airbus A350", 300, 134),
+        Text("CW246", 72, 118),
+        Text("San", 150, 118),
+        Text("Airbus A350-", 300, 118),
+    ]
+    page_two = [
+        *header_at(740),
+        Text("Francisco (SFO)", 150, 724),  # the cut row's rest: no key cell on this page
+        Text("1000", 300, 724),
+        Text("CW248", 72, 708),
+        Text("Los Angeles (LAX)", 150, 708),
+        Text("Boeing 787-10", 300, 708),
+    ]
+    pages = offline_markdown(make_pdf([(612, 792, page_one), (612, 792, page_two)]))
+    assert pages[0].markdown.endswith("| CW246 | San Francisco (SFO) | Airbus A350-1000 |"), pages[
+        0
+    ].markdown
+    second = pages[1].markdown
+    assert (
+        "| Flight | Origin City | Aircraft |\n| --- | --- | --- |\n"
+        "| CW248 | Los Angeles (LAX) | Boeing 787-10 |"
+    ) in second, second
+    assert "Francisco" not in second
+
+
+def test_small_tables_under_numbered_captions_stay_apart_with_their_captions_as_text():
+    """A DOCX of model tables (the corpus' build_your_own): each "N. Name" caption starts where
+    the table's first column does and runs past the second's start."""
+    lines = [Text("Example configurations are listed one bundle at a time.", 72, 760)]
+    y = 730.0
+    for number, (name, series) in enumerate(
+        [
+            ("Power User Creator Bundle", "Velvera One Pro"),
+            ("Pocket-Friendly Urban Explorer", "Edge"),
+        ],
+        start=1,
+    ):
+        lines.append(Text(f"{number}. {name}", 72, y))
+        lines += [Text("Attribute", 72, y - 16), Text("Configuration", 190, y - 16)]
+        lines += [Text("Series", 72, y - 34), Text(series, 190, y - 34)]
+        lines += [Text("Warranty", 72, y - 52), Text(f"{number} Years", 190, y - 52)]
+        y -= 92
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    table = "| Attribute | Configuration |\n| --- | --- |\n"
+    assert f"1. Power User Creator Bundle\n\n{table}| Series | Velvera One Pro |" in markdown, (
+        markdown
+    )
+    assert (
+        f"| Warranty | 1 Years |\n\n2. Pocket-Friendly Urban Explorer\n\n{table}| Series | Edge |"
+        in (markdown)
+    ), markdown
+
+
+def test_a_paragraph_a_page_break_cuts_mid_sentence_stays_one_on_its_first_page():
+    page_one = [
+        Text("Security by Design", 72, 740, 14, "Helvetica-Bold"),
+        Text("Security considerations are integrated into the initial design phase", 72, 100),
+    ]
+    page_two = [
+        Text("rather than added as subsequent layers of the product.", 72, 740),
+        Text("A new paragraph starts here and ends here.", 72, 700),
+    ]
+    pages = offline_markdown(make_pdf([(612, 792, page_one), (612, 792, page_two)]))
+    assert pages[0].markdown.endswith(
+        "integrated into the initial design phase rather than added as subsequent layers of"
+        " the product."
+    ), pages[0].markdown
+    assert pages[1].markdown == "<!-- Page 2 -->\n\nA new paragraph starts here and ends here."
+
+
+def test_a_page_ending_a_sentence_keeps_the_next_pages_first_paragraph():
+    page_one = [Text("The first page ends its sentence here.", 72, 100)]
+    page_two = [Text("and this line starts in lower case on its own page.", 72, 740)]
+    pages = offline_markdown(make_pdf([(612, 792, page_one), (612, 792, page_two)]))
+    assert pages[1].markdown.endswith("and this line starts in lower case on its own page.")
