@@ -144,8 +144,11 @@ def index_range(rt: Runtime, event: IndexInput) -> IndexedRange:
     item = event.input
     text = rt.artifacts.get_text(keys.chunk_range_key(item.document_id, item.version, item.index))
     chunks = [Chunk.model_validate_json(line) for line in text.splitlines() if line]
+    record = rt.registry.get(item.document_id)
+    metadata = {item.document_id: record.metadata} if record and record.metadata else None
     with retried_by_step_functions():
-        index_chunks(rt.index(), chunks, embedder=rt.embedder(), ledger=rt.ledger)
+        index_chunks(rt.index(), chunks, embedder=rt.embedder(), ledger=rt.ledger,
+                     metadata=metadata)
     return IndexedRange(index=item.index, chunks=len(chunks))
 
 
