@@ -83,7 +83,10 @@ def index_chunks(
                     at=utc_now(),
                 )
             )
-    index.upsert(chunks, vectors, metadata)
+    if metadata:
+        index.upsert(chunks, vectors, metadata)
+    else:
+        index.upsert(chunks, vectors)
 
 
 def activate_plan(
