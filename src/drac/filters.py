@@ -19,8 +19,9 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from pydantic import (
@@ -221,23 +222,31 @@ def _check_operand(operator: str, condition: Condition) -> None:
 # -- evaluation (the local search) ---------------------------------------------------------
 
 
+Predicate = Callable[[Mapping[str, MetaValue]], bool]
+"""A compiled filter: metadata in, whether it passes out."""
+
+
 def matches(flt: MetadataFilter, metadata: Mapping[str, MetaValue]) -> bool:
     """Whether a document with this metadata passes the filter."""
+    return predicate(flt)(metadata)
+
+
+def predicate(flt: MetadataFilter) -> Predicate:
+    """The filter compiled once into a function of a document's metadata (bounds parsed
+    ahead), for testing many documents."""
     operator = flt.operator
-    if operator == "andAll":
-        return all(matches(child, metadata) for child in flt.children)
-    if operator == "orAll":
-        return any(matches(child, metadata) for child in flt.children)
+    if operator in ("andAll", "orAll"):
+        parts = [predicate(child) for child in flt.children]
+        if operator == "andAll":
+            return lambda metadata: all(part(metadata) for part in parts)
+        return lambda metadata: any(part(metadata) for part in parts)
     condition = flt.condition
-    if condition.key not in metadata:
-        return False
-    stored = metadata[condition.key]
-    if operator == "equals":
-        return _equal(stored, condition.value)
-    if operator == "in":
-        values = condition.value if isinstance(condition.value, list) else [condition.value]
-        return any(_equal(stored, value) for value in values)
-    return _in_range(operator, stored, condition.value)
+    key = condition.key
+    if operator in RANGES:
+        test = _range_test(operator, condition.value)
+        return lambda metadata: key in metadata and test(metadata[key])
+    wanted = condition.value if isinstance(condition.value, list) else [condition.value]
+    return lambda metadata: key in metadata and any(_equal(metadata[key], w) for w in wanted)
 
 
 def _equal(stored: MetaValue, wanted: object) -> bool:
@@ -250,23 +259,38 @@ def _equal(stored: MetaValue, wanted: object) -> bool:
     return float(stored) == float(wanted)  # type: ignore[arg-type]
 
 
-def _in_range(operator: str, stored: MetaValue, bound: object) -> bool:
-    left: float | datetime | None
-    right: float | datetime | None
+_COMPARE: dict[str, Callable[[Any, Any], bool]] = {
+    "greaterThan": lambda left, right: bool(left > right),
+    "greaterThanOrEquals": lambda left, right: bool(left >= right),
+    "lessThan": lambda left, right: bool(left < right),
+    "lessThanOrEquals": lambda left, right: bool(left <= right),
+}
+
+
+def _range_test(operator: str, bound: object) -> Callable[[MetaValue], bool]:
+    """A stored value's test against one bound: numbers with numbers, dates with dates."""
+    compare = _COMPARE[operator]
     if isinstance(bound, int | float) and not isinstance(bound, bool):
-        numeric = isinstance(stored, int | float) and not isinstance(stored, bool)
-        left, right = (float(stored), float(bound)) if numeric else (None, None)  # type: ignore[arg-type]
-    else:
-        left, right = as_date(stored), as_date(bound)
-    if left is None or right is None:
-        return False
-    if operator == "greaterThan":
-        return left > right  # type: ignore[operator]
-    if operator == "greaterThanOrEquals":
-        return left >= right  # type: ignore[operator]
-    if operator == "lessThan":
-        return left < right  # type: ignore[operator]
-    return left <= right  # type: ignore[operator]
+        limit = float(bound)
+
+        def numeric(stored: MetaValue) -> bool:
+            if isinstance(stored, bool) or not isinstance(stored, int | float):
+                return False
+            return compare(float(stored), limit)
+
+        return numeric
+    moment = as_date(bound)
+
+    def dated(stored: MetaValue) -> bool:
+        parsed = _cached_date(stored) if isinstance(stored, str) else None
+        return parsed is not None and moment is not None and compare(parsed, moment)
+
+    return dated
+
+
+@lru_cache(maxsize=65536)
+def _cached_date(value: str) -> datetime | None:
+    return as_date(value)
 
 
 # -- the command line's short form ----------------------------------------------------------

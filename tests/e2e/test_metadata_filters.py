@@ -26,7 +26,8 @@ CONTACT = (VELVERA / "md" / "contact_info.md").read_bytes()
 
 def put(deployed: Cloud, key: str, body: bytes, metadata: dict[str, str] | None = None) -> None:
     boto3.client("s3", region_name=deployed.region).put_object(
-        Bucket=deployed.documents_bucket, Key=key, Body=body, Metadata=metadata or {})
+        Bucket=deployed.documents_bucket, Key=key, Body=body, Metadata=metadata or {}
+    )
 
 
 def sidecar(attributes: dict[str, Any]) -> bytes:
@@ -38,24 +39,41 @@ def labelled(cloud: Any) -> tuple[Cloud, dict[str, str]]:
     """acme: a policy with a sidecar (uploaded first) and a booking guide with S3 user
     metadata; beta: contact details with a sidecar naming acme's own values."""
     deployed, _bedrock, _opensearch, _pdf = cloud
-    put(deployed, "incoming/acme/policy.md.metadata.json",
-        sidecar({"dept": "sustainability", "year": 2021, "tags": ["policy", "eu"],
-                 "issued": "2021-06-30"}))
+    put(
+        deployed,
+        "incoming/acme/policy.md.metadata.json",
+        sidecar(
+            {
+                "dept": "sustainability",
+                "year": 2021,
+                "tags": ["policy", "eu"],
+                "issued": "2021-06-30",
+            }
+        ),
+    )
     put(deployed, "incoming/acme/policy.md", POLICY)
-    put(deployed, "incoming/acme/booking.md", BOOKING,
-        {"drac-dept": "sales", "drac-year": "2019", "unrelated": "kept out"})
-    put(deployed, "incoming/beta/contact.md.metadata.json",
-        sidecar({"dept": "sales", "year": 2019}))
+    put(
+        deployed,
+        "incoming/acme/booking.md",
+        BOOKING,
+        {"drac-dept": "sales", "drac-year": "2019", "unrelated": "kept out"},
+    )
+    put(
+        deployed, "incoming/beta/contact.md.metadata.json", sidecar({"dept": "sales", "year": 2019})
+    )
     put(deployed, "incoming/beta/contact.md", CONTACT)
     deployed.settle()
-    return deployed, {"policy": document_id_for(POLICY, "acme"),
-                      "booking": document_id_for(BOOKING, "acme"),
-                      "contact": document_id_for(CONTACT, "beta")}
+    return deployed, {
+        "policy": document_id_for(POLICY, "acme"),
+        "booking": document_id_for(BOOKING, "acme"),
+        "contact": document_id_for(CONTACT, "beta"),
+    }
 
 
 def _search(deployed: Cloud, role: str, body: dict[str, Any]) -> tuple[int, Any]:
-    answer = deployed.invoke_url(deployed.model.function_for("retrieve"),
-                                 deployed.caller(role), body)
+    answer = deployed.invoke_url(
+        deployed.model.function_for("retrieve"), deployed.caller(role), body
+    )
     return answer["statusCode"], json.loads(answer["body"])
 
 
@@ -69,8 +87,12 @@ def test_metadata_is_read_stored_and_indexed(labelled: Any) -> None:
     assert len(runs) == 3 and all(r["status"] == "SUCCEEDED" for r in runs)  # no sidecar run
     registry = deployed.runtime.registry
     expected = {
-        "policy": {"dept": "sustainability", "year": 2021, "tags": ["policy", "eu"],
-                   "issued": "2021-06-30"},
+        "policy": {
+            "dept": "sustainability",
+            "year": 2021,
+            "tags": ["policy", "eu"],
+            "issued": "2021-06-30",
+        },
         "booking": {"dept": "sales", "year": 2019},
         "contact": {"dept": "sales", "year": 2019},
     }
@@ -90,30 +112,54 @@ def test_filters_through_the_retrieval_api(labelled: Any) -> None:
     assert status == 200 and _documents(body) == {ids["policy"], ids["booking"]}
     cases = [
         ({"equals": {"key": "dept", "value": "sales"}}, {ids["booking"]}),
-        ({"in": {"key": "dept", "value": ["sales", "sustainability"]}},
-         {ids["policy"], ids["booking"]}),
+        (
+            {"in": {"key": "dept", "value": ["sales", "sustainability"]}},
+            {ids["policy"], ids["booking"]},
+        ),
         ({"greaterThanOrEquals": {"key": "year", "value": 2020}}, {ids["policy"]}),
-        ({"andAll": [{"greaterThan": {"key": "issued", "value": "2021-01-01"}},
-                     {"lessThan": {"key": "issued", "value": "2021-12-31T23:59:59Z"}}]},
-         {ids["policy"]}),
+        (
+            {
+                "andAll": [
+                    {"greaterThan": {"key": "issued", "value": "2021-01-01"}},
+                    {"lessThan": {"key": "issued", "value": "2021-12-31T23:59:59Z"}},
+                ]
+            },
+            {ids["policy"]},
+        ),
         ({"equals": {"key": "tags", "value": "eu"}}, {ids["policy"]}),
-        ({"orAll": [{"equals": {"key": "dept", "value": "sales"}},
-                    {"equals": {"key": "year", "value": 2021}}]},
-         {ids["policy"], ids["booking"]}),
+        (
+            {
+                "orAll": [
+                    {"equals": {"key": "dept", "value": "sales"}},
+                    {"equals": {"key": "year", "value": 2021}},
+                ]
+            },
+            {ids["policy"], ids["booking"]},
+        ),
     ]
     for flt, expected in cases:
         for mode in ("bm25", "dense", "hybrid"):
-            status, body = _search(deployed, ACME_ROLE,
-                                   {**query, "mode": mode, "filters": {"metadata": flt}})
+            status, body = _search(
+                deployed, ACME_ROLE, {**query, "mode": mode, "filters": {"metadata": flt}}
+            )
             assert status == 200 and _documents(body) == expected, (flt, mode)
             assert {chunk["tenant"] for chunk in body["chunks"]} <= {"acme"}
     # the exact request OpenSearch received last: the tenant first, the filter ANDed after
     (_, last) = deployed.opensearch.requests[-1]
     knn = last["query"]["knn"]["embedding"]
-    assert knn["filter"] == {"bool": {"filter": [
-        {"term": {"tenant": "acme"}}, metadata_query(MetadataFilter.model_validate(flt))]}}
-    status, body = _search(deployed, ACME_ROLE, {**query, "filters": {"metadata": {
-        "equals": {"key": "dept", "value": "sales"}}}})
+    assert knn["filter"] == {
+        "bool": {
+            "filter": [
+                {"term": {"tenant": "acme"}},
+                metadata_query(MetadataFilter.model_validate(flt)),
+            ]
+        }
+    }
+    status, body = _search(
+        deployed,
+        ACME_ROLE,
+        {**query, "filters": {"metadata": {"equals": {"key": "dept", "value": "sales"}}}},
+    )
     assert body["chunks"][0]["metadata"] == {"dept": "sales", "year": 2019}
 
 
@@ -121,17 +167,27 @@ def test_no_filter_reaches_another_tenant(labelled: Any) -> None:
     deployed, ids = labelled
     query = {"query": "environmental booking contact email phone", "k": 20}
     # beta's own values, and an orAll that every document of every tenant passes
-    for flt in ({"equals": {"key": "dept", "value": "sales"}},
-                {"orAll": [{"greaterThan": {"key": "year", "value": 0}},
-                           {"in": {"key": "dept", "value": ["sales", "sustainability"]}}]}):
+    for flt in (
+        {"equals": {"key": "dept", "value": "sales"}},
+        {
+            "orAll": [
+                {"greaterThan": {"key": "year", "value": 0}},
+                {"in": {"key": "dept", "value": ["sales", "sustainability"]}},
+            ]
+        },
+    ):
         status, body = _search(deployed, ACME_ROLE, {**query, "filters": {"metadata": flt}})
         assert status == 200 and ids["contact"] not in _documents(body)
         status, body = _search(deployed, BETA_ROLE, {**query, "filters": {"metadata": flt}})
         assert status == 200 and _documents(body) == {ids["contact"]}
     # a filter naming the tenant (or any field drac uses), however nested, is refused
     for key in ("tenant", "document_id", "Tenant"):
-        hidden = {"orAll": [{"equals": {"key": "dept", "value": "sales"}},
-                            {"andAll": [{"equals": {"key": key, "value": "beta"}}]}]}
+        hidden = {
+            "orAll": [
+                {"equals": {"key": "dept", "value": "sales"}},
+                {"andAll": [{"equals": {"key": key, "value": "beta"}}]},
+            ]
+        }
         status, body = _search(deployed, ACME_ROLE, {**query, "filters": {"metadata": hidden}})
         assert status == 422, key
 

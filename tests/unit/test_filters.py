@@ -19,10 +19,22 @@ from drac.filters import (
 )
 from drac.metadata import RESERVED_KEYS
 
-HR_2021 = {"dept": "hr", "year": 2021, "score": 4.5, "public": True,
-           "tags": ["policy", "eu"], "issued": "2021-06-30"}
-LEGAL_2019 = {"dept": "legal", "year": 2019, "score": 3, "public": False,
-              "tags": ["contract"], "issued": "2019-01-15T09:30:00Z"}
+HR_2021 = {
+    "dept": "hr",
+    "year": 2021,
+    "score": 4.5,
+    "public": True,
+    "tags": ["policy", "eu"],
+    "issued": "2021-06-30",
+}
+LEGAL_2019 = {
+    "dept": "legal",
+    "year": 2019,
+    "score": 3,
+    "public": False,
+    "tags": ["contract"],
+    "issued": "2019-01-15T09:30:00Z",
+}
 BARE: dict[str, object] = {}
 
 
@@ -83,22 +95,36 @@ def test_several_filters_are_anded_and_json_gives_or() -> None:
     both = parse_expressions(["dept=hr", "year>=2021"])
     assert both is not None and both.operator == "andAll"
     assert matches(both, HR_2021) and not matches(both, {"dept": "hr", "year": 2019})
-    either = parse_json(json.dumps({"orAll": [
-        {"equals": {"key": "dept", "value": "legal"}},
-        {"andAll": [{"equals": {"key": "public", "value": True}},
-                    {"greaterThan": {"key": "score", "value": 4}}]},
-    ]}))
+    either = parse_json(
+        json.dumps(
+            {
+                "orAll": [
+                    {"equals": {"key": "dept", "value": "legal"}},
+                    {
+                        "andAll": [
+                            {"equals": {"key": "public", "value": True}},
+                            {"greaterThan": {"key": "score", "value": 4}},
+                        ]
+                    },
+                ]
+            }
+        )
+    )
     assert matches(either, HR_2021) and matches(either, LEGAL_2019)
     assert not matches(either, {"dept": "it", "public": True, "score": 2})
     assert parse_expressions([]) is None
 
 
-@pytest.mark.parametrize("key", sorted(RESERVED_KEYS) + ["Tenant", "_id"])
+@pytest.mark.parametrize("key", [*sorted(RESERVED_KEYS), "Tenant", "_id"])
 def test_no_filter_can_name_a_reserved_key(key: str) -> None:
     with pytest.raises(FilterError, match="reserved"):
         parse_expressions([f"{key}=beta"])
-    hidden = {"orAll": [{"equals": {"key": "dept", "value": "hr"}},
-                        {"andAll": [{"in": {"key": key, "value": ["beta"]}}]}]}
+    hidden = {
+        "orAll": [
+            {"equals": {"key": "dept", "value": "hr"}},
+            {"andAll": [{"in": {"key": key, "value": ["beta"]}}]},
+        ]
+    }
     with pytest.raises(FilterError, match="reserved"):
         parse_json(json.dumps(hidden))
 
@@ -106,8 +132,10 @@ def test_no_filter_can_name_a_reserved_key(key: str) -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ('{"equals": {"key": "a", "value": 1}, "in": {"key": "a", "value": [1]}}',
-         "exactly one of"),
+        (
+            '{"equals": {"key": "a", "value": 1}, "in": {"key": "a", "value": [1]}}',
+            "exactly one of",
+        ),
         ("{}", "exactly one of"),
         ('{"equals": {"key": "a"}}', "value"),
         ('{"equals": {"key": "a", "value": 1, "extra": 2}}', "Extra inputs"),

@@ -32,28 +32,47 @@ def sidecar(attributes: object) -> bytes:
 
 
 def test_a_bedrock_sidecar_gives_each_type() -> None:
-    data = sidecar({"department": "legal", "year": 2024, "score": 4.5, "public": False,
-                    "tags": ["contract", "eu"]})
+    data = sidecar(
+        {
+            "department": "legal",
+            "year": 2024,
+            "score": 4.5,
+            "public": False,
+            "tags": ["contract", "eu"],
+        }
+    )
     assert parse_sidecar(data, ORIGIN) == {
-        "department": "legal", "year": 2024, "score": 4.5, "public": False,
-        "tags": ["contract", "eu"]}
+        "department": "legal",
+        "year": 2024,
+        "score": 4.5,
+        "public": False,
+        "tags": ["contract", "eu"],
+    }
 
 
 def test_bedrock_typed_values_are_read_as_plain_ones() -> None:
-    data = sidecar({
-        "genre": {"value": {"type": "STRING", "stringValue": "novel"},
-                  "includeForEmbedding": True},
-        "year": {"value": {"type": "NUMBER", "numberValue": 1925}},
-        "signed": {"value": {"type": "BOOLEAN", "booleanValue": True}},
-        "cast": {"value": {"type": "STRING_LIST", "stringListValue": ["a", "b"]}},
-    })
-    assert parse_sidecar(data, ORIGIN) == {"genre": "novel", "year": 1925, "signed": True,
-                                           "cast": ["a", "b"]}
+    data = sidecar(
+        {
+            "genre": {
+                "value": {"type": "STRING", "stringValue": "novel"},
+                "includeForEmbedding": True,
+            },
+            "year": {"value": {"type": "NUMBER", "numberValue": 1925}},
+            "signed": {"value": {"type": "BOOLEAN", "booleanValue": True}},
+            "cast": {"value": {"type": "STRING_LIST", "stringListValue": ["a", "b"]}},
+        }
+    )
+    assert parse_sidecar(data, ORIGIN) == {
+        "genre": "novel",
+        "year": 1925,
+        "signed": True,
+        "cast": ["a", "b"],
+    }
     with pytest.raises(MetadataError, match='key "year": type must be one of'):
         parse_sidecar(sidecar({"year": {"value": {"type": "DATE", "dateValue": 1}}}), ORIGIN)
 
 
-@pytest.mark.parametrize("key", sorted(RESERVED_KEYS) + ["Tenant", "TENANT", "_hidden"])
+@pytest.mark.parametrize("key", [*sorted(RESERVED_KEYS), "Tenant", "TENANT", "_hidden"])
 def test_reserved_keys_are_refused_naming_file_and_key(key: str) -> None:
     with pytest.raises(MetadataError) as caught:
         parse_sidecar(sidecar({key: "x"}), ORIGIN)
@@ -113,10 +132,29 @@ def test_size_and_count_limits() -> None:
 
 def test_assignments_read_values_as_written() -> None:
     assert parse_assignments(
-        ["dept=legal", "year=2024", "ratio=0.5", "draft=true", "code=007", "code2:=\"007\"",
-         "tags:=[\"a\",\"b\"]", "note=a=b", "when=2024-05-01"], "--meta"
-    ) == {"dept": "legal", "year": 2024, "ratio": 0.5, "draft": True, "code": "007",
-          "code2": "007", "tags": ["a", "b"], "note": "a=b", "when": "2024-05-01"}
+        [
+            "dept=legal",
+            "year=2024",
+            "ratio=0.5",
+            "draft=true",
+            "code=007",
+            'code2:="007"',
+            'tags:=["a","b"]',
+            "note=a=b",
+            "when=2024-05-01",
+        ],
+        "--meta",
+    ) == {
+        "dept": "legal",
+        "year": 2024,
+        "ratio": 0.5,
+        "draft": True,
+        "code": "007",
+        "code2": "007",
+        "tags": ["a", "b"],
+        "note": "a=b",
+        "when": "2024-05-01",
+    }
     assert scalar("-3") == -3 and scalar("1e3") == 1000.0 and scalar("1.") == "1."
     with pytest.raises(MetadataError, match="is not key=value"):
         parse_assignment("novalue", "--meta")

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict
 
 from drac.embedders.cache import CachingEmbedder
 from drac.embedders.local import EmbedderUnavailable
-from drac.filters import MetadataFilter, matches
+from drac.filters import MetadataFilter, predicate
 from drac.local.workspace import Workspace
 from drac.metadata import Metadata
 from drac.models import Chunk
@@ -128,7 +128,9 @@ def search_workspace(
     metadata = ws.document_metadata()
     chunks = ws.active_chunks()
     if metadata_filter is not None:
-        chunks = [c for c in chunks if matches(metadata_filter, metadata.get(c.document_id, {}))]
+        passes = predicate(metadata_filter)
+        passing = {document for document, values in metadata.items() if passes(values)}
+        chunks = [c for c in chunks if c.document_id in passing]
     rankings: dict[Mode, Ranking] = {}
     if mode is not Mode.DENSE or fallback:
         terms = ws.index.term_index([c.chunk_id for c in chunks])

@@ -22,11 +22,20 @@ TEXTS = {
     "notes.md": "# Notes\n\nHoliday notes without any metadata at all.\n",
 }
 SIDECARS: dict[str, dict[str, Any]] = {
-    "policy.md": {"dept": "hr", "year": 2021, "tags": ["policy", "eu"], "issued": "2021-06-30",
-                  "public": True},
-    "contract.md": {"dept": "legal", "year": 2019, "tags": ["contract"],
-                    "issued": {"value": {"type": "STRING", "stringValue": "2019-01-15"}},
-                    "public": False},
+    "policy.md": {
+        "dept": "hr",
+        "year": 2021,
+        "tags": ["policy", "eu"],
+        "issued": "2021-06-30",
+        "public": True,
+    },
+    "contract.md": {
+        "dept": "legal",
+        "year": 2019,
+        "tags": ["contract"],
+        "issued": {"value": {"type": "STRING", "stringValue": "2019-01-15"}},
+        "public": False,
+    },
 }
 
 
@@ -61,8 +70,10 @@ def workspace(tmp_path: Path, folder: Path) -> str:
     assert code == 0, output
     report = json.loads(output)
     skipped = {Path(s["path"]).name: s["reason"] for s in report["skipped_entries"]}
-    assert skipped == {f"{n}.metadata.json": "metadata sidecar (read with its document, never "
-                       "ingested itself)" for n in SIDECARS}
+    assert skipped == {
+        f"{n}.metadata.json": "metadata sidecar (read with its document, never ingested itself)"
+        for n in SIDECARS
+    }
     assert len(report["outcomes"]) == 3
     return ws
 
@@ -96,27 +107,45 @@ def sources(hits: list[dict[str, Any]]) -> set[str]:
         (("tags=eu",), {"policy.md"}),
         (("public=false",), {"contract.md"}),
         (("dept=hr", "year<2020"), set()),
-        (('{"orAll": [{"equals": {"key": "dept", "value": "legal"}},'
-          ' {"greaterThan": {"key": "year", "value": 2020}}]}',), {"policy.md", "contract.md"}),
+        (
+            (
+                '{"orAll": [{"equals": {"key": "dept", "value": "legal"}},'
+                ' {"greaterThan": {"key": "year", "value": 2020}}]}',
+            ),
+            {"policy.md", "contract.md"},
+        ),
         (("dept=finance",), set()),
     ],
 )
-def test_search_with_each_operator(workspace: str, filters: tuple[str, ...],
-                                   expected: set[str]) -> None:
+def test_search_with_each_operator(
+    workspace: str, filters: tuple[str, ...], expected: set[str]
+) -> None:
     hits = search(workspace, *filters)
     assert sources(hits) == expected
     for hit in hits:
         wanted = SIDECARS.get(hit["source"], {})
-        plain = {k: (v["value"]["stringValue"] if isinstance(v, dict) else v)
-                 for k, v in wanted.items()}
+        plain = {
+            k: (v["value"]["stringValue"] if isinstance(v, dict) else v) for k, v in wanted.items()
+        }
         assert hit["metadata"] == plain  # every hit carries its document's metadata
 
 
 def test_meta_sets_and_overrides_metadata(tmp_path: Path, folder: Path) -> None:
     ws = str(tmp_path / "ws")
-    code, output = run("ingest", str(folder / "policy.md"), str(folder / "notes.md"),
-                       "--workspace", ws, "--no-embed", "--meta", "project=apollo",
-                       "--meta", "year:=2030", "--meta", "code=007")
+    code, output = run(
+        "ingest",
+        str(folder / "policy.md"),
+        str(folder / "notes.md"),
+        "--workspace",
+        ws,
+        "--no-embed",
+        "--meta",
+        "project=apollo",
+        "--meta",
+        "year:=2030",
+        "--meta",
+        "code=007",
+    )
     assert code == 0, output
     hits = {h["source"]: h["metadata"] for h in search(ws)}
     assert hits["notes.md"] == {"project": "apollo", "year": 2030, "code": "007"}
@@ -126,8 +155,9 @@ def test_meta_sets_and_overrides_metadata(tmp_path: Path, folder: Path) -> None:
 
 def test_a_changed_sidecar_updates_an_unchanged_document(workspace: str, folder: Path) -> None:
     write_sidecar(folder / "notes.md", {"dept": "ops"})
-    code, output = run("ingest", str(folder / "notes.md"), "--workspace", workspace,
-                       "--no-embed", "--json")
+    code, output = run(
+        "ingest", str(folder / "notes.md"), "--workspace", workspace, "--no-embed", "--json"
+    )
     assert code == 0, output
     (outcome,) = json.loads(output)["outcomes"]
     assert outcome["status"] == "UNCHANGED" and "metadata updated (1 key(s))" in outcome["warnings"]
@@ -145,7 +175,7 @@ def test_a_bad_sidecar_fails_its_document_alone(tmp_path: Path, folder: Path) ->
     outcomes = {Path(d["path"]).name: d for d in json.loads(output)["outcomes"]}
     failed = outcomes["notes.md"]
     assert failed["status"] == "FAILED"
-    assert "notes.md.metadata.json: key \"tenant\" is reserved" in failed["error"]
+    assert 'notes.md.metadata.json: key "tenant" is reserved' in failed["error"]
     assert outcomes["policy.md"]["status"] == "INDEXED"
     assert sources(search(ws)) == {"policy.md", "contract.md"}
 
@@ -163,8 +193,9 @@ def test_hostile_sidecars_are_refused(tmp_path: Path, content: bytes, reason: st
     document = tmp_path / "doc.md"
     document.write_text("# Doc\n\nSome text about the holiday.\n")
     (tmp_path / "doc.md.metadata.json").write_bytes(content)
-    code, output = run("ingest", str(document), "--workspace", str(tmp_path / "ws"),
-                       "--no-embed", "--json")
+    code, output = run(
+        "ingest", str(document), "--workspace", str(tmp_path / "ws"), "--no-embed", "--json"
+    )
     assert code == 1
     (outcome,) = json.loads(output)["outcomes"]
     assert outcome["status"] == "FAILED" and reason in outcome["error"]
@@ -177,23 +208,27 @@ def test_a_sidecar_link_is_never_followed(tmp_path: Path) -> None:
     document = tmp_path / "doc.md"
     document.write_text("# Doc\n\nSome text about the holiday.\n")
     os.symlink(secret, tmp_path / "doc.md.metadata.json")
-    code, output = run("ingest", str(document), "--workspace", str(tmp_path / "ws"),
-                       "--no-embed", "--json")
+    code, output = run(
+        "ingest", str(document), "--workspace", str(tmp_path / "ws"), "--no-embed", "--json"
+    )
     assert code == 1
     (outcome,) = json.loads(output)["outcomes"]
     assert "a symbolic link" in outcome["error"] and "hunter2" not in output
 
 
-def test_a_sidecar_named_on_the_command_line_is_not_a_document(tmp_path: Path,
-                                                               folder: Path) -> None:
+def test_a_sidecar_named_on_the_command_line_is_not_a_document(
+    tmp_path: Path, folder: Path
+) -> None:
     named = [str(p) for p in sorted(folder.iterdir())]  # what a shell glob `docs/*` gives
-    code, output = run("ingest", *named, "--workspace", str(tmp_path / "ws"), "--no-embed",
-                       "--json")
+    code, output = run(
+        "ingest", *named, "--workspace", str(tmp_path / "ws"), "--no-embed", "--json"
+    )
     assert code == 0, output
     report = json.loads(output)
     assert {Path(d["path"]).name for d in report["outcomes"]} == set(TEXTS)
     assert {Path(s["path"]).name for s in report["skipped_entries"]} == {
-        f"{n}.metadata.json" for n in SIDECARS}
+        f"{n}.metadata.json" for n in SIDECARS
+    }
 
 
 @pytest.mark.parametrize(
@@ -204,8 +239,9 @@ def test_a_sidecar_named_on_the_command_line_is_not_a_document(tmp_path: Path,
         (("--meta", "a:=NaN"), "not JSON"),
     ],
 )
-def test_bad_meta_is_a_usage_error(tmp_path: Path, folder: Path, args: tuple[str, ...],
-                                   message: str) -> None:
+def test_bad_meta_is_a_usage_error(
+    tmp_path: Path, folder: Path, args: tuple[str, ...], message: str
+) -> None:
     code, output = run("ingest", str(folder), "--workspace", str(tmp_path / "ws"), *args)
     assert code == 2 and message in output
     assert not (tmp_path / "ws").exists()  # refused before any work
@@ -222,8 +258,9 @@ def test_bad_meta_is_a_usage_error(tmp_path: Path, folder: Path, args: tuple[str
     ],
 )
 def test_bad_filters_are_usage_errors(workspace: str, flt: str, message: str) -> None:
-    code, output = run("search", "holiday", "--workspace", workspace, "--embedder", "none",
-                       "--filter", flt)
+    code, output = run(
+        "search", "holiday", "--workspace", workspace, "--embedder", "none", "--filter", flt
+    )
     assert code == 2 and message in output
 
 

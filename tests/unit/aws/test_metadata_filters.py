@@ -31,17 +31,26 @@ from tests.fakes import FakeBedrockRuntime, FakeIndices, FakeOpenSearch
 
 
 def _chunk(document_id: str, tenant: str, text: str) -> Chunk:
-    return Chunk(document_id=document_id, source=f"{document_id}.md", chunk_id=f"{document_id}-c1",
-                 plan_version=1, text=text, breadcrumb="", element_ids=("p1",), pages=(1,),
-                 tenant=tenant)
+    return Chunk(
+        document_id=document_id,
+        source=f"{document_id}.md",
+        chunk_id=f"{document_id}-c1",
+        plan_version=1,
+        text=text,
+        breadcrumb="",
+        element_ids=("p1",),
+        pages=(1,),
+        tenant=tenant,
+    )
 
 
 def test_the_mapping_is_fixed_and_nested() -> None:
     assert index_body()["mappings"]["properties"]["meta"] == META_MAPPING
     assert META_MAPPING["type"] == "nested"
     assert set(META_MAPPING["properties"]) == {"key", "keyword", "number", "date", "bool"}
-    assert meta_fields({"dept": "hr", "year": 2024, "ok": True, "tags": ["a", "b"],
-                        "issued": "2024-05-01"}) == [
+    assert meta_fields(
+        {"dept": "hr", "year": 2024, "ok": True, "tags": ["a", "b"], "issued": "2024-05-01"}
+    ) == [
         {"key": "dept", "keyword": "hr"},
         {"key": "year", "number": 2024},
         {"key": "ok", "bool": True},
@@ -66,24 +75,95 @@ def test_the_exact_query_of_a_filter() -> None:
     flt = parse_expressions(["dept=hr|legal", "year>=2020", "issued<2024-01-01"])
     assert flt is not None
     term = {"term": {"meta.key": "dept"}}
-    assert metadata_query(flt) == {"bool": {"filter": [
-        {"nested": {"path": "meta", "query": {"bool": {"filter": [
-            term, {"terms": {"meta.keyword": ["hr", "legal"]}}]}}}},
-        {"nested": {"path": "meta", "query": {"bool": {"filter": [
-            {"term": {"meta.key": "year"}}, {"range": {"meta.number": {"gte": 2020}}}]}}}},
-        {"nested": {"path": "meta", "query": {"bool": {"filter": [
-            {"term": {"meta.key": "issued"}},
-            {"range": {"meta.date": {"lt": "2024-01-01T00:00:00+00:00"}}}]}}}},
-    ]}}
-    either = MetadataFilter.model_validate({"orAll": [{"equals": {"key": "a", "value": True}},
-                                                      {"in": {"key": "b", "value": ["x", 2]}}]})
-    assert metadata_query(either) == {"bool": {"minimum_should_match": 1, "should": [
-        {"nested": {"path": "meta", "query": {"bool": {"filter": [
-            {"term": {"meta.key": "a"}}, {"terms": {"meta.bool": [True]}}]}}}},
-        {"nested": {"path": "meta", "query": {"bool": {"filter": [
-            {"term": {"meta.key": "b"}}, {"bool": {"minimum_should_match": 1, "should": [
-                {"terms": {"meta.keyword": ["x"]}}, {"terms": {"meta.number": [2]}}]}}]}}}},
-    ]}}
+    assert metadata_query(flt) == {
+        "bool": {
+            "filter": [
+                {
+                    "nested": {
+                        "path": "meta",
+                        "query": {
+                            "bool": {"filter": [term, {"terms": {"meta.keyword": ["hr", "legal"]}}]}
+                        },
+                    }
+                },
+                {
+                    "nested": {
+                        "path": "meta",
+                        "query": {
+                            "bool": {
+                                "filter": [
+                                    {"term": {"meta.key": "year"}},
+                                    {"range": {"meta.number": {"gte": 2020}}},
+                                ]
+                            }
+                        },
+                    }
+                },
+                {
+                    "nested": {
+                        "path": "meta",
+                        "query": {
+                            "bool": {
+                                "filter": [
+                                    {"term": {"meta.key": "issued"}},
+                                    {"range": {"meta.date": {"lt": "2024-01-01T00:00:00+00:00"}}},
+                                ]
+                            }
+                        },
+                    }
+                },
+            ]
+        }
+    }
+    either = MetadataFilter.model_validate(
+        {
+            "orAll": [
+                {"equals": {"key": "a", "value": True}},
+                {"in": {"key": "b", "value": ["x", 2]}},
+            ]
+        }
+    )
+    assert metadata_query(either) == {
+        "bool": {
+            "minimum_should_match": 1,
+            "should": [
+                {
+                    "nested": {
+                        "path": "meta",
+                        "query": {
+                            "bool": {
+                                "filter": [
+                                    {"term": {"meta.key": "a"}},
+                                    {"terms": {"meta.bool": [True]}},
+                                ]
+                            }
+                        },
+                    }
+                },
+                {
+                    "nested": {
+                        "path": "meta",
+                        "query": {
+                            "bool": {
+                                "filter": [
+                                    {"term": {"meta.key": "b"}},
+                                    {
+                                        "bool": {
+                                            "minimum_should_match": 1,
+                                            "should": [
+                                                {"terms": {"meta.keyword": ["x"]}},
+                                                {"terms": {"meta.number": [2]}},
+                                            ],
+                                        }
+                                    },
+                                ]
+                            }
+                        },
+                    }
+                },
+            ],
+        }
+    }
 
 
 # -- the OpenSearch query agrees with the local evaluator, for any metadata and filter ------
@@ -96,33 +176,46 @@ values = st.one_of(
     st.lists(st.sampled_from(["x", "y", "z"]), min_size=1, max_size=3),
 )
 metadata_values = st.dictionaries(st.sampled_from(KEYS), values, max_size=3)
-scalars = st.one_of(st.sampled_from(["x", "y", "1", "2024-05-01"]),
-                    st.sampled_from([0, 1, 2, 2.5]), st.booleans())
-bounds = st.one_of(st.sampled_from([0, 1, 2, 2.5]),
-                   st.sampled_from(["2024-01-01", "2024-05-01", "2023-12-31T22:00:00-02:00"]))
+scalars = st.one_of(
+    st.sampled_from(["x", "y", "1", "2024-05-01"]), st.sampled_from([0, 1, 2, 2.5]), st.booleans()
+)
+bounds = st.one_of(
+    st.sampled_from([0, 1, 2, 2.5]),
+    st.sampled_from(["2024-01-01", "2024-05-01", "2023-12-31T22:00:00-02:00"]),
+)
 leaves = st.one_of(
     st.builds(lambda k, v: {"equals": {"key": k, "value": v}}, st.sampled_from(KEYS), scalars),
-    st.builds(lambda k, v: {"in": {"key": k, "value": v}}, st.sampled_from(KEYS),
-              st.lists(st.one_of(st.sampled_from(["x", "z", "1"]), st.sampled_from([1, 2.5])),
-                       min_size=1, max_size=3)),
-    st.builds(lambda op, k, v: {op: {"key": k, "value": v}},
-              st.sampled_from(["greaterThan", "greaterThanOrEquals", "lessThan",
-                               "lessThanOrEquals"]), st.sampled_from(KEYS), bounds),
+    st.builds(
+        lambda k, v: {"in": {"key": k, "value": v}},
+        st.sampled_from(KEYS),
+        st.lists(
+            st.one_of(st.sampled_from(["x", "z", "1"]), st.sampled_from([1, 2.5])),
+            min_size=1,
+            max_size=3,
+        ),
+    ),
+    st.builds(
+        lambda op, k, v: {op: {"key": k, "value": v}},
+        st.sampled_from(["greaterThan", "greaterThanOrEquals", "lessThan", "lessThanOrEquals"]),
+        st.sampled_from(KEYS),
+        bounds,
+    ),
 )
 filters = st.recursive(
     leaves,
-    lambda inner: st.one_of(st.builds(lambda xs: {"andAll": xs}, st.lists(inner, min_size=1,
-                                                                          max_size=3)),
-                            st.builds(lambda xs: {"orAll": xs}, st.lists(inner, min_size=1,
-                                                                         max_size=3))),
+    lambda inner: st.one_of(
+        st.builds(lambda xs: {"andAll": xs}, st.lists(inner, min_size=1, max_size=3)),
+        st.builds(lambda xs: {"orAll": xs}, st.lists(inner, min_size=1, max_size=3)),
+    ),
     max_leaves=6,
 )
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(metadata=metadata_values, raw=filters)
-def test_opensearch_and_the_local_search_agree(metadata: dict[str, Any], raw: dict[str, Any]
-                                               ) -> None:
+def test_opensearch_and_the_local_search_agree(
+    metadata: dict[str, Any], raw: dict[str, Any]
+) -> None:
     flt = MetadataFilter.model_validate(raw)
     doc = chunk_document(_chunk("d", "acme", "t"), None, metadata)
     assert FakeOpenSearch._matches(doc, metadata_query(flt)) == matches(flt, metadata)
@@ -143,10 +236,18 @@ def labelled(cloud: Any) -> tuple[Runtime, FakeOpenSearch]:
         ("hr-beta", "beta", {"dept": "hr", "year": 2023}, "holiday policy of beta"),
     )
     for document_id, tenant, metadata, text in documents:
-        rt.registry.put(DocumentRecord(document_id=document_id, source=f"{document_id}.md",
-                                       source_path=f"incoming/{tenant}/{document_id}.md",
-                                       sha256="0" * 64, tenant=tenant, metadata=metadata,
-                                       status=DocumentStatus.INDEXED, active_version=1))
+        rt.registry.put(
+            DocumentRecord(
+                document_id=document_id,
+                source=f"{document_id}.md",
+                source_path=f"incoming/{tenant}/{document_id}.md",
+                sha256="0" * 64,
+                tenant=tenant,
+                metadata=metadata,
+                status=DocumentStatus.INDEXED,
+                active_version=1,
+            )
+        )
         chunk = _chunk(document_id, tenant, text)
         rt.index().upsert([chunk], rt.embedder().embed([text]), {document_id: metadata})
     opensearch.requests.clear()
@@ -161,8 +262,10 @@ def test_the_filter_is_anded_after_the_tenant_in_both_retrievers(labelled: Any) 
     rt, opensearch = labelled
     flt = parse_expressions(["dept=hr"])
     assert flt is not None
-    response = retrieve(rt, RetrieveRequest(query="holiday policy", tenant="acme",
-                                            filters={"metadata": flt.to_json()}))
+    response = retrieve(
+        rt,
+        RetrieveRequest(query="holiday policy", tenant="acme", filters={"metadata": flt.to_json()}),
+    )
     assert _ids(response) == {"hr-acme"}
     assert response.chunks[0].metadata == {"dept": "hr", "year": 2021}
     expected = [{"term": {"tenant": "acme"}}, metadata_query(flt)]
@@ -174,32 +277,59 @@ def test_the_filter_is_anded_after_the_tenant_in_both_retrievers(labelled: Any) 
 def test_no_filter_widens_the_tenant(labelled: Any) -> None:
     rt, _ = labelled
     # an orAll that every document of every tenant passes still stays inside acme
-    everything = {"orAll": [{"equals": {"key": "dept", "value": "hr"}},
-                            {"greaterThan": {"key": "year", "value": 0}},
-                            {"in": {"key": "dept", "value": ["legal", "hr"]}}]}
+    everything = {
+        "orAll": [
+            {"equals": {"key": "dept", "value": "hr"}},
+            {"greaterThan": {"key": "year", "value": 0}},
+            {"in": {"key": "dept", "value": ["legal", "hr"]}},
+        ]
+    }
     for mode in Mode:
-        response = retrieve(rt, RetrieveRequest(query="holiday", tenant="acme", mode=mode, k=10,
-                                                filters={"metadata": everything}))
+        response = retrieve(
+            rt,
+            RetrieveRequest(
+                query="holiday", tenant="acme", mode=mode, k=10, filters={"metadata": everything}
+            ),
+        )
         assert _ids(response) == {"hr-acme", "legal-acme"}, mode
         assert {c.tenant for c in response.chunks} == {"acme"}
     # beta's own year only: nothing of acme's passes, and beta's is out of acme's reach
-    response = retrieve(rt, RetrieveRequest(
-        query="holiday", tenant="acme", k=10,
-        filters={"metadata": {"equals": {"key": "year", "value": 2023}}}))
+    response = retrieve(
+        rt,
+        RetrieveRequest(
+            query="holiday",
+            tenant="acme",
+            k=10,
+            filters={"metadata": {"equals": {"key": "year", "value": 2023}}},
+        ),
+    )
     assert response.chunks == []
     for reserved in ("tenant", "document_id", "all_tenants", "TENANT"):
         with pytest.raises(ValueError, match="reserved"):
-            RetrieveRequest(query="q", filters={"metadata": {"orAll": [
-                {"equals": {"key": "dept", "value": "hr"}},
-                {"equals": {"key": reserved, "value": "beta"}}]}})
+            RetrieveRequest(
+                query="q",
+                filters={
+                    "metadata": {
+                        "orAll": [
+                            {"equals": {"key": "dept", "value": "hr"}},
+                            {"equals": {"key": reserved, "value": "beta"}},
+                        ]
+                    }
+                },
+            )
 
 
 def test_metadata_the_document_no_longer_has_is_not_matched(labelled: Any) -> None:
     rt, _ = labelled
     rt.registry.update("hr-acme", metadata={"dept": "finance"})  # the index still says hr
-    response = retrieve(rt, RetrieveRequest(query="holiday", tenant="acme",
-                                            filters={"metadata": {"equals": {
-                                                "key": "dept", "value": "hr"}}}))
+    response = retrieve(
+        rt,
+        RetrieveRequest(
+            query="holiday",
+            tenant="acme",
+            filters={"metadata": {"equals": {"key": "dept", "value": "hr"}}},
+        ),
+    )
     assert response.chunks == []
 
 
@@ -208,14 +338,24 @@ ACME_APP = "arn:aws:iam::123456789012:role/acme-app"
 
 def _url_event(body: Any) -> dict[str, Any]:
     session = "arn:aws:sts::123456789012:assumed-role/acme-app/session"
-    return {"version": "2.0", "rawPath": "/", "rawQueryString": "",
-            "headers": {"content-type": "application/json"},
-            "requestContext": {"http": {"method": "POST", "path": "/", "sourceIp": "127.0.0.1"},
-                               "authorizer": {"iam": {"userArn": session}},
-                               "requestId": "r1", "accountId": "123456789012",
-                               "domainName": "x.lambda-url.aws", "stage": "$default",
-                               "routeKey": "$default", "timeEpoch": 0},
-            "body": json.dumps(body), "isBase64Encoded": False}
+    return {
+        "version": "2.0",
+        "rawPath": "/",
+        "rawQueryString": "",
+        "headers": {"content-type": "application/json"},
+        "requestContext": {
+            "http": {"method": "POST", "path": "/", "sourceIp": "127.0.0.1"},
+            "authorizer": {"iam": {"userArn": session}},
+            "requestId": "r1",
+            "accountId": "123456789012",
+            "domainName": "x.lambda-url.aws",
+            "stage": "$default",
+            "routeKey": "$default",
+            "timeEpoch": 0,
+        },
+        "body": json.dumps(body),
+        "isBase64Encoded": False,
+    }
 
 
 def test_the_handler_takes_a_filter_and_refuses_reserved_or_deep_ones(labelled: Any) -> None:
@@ -223,22 +363,37 @@ def test_the_handler_takes_a_filter_and_refuses_reserved_or_deep_ones(labelled: 
     rt.settings = rt.settings.model_copy(update={"tenant_principals": {ACME_APP: "acme"}})
     handler = load_handler("retrieve")
     handler._runtime = lambda: rt
-    answer = handler.handler(_url_event({"query": "holiday", "filters": {"metadata": {
-        "lessThan": {"key": "year", "value": 2020}}}}), LambdaContext())
+    answer = handler.handler(
+        _url_event(
+            {
+                "query": "holiday",
+                "filters": {"metadata": {"lessThan": {"key": "year", "value": 2020}}},
+            }
+        ),
+        LambdaContext(),
+    )
     assert answer["statusCode"] == 200, answer
     body = json.loads(answer["body"])
     assert [c["document_id"] for c in body["chunks"]] == ["legal-acme"]
     assert body["chunks"][0]["metadata"] == {"dept": "legal", "year": 2019}
-    refused = handler.handler(_url_event({"query": "holiday", "filters": {"metadata": {
-        "equals": {"key": "tenant", "value": "beta"}}}}), LambdaContext())
+    refused = handler.handler(
+        _url_event(
+            {
+                "query": "holiday",
+                "filters": {"metadata": {"equals": {"key": "tenant", "value": "beta"}}},
+            }
+        ),
+        LambdaContext(),
+    )
     assert refused["statusCode"] == 422  # the answer names the field, never echoes values
     (problem,) = json.loads(refused["body"])["detail"]
     assert problem["loc"] == ["body", "filters", "metadata", "equals", "key"]
     deep: dict[str, Any] = {"equals": {"key": "dept", "value": "hr"}}
     for _ in range(400):  # deep enough to hurt a recursive validator, shallow enough for JSON
         deep = {"orAll": [deep]}
-    refused = handler.handler(_url_event({"query": "holiday", "filters": {"metadata": deep}}),
-                              LambdaContext())
+    refused = handler.handler(
+        _url_event({"query": "holiday", "filters": {"metadata": deep}}), LambdaContext()
+    )
     assert refused["statusCode"] == 422
     (problem,) = json.loads(refused["body"])["detail"]
     assert problem["loc"] == ["body", "filters", "metadata"]
@@ -250,8 +405,9 @@ def test_the_handler_takes_a_filter_and_refuses_reserved_or_deep_ones(labelled: 
 def test_metadata_round_trips_through_dynamodb(cloud: Any) -> None:
     rt, _ = cloud
     metadata = {"score": 4.5, "year": 2024, "ok": False, "tags": ["a", "b"], "name": "ünï"}
-    rt.registry.put(DocumentRecord(document_id="d", source="d.md", sha256="0" * 64,
-                                   metadata=metadata))
+    rt.registry.put(
+        DocumentRecord(document_id="d", source="d.md", sha256="0" * 64, metadata=metadata)
+    )
     stored = rt.registry.get("d")
     assert stored is not None and stored.metadata == metadata
     assert rt.registry.records(["d"])["d"].metadata == metadata
@@ -260,22 +416,34 @@ def test_metadata_round_trips_through_dynamodb(cloud: Any) -> None:
 def test_object_metadata_and_the_sidecar(cloud: Any) -> None:
     rt, _ = cloud
     s3 = rt.client("s3")
-    s3.put_object(Bucket="docs", Key="incoming/acme/a.pdf", Body=b"%PDF-",
-                  Metadata={"drac-dept": "hr", "drac-year": "2021", "s3cmd-attrs": "uid:0"})
+    s3.put_object(
+        Bucket="docs",
+        Key="incoming/acme/a.pdf",
+        Body=b"%PDF-",
+        Metadata={"drac-dept": "hr", "drac-year": "2021", "s3cmd-attrs": "uid:0"},
+    )
     assert document_metadata(s3, "docs", "incoming/acme/a.pdf") == {"dept": "hr", "year": 2021}
     sidecar = {"metadataAttributes": {"year": 2024, "tags": ["x"]}}
-    s3.put_object(Bucket="docs", Key="incoming/acme/a.pdf.metadata.json",
-                  Body=json.dumps(sidecar).encode())
+    s3.put_object(
+        Bucket="docs", Key="incoming/acme/a.pdf.metadata.json", Body=json.dumps(sidecar).encode()
+    )
     assert document_metadata(s3, "docs", "incoming/acme/a.pdf") == {
-        "dept": "hr", "year": 2024, "tags": ["x"]}  # the sidecar wins for a key both name
-    s3.put_object(Bucket="docs", Key="incoming/acme/a.pdf.metadata.json",
-                  Body=json.dumps({"metadataAttributes": {"tenant": "beta"}}).encode())
-    with pytest.raises(MetadataError, match='a.pdf.metadata.json: key "tenant" is reserved'):
+        "dept": "hr",
+        "year": 2024,
+        "tags": ["x"],
+    }  # the sidecar wins for a key both name
+    s3.put_object(
+        Bucket="docs",
+        Key="incoming/acme/a.pdf.metadata.json",
+        Body=json.dumps({"metadataAttributes": {"tenant": "beta"}}).encode(),
+    )
+    with pytest.raises(MetadataError, match=r'a\.pdf\.metadata\.json: key "tenant" is reserved'):
         document_metadata(s3, "docs", "incoming/acme/a.pdf")
     s3.put_object(Bucket="docs", Key="incoming/acme/a.pdf.metadata.json", Body=b" " * 20_000)
     with pytest.raises(MetadataError, match="more than the 10 KiB limit"):
         document_metadata(s3, "docs", "incoming/acme/a.pdf")
-    s3.put_object(Bucket="docs", Key="incoming/acme/b.pdf", Body=b"%PDF-",
-                  Metadata={"drac-tenant": "beta"})
+    s3.put_object(
+        Bucket="docs", Key="incoming/acme/b.pdf", Body=b"%PDF-", Metadata={"drac-tenant": "beta"}
+    )
     with pytest.raises(MetadataError, match=r"x-amz-meta-drac-\*\): key \"tenant\" is reserved"):
         document_metadata(s3, "docs", "incoming/acme/b.pdf")
