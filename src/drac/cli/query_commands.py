@@ -226,7 +226,7 @@ def metadata_line(metadata: Mapping[str, object]) -> str:
         shown = "|".join(value) if isinstance(value, list) else value
         shown = str(shown).lower() if isinstance(shown, bool) else shown
         parts.append(f"{key}={shown}")
-    return one_line("  ".join(parts), 240)
+    return one_line(" ".join(parts), 240)
 
 
 def _announce_embedding(count: int) -> None:
@@ -397,6 +397,8 @@ def _show(ws: Workspace, record: DocumentRecord, version: int | None, as_json: b
     )
     if record.error:
         stdout.print(f"[red]error[/] {markup(record.error)}")
+    if record.metadata:
+        stdout.print(f"metadata {markup(metadata_line(record.metadata))}", highlight=False)
     for warning in record.warnings:
         stdout.print(f"[yellow]warning[/] {markup(warning)}")
     stdout.print(_outline(elements))

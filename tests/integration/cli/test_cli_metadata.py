@@ -276,3 +276,11 @@ def test_metadata_prints_escaped(tmp_path: Path) -> None:
     assert "title=evil\\x1b[2J\\u202etxt.exe" in output and "tags=a\\x07|b" in output
     hits = search(ws)
     assert hits[0]["metadata"]["title"] == "evil\x1b[2J\u202etxt.exe"  # JSON keeps the text
+
+
+def test_show_prints_and_exports_the_metadata(workspace: str) -> None:
+    code, output = run("show", "policy.md", "--workspace", workspace)
+    assert code == 0, output
+    assert "metadata dept=hr year=2021 tags=policy|eu issued=2021-06-30 public=true" in output
+    code, output = run("show", "contract.md", "--workspace", workspace, "--json")
+    assert json.loads(output)["document"]["metadata"]["issued"] == "2019-01-15"
