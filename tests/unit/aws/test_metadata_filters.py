@@ -455,8 +455,14 @@ def test_the_request_the_cli_sends_carries_the_filter_in_its_json_form() -> None
     flt = parse_expressions(["dept=hr|legal", "issued>=2024-01-01"])
     request = RetrieveRequest(query="q", filters=RetrieveFilters(metadata=flt))
     body = json.loads(request.model_dump_json())  # what retrieve_remote posts
-    assert body["filters"] == {"document_ids": [], "metadata": {"andAll": [
-        {"in": {"key": "dept", "value": ["hr", "legal"]}},
-        {"greaterThanOrEquals": {"key": "issued", "value": "2024-01-01"}}]}}
+    assert body["filters"] == {
+        "document_ids": [],
+        "metadata": {
+            "andAll": [
+                {"in": {"key": "dept", "value": ["hr", "legal"]}},
+                {"greaterThanOrEquals": {"key": "issued", "value": "2024-01-01"}},
+            ]
+        },
+    }
     assert RetrieveRequest.model_validate_json(request.model_dump_json()) == request
     assert "metadata" not in json.loads(RetrieveRequest(query="q").model_dump_json())["filters"]
