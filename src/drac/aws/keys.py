@@ -66,3 +66,13 @@ def plan_body_key(document_id: str, version: int) -> str:
 def manifest_key(run_id: str) -> str:
     """The re-plan manifest (JSON array of documents) read by the Distributed Map."""
     return f"{RUNS}/replan/{run_id}/manifest.json"
+
+
+def earlier_version_key(document_id: str) -> str:
+    """JSON naming the version the document's key held before (its batches may be reused)."""
+    return f"{DOCUMENTS}/{document_id}/earlier.json"
+
+
+def reusable_batch_key(document_id: str, batch: int) -> str:
+    """One converted batch with its pages' digests, for the next version of the document."""
+    return f"{DOCUMENTS}/{document_id}/batches/{batch:05d}.reuse.json"

@@ -175,6 +175,12 @@ def print_cost(report: CostReport) -> None:
         f"Dollars: conversion {_money(t['conversion'].dollars)}, planning "
         f"{_money(t['planning'].dollars)}, embedding {_money(t['embedding'].dollars)}."
     )
+    if t["conversion"].reused:
+        stdout.print(
+            f"Conversion batches reused from an earlier version of their document (pages "
+            f"unchanged, no model call): {t['conversion'].reused:,}; sent to the model: "
+            f"{t['conversion'].calls:,}."
+        )
     stdout.print(
         f"Chunking at {markup(report.reference_model)} prices: drac planning "
         f"{_money(report.planning_at_reference)} vs agentic (document read and rewritten, "

@@ -256,6 +256,12 @@ def _report(outcomes: list[Outcome], as_json: bool, skipped: Sequence[Skipped] =
             for warning in warnings[:3]:
                 name = markup(Path(outcome.path).name)
                 stderr.print(f"[yellow]warning[/] {name}: {markup(warning)}")
+        reused = sum(outcome.reused_batches for outcome in outcomes)
+        if reused:
+            stderr.print(
+                f"conversion: {reused} batch(es) reused from the earlier version of their file "
+                "(pages unchanged, no model call)"
+            )
         planned = [outcome.planning for outcome in outcomes if outcome.planning]
         if planned:
             stderr.print(f"planning: {_planning_total(planned).describe()}")

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from pydantic import BaseModel, ConfigDict
 
 from drac.costs.prices import PriceTable
+from drac.documents.incremental import is_reused
 from drac.models import DocumentRecord, LedgerEntry
 
 STAGES = ("conversion", "planning", "embedding")
@@ -22,11 +23,13 @@ PROJECTION_PAGES = 1_000_000
 
 
 class StageCost(BaseModel):
-    """Tokens, calls and dollars of one stage."""
+    """Tokens, calls and dollars of one stage; `reused` counts conversion batches taken from
+    an earlier version of the document (no model call, no tokens)."""
 
     model_config = ConfigDict(frozen=True)
 
     calls: int = 0
+    reused: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
     dollars: float = 0.0
@@ -34,6 +37,7 @@ class StageCost(BaseModel):
     def __add__(self, other: StageCost) -> StageCost:
         return StageCost(
             calls=self.calls + other.calls,
+            reused=self.reused + other.reused,
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             dollars=self.dollars + other.dollars,
@@ -103,6 +107,9 @@ def stage_costs(
     are added to `unpriced` and cost 0."""
     out = {stage: StageCost() for stage in STAGES}
     for entry in entries:
+        if is_reused(entry):
+            out[entry.stage] = out[entry.stage] + StageCost(reused=1)
+            continue
         price = prices.price_of(entry.model)
         if price is None:
             unpriced.add(entry.model)

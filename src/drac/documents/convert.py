@@ -8,9 +8,15 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from drac.documents.batches import BatchResult, convert_batch, join_batches
+from drac.documents.batches import BatchResult, join_batches
 from drac.documents.containment import GIB, Limits, contained_call
 from drac.documents.detect import DocumentFormat, detect_format
+from drac.documents.incremental import (
+    EarlierVersion,
+    StoredBatch,
+    convert_or_reuse,
+    is_reused,
+)
 from drac.documents.normalise import normalise
 from drac.documents.ocr import OcrPage, ocr_available, ocr_warnings
 from drac.documents.offline import OfflinePage
@@ -27,6 +33,7 @@ from drac.documents.slides import HeadingHint, apply_headings, slide_headings
 from drac.documents.spreadsheets import SpreadsheetOptions, read_spreadsheet
 from drac.documents.text import decode_text
 from drac.errors import DocumentError
+from drac.models import LedgerEntry
 from drac.ports import Ledger, MemoryLedger, VisionModel
 
 __all__ = ["ConversionOptions", "ConversionResult", "convert_to_markdown", "decode_text"]
@@ -36,6 +43,7 @@ OCR_DPI = 200
 OCR_MAX_SIDE_PX = 4000
 """Scans are rendered for OCR at 200 DPI (the resolution measured in BENCHMARKS.md, OCR)."""
 Progress = Callable[[int, int], None]
+_BatchDone = tuple[BatchResult, MemoryLedger, StoredBatch | None]
 
 
 class ConversionResult(BaseModel):
@@ -51,6 +59,10 @@ class ConversionResult(BaseModel):
     normalised_pdf: bytes | None = Field(
         default=None, repr=False, description="the PDF a non-PDF source was rendered from"
     )
+    batches: list[StoredBatch] = Field(
+        default_factory=list, repr=False, description="what the next version may reuse"
+    )
+    reused_batches: int = Field(default=0, description="batches taken from the earlier version")
 
 
 def convert_to_markdown(
@@ -63,13 +75,15 @@ def convert_to_markdown(
     document_id: str,
     progress: Progress | None = None,
     spreadsheet: SpreadsheetOptions | None = None,
+    earlier: EarlierVersion | None = None,
 ) -> ConversionResult:
     """Convert one document to retrieval-friendly Markdown (raises DocumentError when impossible).
 
     Markdown and text are used as-is; spreadsheets are read as tables (`spreadsheet` says
     how; one page per sheet); other formats are normalised to PDF, rendered and converted
     in page batches by the vision model (or offline from the text layer when `vision` is
-    None). A failed batch becomes error markers and the result is "partial".
+    None). A failed batch becomes error markers and the result is "partial". A batch whose
+    pages render as a batch of the `earlier` version did reuses that batch's Markdown.
     """
     if len(data) > options.max_file_bytes:
         raise DocumentError(
@@ -115,7 +129,15 @@ def convert_to_markdown(
         result = _convert_offline(pdf, detection.format, warnings, options, progress, headings)
     else:
         result = _convert_with_model(
-            pdf, detection.format, warnings, options, vision, ledger, document_id, progress
+            pdf,
+            detection.format,
+            warnings,
+            options,
+            vision,
+            ledger,
+            document_id,
+            progress,
+            earlier,
         )
     if detection.format is not DocumentFormat.PDF:
         result.normalised_pdf = pdf
@@ -210,27 +232,33 @@ def _convert_with_model(
     ledger: Ledger,
     document_id: str,
     progress: Progress | None,
+    earlier: EarlierVersion | None = None,
 ) -> ConversionResult:
     """Render lazily and convert `max_in_flight` batches at a time (the method's 5)."""
     facts = pdf_facts(pdf, options.max_pages)
     total = facts.pages
     warnings.extend(facts.warnings)
     results: list[BatchResult] = []
+    kept: list[StoredBatch] = []
+    reused: list[LedgerEntry] = []
     done_pages = 0
 
-    def run(batch: list[PageImage]) -> tuple[BatchResult, MemoryLedger]:
+    def run(batch: list[PageImage]) -> _BatchDone:
         calls = MemoryLedger()  # per batch: the workspace ledger is written from this thread
-        result = convert_batch(
-            vision, batch, total, document_id, calls, attempts=options.batch_attempts
+        result, stored = convert_or_reuse(
+            vision, batch, total, document_id, calls, earlier, attempts=options.batch_attempts
         )
-        return result, calls
+        return result, calls, stored
 
-    def collect(future: Future[tuple[BatchResult, MemoryLedger]]) -> None:
+    def collect(future: Future[_BatchDone]) -> None:
         nonlocal done_pages
-        result, calls = future.result()
+        result, calls, stored = future.result()
         for entry in calls.entries:
             ledger.record(entry)
         results.append(result)
+        if stored is not None:
+            kept.append(stored)
+        reused.extend(entry for entry in calls.entries if is_reused(entry))
         done_pages += len(result.pages)
         if progress:
             progress(done_pages, total)
@@ -239,7 +267,7 @@ def _convert_with_model(
     with ThreadPoolExecutor(
         max_workers=options.max_in_flight, thread_name_prefix="drac-conv"
     ) as pool:
-        in_flight: set[Future[tuple[BatchResult, MemoryLedger]]] = set()
+        in_flight: set[Future[_BatchDone]] = set()
         for batch in batches:  # rendering happens here, lazily, in this thread
             while len(in_flight) >= options.max_in_flight:
                 finished, in_flight = wait(in_flight, return_when=FIRST_COMPLETED)
@@ -257,4 +285,6 @@ def _convert_with_model(
         warnings=[*warnings, *joined.warnings],
         failures=joined.failures,
         model=vision.name,
+        batches=sorted(kept, key=lambda batch: batch.pages[0]),
+        reused_batches=len(reused),
     )

@@ -31,6 +31,7 @@ from drac.ingest import (
 )
 from drac.local.database import WorkspaceUnusableError
 from drac.local.files import shown_path
+from drac.local.versions import earlier_version, keep_batches
 from drac.local.workspace import Workspace
 from drac.metadata import (
     MAX_SIDECAR_BYTES,
@@ -100,6 +101,7 @@ class Outcome(BaseModel):
     error: str | None = None
     seconds: float = 0.0
     planning: PlanningCounts | None = None  # how the sections were planned (LLM strategies)
+    reused_batches: int = 0  # conversion batches taken from the version the path held before
 
     @property
     def failed(self) -> bool:
@@ -379,6 +381,7 @@ def _ingest(
         document_id=record.document_id,
         progress=progress,
         spreadsheet=spreadsheet_options(settings.strategy),
+        earlier=earlier_version(workspace, record) if vision is not None else None,
     )
     record.format = conversion.format
     record.pages = conversion.pages
@@ -402,7 +405,10 @@ def _ingest(
     )
     if not activation.activated:
         raise DracError("the document was changed by another run while it was ingested")
-    return _outcome(record, len(parsed.elements), planned, started, record.warnings)
+    keep_batches(workspace, record.document_id, conversion.batches)
+    outcome = _outcome(record, len(parsed.elements), planned, started, record.warnings)
+    outcome.reused_batches = conversion.reused_batches
+    return outcome
 
 
 def _failure(

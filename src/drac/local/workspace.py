@@ -5,6 +5,7 @@ Layout under the root (default ./.drac):
     documents/<id>/source/<file name>        the ingested file, as given
     documents/<id>/normalised.pdf            the PDF an office/HTML/image source was rendered from
     documents/<id>/document.md               the converted Markdown
+    documents/<id>/batches.json              model-converted batches, for the next version
     documents/<id>/elements.jsonl            the element table
     documents/<id>/sections.json             the planner sections
     documents/<id>/plans/v0001.json          every plan version

@@ -11,8 +11,10 @@ from drac.aws.errors import retried_by_step_functions
 from drac.aws.lambda_support import logger
 from drac.aws.runtime import Runtime
 from drac.aws.stages.fanout import CONVERT_GROUP_SIZE, MAX_ITEMS, ItemGroup, item_groups
-from drac.documents.batches import BatchResult, StoredPage, convert_batch, failed_batch
+from drac.aws.versions import earlier_batch, keep_batch
+from drac.documents.batches import BatchResult, StoredPage, failed_batch
 from drac.documents.detect import DocumentFormat
+from drac.documents.incremental import convert_or_reuse
 from drac.documents.normalise import normalise
 from drac.documents.render import RenderOptions, page_batches, render_pages
 from drac.errors import DocumentError
@@ -133,14 +135,17 @@ def convert_pages(rt: Runtime, event: ConvertInput) -> BatchDone:
 
     Raises ModelThrottled or TransientError when the model call may succeed later, so Step
     Functions backs off and retries; any other model failure is stored as error markers.
+    A batch whose pages render as the earlier version's batch did reuses its Markdown.
     """
     item = event.input
     pages = _pages(rt, item)
+    earlier = earlier_batch(rt, item.document_id, item.batch)
     with retried_by_step_functions():
-        result = convert_batch(
-            rt.vision_model(), pages, item.page_count, item.document_id, rt.ledger,
+        result, kept = convert_or_reuse(
+            rt.vision_model(), pages, item.page_count, item.document_id, rt.ledger, earlier,
             on_retryable="raise",
         )
+    keep_batch(rt, item.document_id, item.batch, kept)
     _store(rt, item, result)
     return BatchDone(batch=item.batch, ok=result.failure is None)
 

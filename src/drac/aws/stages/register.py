@@ -11,6 +11,7 @@ from drac.aws.events import IngestInput
 from drac.aws.lambda_support import logger
 from drac.aws.object_metadata import document_metadata
 from drac.aws.runtime import Runtime
+from drac.aws.versions import point_to_earlier
 from drac.documents.convert import decode_text
 from drac.documents.detect import DocumentFormat, detect_format
 from drac.errors import DocumentError
@@ -79,6 +80,7 @@ def register_document(rt: Runtime, event: RegisterInput) -> Registered:
         return Registered(outcome="owned", route="text", format=fmt.value)
     if fmt.is_spreadsheet:
         return Registered(outcome="owned", route="spreadsheet", format=fmt.value)
+    point_to_earlier(rt, event.document_id, event.previous_document, event.tenant)
     if fmt is DocumentFormat.PDF:
         return Registered(outcome="owned", route="pdf", format=fmt.value,
                           pdf_bucket=event.bucket, pdf_key=event.key,

@@ -1,0 +1,101 @@
+"""A new version of an S3 key re-converts only the batches with a changed page, through the
+real state machines on moto (batches of 2 pages in the test deployment)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from boto3.dynamodb.conditions import Key
+from page_model import document_pdf, labels
+
+from drac.aws import keys
+from drac.documents.check import page_texts
+from drac.documents.incremental import REUSED
+from drac.documents.offline import offline_markdown
+from drac.ids import document_id_for
+from drac.models import DocumentStatus
+from tests.e2e.conftest import upload
+from tests.e2e.harness import Cloud
+
+KEY = "incoming/acme/report.pdf"
+PAGES = 40
+BATCH = 2
+
+
+def _converted_pages(bedrock: Any, since: int) -> list[list[int]]:
+    """The pages of every Converse call after the first `since`."""
+    import re
+
+    calls = bedrock.converse_requests[since:]
+    prompts = [call["messages"][0]["content"][-1]["text"] for call in calls]
+    return sorted([int(n) for n in re.findall(r"image \d+ is page (\d+)", p)] for p in prompts)
+
+
+def _ingested(deployed: Cloud, bedrock: Any, pdf: bytes) -> str:
+    bedrock.add_pdf(pdf)
+    upload(deployed, pdf, KEY)
+    runs = deployed.wait("ingest")
+    assert all(run["status"] == "SUCCEEDED" for run in runs)
+    document_id = document_id_for(pdf, "acme")
+    record = deployed.runtime.registry.get(document_id)
+    assert record is not None and record.status is DocumentStatus.INDEXED
+    return document_id
+
+
+def _expected_pages(pdf: bytes) -> dict[int, str]:
+    """What the fake model answers for every page of `pdf` (its text layer's Markdown)."""
+    return page_texts("\n\n".join(page.markdown for page in offline_markdown(pdf)))
+
+
+def _stored_pages(deployed: Cloud, document_id: str) -> dict[int, str]:
+    return page_texts(deployed.runtime.artifacts.get_text(keys.markdown_key(document_id)))
+
+
+def test_one_edited_page_of_forty_converts_one_batch_in_the_cloud(cloud: Any) -> None:
+    deployed, bedrock, _, _ = cloud
+    before = labels(PAGES)
+    after = [*before[:16], "Page 17 rewritten", *before[17:]]
+    first = _ingested(deployed, bedrock, document_pdf(before))
+    calls = len(bedrock.converse_requests)
+    assert calls == PAGES // BATCH
+    second = _ingested(deployed, bedrock, document_pdf(after))
+
+    assert _converted_pages(bedrock, calls) == [[17, 18]]
+    assert _stored_pages(deployed, second) == _expected_pages(document_pdf(after))
+    old = deployed.runtime.elements.get_elements(first)
+    new = deployed.runtime.elements.get_elements(second)
+    assert [(e.id, e.text) for e in new if e.page != 17] == [
+        (e.id, e.text) for e in old if e.page != 17
+    ]
+    assert [e.text for e in new if e.page == 17] != [e.text for e in old if e.page == 17]
+    ledger = deployed.runtime.ledger.table.query(
+        KeyConditionExpression=Key("document_id").eq(second)
+    )
+    outcomes = [item["outcome"] for item in ledger["Items"] if item["stage"] == "conversion"]
+    assert sum(o.startswith(REUSED + ":") for o in outcomes) == PAGES // BATCH - 1
+    assert f"{REUSED}: pages 1-2 unchanged since {first}" in outcomes
+    assert sum(o == "ok" for o in outcomes) == 1
+
+
+def test_swapped_pages_are_converted_again_in_the_cloud(cloud: Any) -> None:
+    deployed, bedrock, _, _ = cloud
+    before = labels(PAGES)
+    after = list(before)
+    after[2], after[32] = after[32], after[2]  # pages 3 and 33 trade places
+    _ingested(deployed, bedrock, document_pdf(before))
+    calls = len(bedrock.converse_requests)
+    second = _ingested(deployed, bedrock, document_pdf(after))
+    assert _converted_pages(bedrock, calls) == [[3, 4], [33, 34]]
+    assert _stored_pages(deployed, second) == _expected_pages(document_pdf(after))
+
+
+def test_a_removed_page_converts_every_batch_after_it_in_the_cloud(cloud: Any) -> None:
+    deployed, bedrock, _, _ = cloud
+    before = labels(10)
+    after = [*before[:3], *before[4:]]  # page 4 removed: 9 pages
+    _ingested(deployed, bedrock, document_pdf(before))
+    calls = len(bedrock.converse_requests)
+    second = _ingested(deployed, bedrock, document_pdf(after))
+    assert _converted_pages(bedrock, calls) == [[3, 4], [5, 6], [7, 8], [9]]
+    assert _stored_pages(deployed, second) == _expected_pages(document_pdf(after))
+    assert deployed.runtime.registry.get(second).pages == 9  # type: ignore[union-attr]
