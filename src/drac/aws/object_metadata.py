@@ -48,8 +48,14 @@ def document_metadata(s3: Any, bucket: str, key: str, version_id: str | None = N
     return merged(from_user, from_sidecar, origin=f"s3://{bucket}/{key}")
 
 
+MAX_KEY_BYTES = 1024
+"""S3's longest object key: a document key within 14 bytes of it can have no sidecar."""
+
+
 def _sidecar(s3: Any, bucket: str, key: str) -> Metadata:
     origin = f"s3://{bucket}/{key}"
+    if len(key.encode("utf-8")) > MAX_KEY_BYTES:
+        return {}
     try:
         head = s3.head_object(Bucket=bucket, Key=key)
     except s3.exceptions.ClientError as exc:

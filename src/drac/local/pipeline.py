@@ -305,6 +305,8 @@ def read_sidecar(document: Path) -> Metadata:
     except FileNotFoundError:
         return {}
     except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:  # a 255-byte name leaves no room for a sidecar's
+            return {}
         raise MetadataError(f"{shown}: not readable ({_reason(exc)})") from exc
     if stat.S_ISLNK(mode):
         raise MetadataError(f"{shown}: a symbolic link (a sidecar's link is never followed)")

@@ -284,3 +284,21 @@ def test_show_prints_and_exports_the_metadata(workspace: str) -> None:
     assert "metadata dept=hr year=2021 tags=policy|eu issued=2021-06-30 public=true" in output
     code, output = run("show", "contract.md", "--workspace", workspace, "--json")
     assert json.loads(output)["document"]["metadata"]["issued"] == "2019-01-15"
+
+
+def test_a_name_too_long_for_a_sidecar_has_none(tmp_path: Path) -> None:
+    document = tmp_path / ("é" * 125 + "xy.md")  # 255 bytes: no room for ".metadata.json"
+    document.write_text("# Doc\n\nSome text about the holiday.\n")
+    code, output = run(
+        "ingest",
+        str(document),
+        "--workspace",
+        str(tmp_path / "ws"),
+        "--no-embed",
+        "--meta",
+        "dept=hr",
+        "--json",
+    )
+    assert code == 0, output
+    assert json.loads(output)["outcomes"][0]["status"] == "INDEXED"
+    assert search(str(tmp_path / "ws"), "dept=hr")[0]["metadata"] == {"dept": "hr"}

@@ -466,3 +466,11 @@ def test_the_request_the_cli_sends_carries_the_filter_in_its_json_form() -> None
     }
     assert RetrieveRequest.model_validate_json(request.model_dump_json()) == request
     assert "metadata" not in json.loads(RetrieveRequest(query="q").model_dump_json())["filters"]
+
+
+def test_a_key_too_long_for_a_sidecar_has_none(cloud: Any) -> None:
+    rt, _ = cloud
+    s3 = rt.client("s3")
+    key = "incoming/acme/" + "k" * (1024 - len("incoming/acme/") - 5) + ".pdf"  # 1,023 bytes
+    s3.put_object(Bucket="docs", Key=key, Body=b"%PDF-", Metadata={"drac-dept": "hr"})
+    assert document_metadata(s3, "docs", key) == {"dept": "hr"}
