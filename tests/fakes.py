@@ -35,6 +35,14 @@ class FakeIndices:
         self.bodies[index] = body
         return {"acknowledged": True}
 
+    def put_mapping(self, index: str, body: dict[str, Any]) -> dict[str, Any]:
+        """Add fields to an index's mapping; changing a field's mapping is refused."""
+        properties = self.bodies[index].setdefault("mappings", {}).setdefault("properties", {})
+        for name, mapping in body["properties"].items():
+            assert properties.get(name, mapping) == mapping, f"mapping of {name} changed"
+            properties[name] = mapping
+        return {"acknowledged": True}
+
 
 class FakeOpenSearch:
     """An in-memory vector collection. `fail_bulk_after` makes the n-th index action of a
@@ -134,22 +142,68 @@ class FakeOpenSearch:
 
     @staticmethod
     def _matches(doc: dict[str, Any], query: dict[str, Any]) -> bool:
+        """Query DSL as OpenSearch evaluates it on one document: term/terms (an array field
+        matches when any element does), range (numbers, or dates on `*.date` fields), nested
+        (any one object of the path matches the whole inner query), and bool with filter,
+        must, must_not and should (`minimum_should_match`, default 1 only when the bool has
+        no filter or must)."""
         if "terms" in query:
             ((field, values),) = query["terms"].items()
-            return doc.get(field) in values
+            return any(value in values for value in _field_values(doc, field))
         if "term" in query:
             ((field, value),) = query["term"].items()
-            return doc.get(field) == value
+            return value in _field_values(doc, field)
+        if "range" in query:
+            ((field, bounds),) = query["range"].items()
+            return any(_in_bounds(field, value, bounds) for value in _field_values(doc, field))
+        if "nested" in query:
+            path, inner = query["nested"]["path"], query["nested"]["query"]
+            objects = doc.get(path) or []
+            return any(
+                FakeOpenSearch._matches({f"{path}.{k}": v for k, v in obj.items()}, inner)
+                for obj in (objects if isinstance(objects, list) else [objects])
+            )
         if "bool" in query:
             clause = query["bool"]
-            return all(FakeOpenSearch._matches(doc, q) for q in clause.get("filter", [])) and (
-                not any(FakeOpenSearch._matches(doc, q) for q in clause.get("must_not", []))
+            unknown = set(clause) - {"filter", "must", "must_not", "should",
+                                     "minimum_should_match"}
+            assert not unknown, f"unsupported bool clauses {unknown}"
+            required = [*clause.get("filter", []), *clause.get("must", [])]
+            should = clause.get("should", [])
+            least = clause.get("minimum_should_match", 0 if required else 1) if should else 0
+            return (
+                all(FakeOpenSearch._matches(doc, q) for q in required)
+                and not any(FakeOpenSearch._matches(doc, q) for q in clause.get("must_not", []))
+                and sum(FakeOpenSearch._matches(doc, q) for q in should) >= least
             )
         raise AssertionError(f"unsupported query {query}")
 
     def chunks(self, document_id: str) -> list[dict[str, Any]]:
         """The stored chunk documents of one document."""
         return [d for d in self.docs if d["document_id"] == document_id]
+
+
+def _field_values(doc: dict[str, Any], field: str) -> list[Any]:
+    """A field's values in a document (an array's elements; none when absent)."""
+    value = doc.get(field)
+    if value is None:
+        return []
+    return list(value) if isinstance(value, list) else [value]
+
+
+def _in_bounds(field: str, value: Any, bounds: dict[str, Any]) -> bool:
+    """Whether a numeric or date (`*.date`) field value lies within gt/gte/lt/lte bounds."""
+    from datetime import datetime
+
+    def key(item: Any) -> Any:
+        return datetime.fromisoformat(item) if field.endswith(".date") else float(item)
+
+    if isinstance(value, bool) or (isinstance(value, str) and not field.endswith(".date")):
+        return False
+    checks = {"gt": lambda a, b: a > b, "gte": lambda a, b: a >= b,
+              "lt": lambda a, b: a < b, "lte": lambda a, b: a <= b}
+    assert set(bounds) <= set(checks), f"unsupported range {bounds}"
+    return all(checks[name](key(value), key(bound)) for name, bound in bounds.items())
 
 
 def client_error(code: str, status: int, operation: str = "Converse") -> ClientError:

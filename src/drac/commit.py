@@ -13,7 +13,8 @@ one transaction; the cloud runs them as separate Lambda invocations.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -62,8 +63,10 @@ def index_chunks(
     *,
     embedder: Embedder | None = None,
     ledger: Ledger | None = None,
+    metadata: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> None:
-    """Embed (when an embedder is given) and index chunks; repeating it replaces, never adds."""
+    """Embed (when an embedder is given) and index chunks with their documents' `metadata`
+    (by document id); repeating it replaces, never adds."""
     if not chunks:
         return
     vectors = None
@@ -80,7 +83,10 @@ def index_chunks(
                     at=utc_now(),
                 )
             )
-    index.upsert(chunks, vectors)
+    if metadata:
+        index.upsert(chunks, vectors, metadata)
+    else:
+        index.upsert(chunks, vectors)
 
 
 def activate_plan(

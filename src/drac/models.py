@@ -279,6 +279,11 @@ class DocumentRecord(BaseModel):
     owner: str | None = Field(
         default=None, description="the run ingesting the document now (cloud: its execution)"
     )
+    metadata: dict[str, str | int | float | bool | list[str]] = Field(
+        default_factory=dict,
+        description="the document's own metadata (sidecar, --meta, S3 user metadata), checked "
+        "by drac.metadata; filterable at search",
+    )
     created_at: str = ""
     updated_at: str = ""
 

@@ -195,6 +195,9 @@ class SearchHit(BaseModel):
 
     chunk: Chunk
     score: float
+    metadata: dict[str, str | int | float | bool | list[str]] = Field(
+        default_factory=dict, description="the chunk's document's metadata"
+    )
 
 
 class ChunkIndex(ABC):
@@ -202,9 +205,14 @@ class ChunkIndex(ABC):
 
     @abstractmethod
     def upsert(
-        self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]] | None = None
+        self,
+        chunks: Sequence[Chunk],
+        vectors: Sequence[Sequence[float]] | None = None,
+        metadata: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
-        """Add chunks, replacing any stored copy of the same chunk_id (safe to repeat)."""
+        """Add chunks, replacing any stored copy of the same chunk_id (safe to repeat);
+        `metadata` (by document id) is stored with them where the index itself filters on
+        it (OpenSearch; the local index filters on the documents table)."""
 
     @abstractmethod
     def delete(self, document_id: str, plan_version: int | None = None) -> int:

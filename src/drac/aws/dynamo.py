@@ -6,6 +6,7 @@ put_item / get_item / query / batch_writer methods).
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal
@@ -491,6 +492,9 @@ def _item(record: DocumentRecord) -> dict[str, Any]:
                     " more warnings"]
     item = {k: v for k, v in record.model_dump(mode="json").items() if v is not None}
     item["warnings"] = warnings
+    item.pop("metadata", None)
+    if record.metadata:  # as JSON text: DynamoDB takes no floats, and keys stay verbatim
+        item["metadata"] = json.dumps(record.metadata, ensure_ascii=False, sort_keys=True)
     if record.live and record.active_version is not None:
         item["live_tenant"] = _live_key_of(record)
     return item
@@ -498,6 +502,8 @@ def _item(record: DocumentRecord) -> dict[str, Any]:
 
 def _record(item: dict[str, Any]) -> DocumentRecord:
     fields = {k: v for k, v in item.items() if k in DocumentRecord.model_fields}
+    if isinstance(fields.get("metadata"), str):
+        fields["metadata"] = json.loads(fields["metadata"])
     for name in ("pages", "active_version", "conversion_failures", "attempt"):
         if fields.get(name) is not None:
             fields[name] = int(fields[name])

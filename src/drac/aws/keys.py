@@ -53,6 +53,11 @@ def chunk_range_key(document_id: str, version: int, index: int) -> str:
     return f"{RUNS}/{document_id}/v{version:05d}/chunks/{index:05d}.jsonl"
 
 
+def chunk_metadata_key(document_id: str, version: int) -> str:
+    """The document's metadata as a plan version's chunks are indexed with it."""
+    return f"{RUNS}/{document_id}/v{version:05d}/metadata.json"
+
+
 def plan_body_key(document_id: str, version: int) -> str:
     """The JSON body of a plan version (the plans table keeps a pointer to it)."""
     return f"plans/{document_id}/v{version:05d}.json"

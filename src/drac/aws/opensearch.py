@@ -9,10 +9,12 @@ stored copies found by chunk_id, then indexes anew.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from drac.aws.errors import TransientError
+from drac.filters import RANGES, MetadataFilter
+from drac.metadata import as_date
 from drac.models import Chunk
 from drac.ports import ChunkIndex, Embedder, SearchHit
 from drac.provenance import PageBoxes
@@ -31,6 +33,7 @@ def index_body(dimension: int = 1024) -> dict[str, Any]:
     # provenance, returned with hits and never searched (drac.provenance)
     properties["boxes"] = {"type": "object", "enabled": False}
     properties["unaligned"] = {"type": "keyword", "index": False}
+    properties["meta"] = META_MAPPING
     properties["embedding"] = {
         "type": "knn_vector",
         "dimension": dimension,
@@ -42,6 +45,87 @@ def index_body(dimension: int = 1024) -> dict[str, Any]:
         },
     }
     return {"settings": {"index": {"knn": True}}, "mappings": {"properties": properties}}
+
+
+META_MAPPING: dict[str, Any] = {
+    "type": "nested",
+    "properties": {
+        "key": {"type": "keyword"},
+        "keyword": {"type": "keyword"},
+        "number": {"type": "double"},
+        "date": {"type": "date", "format": "strict_date_optional_time"},
+        "bool": {"type": "boolean"},
+    },
+}
+"""A document's metadata on each of its chunks: one nested object per key, its value under a
+field of its type. The mapping is fixed, so no tenant's keys can add fields to the index
+(no mapping explosion) and a key holding a number in one document and a string in another
+conflicts with nothing."""
+
+
+def meta_fields(metadata: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The indexed form of a document's metadata (`meta`): strings and lists as `keyword`
+    (an ISO 8601 date string also as `date`, in UTC), numbers as `number`, booleans as
+    `bool`."""
+    fields: list[dict[str, Any]] = []
+    for key, value in metadata.items():
+        item: dict[str, Any] = {"key": key}
+        if isinstance(value, bool):
+            item["bool"] = value
+        elif isinstance(value, int | float):
+            item["number"] = value
+        else:
+            item["keyword"] = value
+            date = as_date(value)
+            if date is not None:
+                item["date"] = date.isoformat()
+        fields.append(item)
+    return fields
+
+
+def metadata_query(flt: MetadataFilter) -> dict[str, Any]:
+    """The OpenSearch query of a metadata filter over `meta` (the semantics of
+    `drac.filters.matches`: each comparison a nested query on one key)."""
+    operator = flt.operator
+    if operator == "andAll":
+        return {"bool": {"filter": [metadata_query(child) for child in flt.children]}}
+    if operator == "orAll":
+        return {"bool": {"should": [metadata_query(child) for child in flt.children],
+                         "minimum_should_match": 1}}
+    condition = flt.condition
+    values = condition.value if isinstance(condition.value, list) else [condition.value]
+    if operator in RANGES:
+        (bound,) = values
+        bounds = {"greaterThan": "gt", "greaterThanOrEquals": "gte", "lessThan": "lt",
+                  "lessThanOrEquals": "lte"}
+        value_query: dict[str, Any]
+        if isinstance(bound, int | float) and not isinstance(bound, bool):
+            value_query = {"range": {"meta.number": {bounds[operator]: bound}}}
+        else:
+            date = as_date(bound)
+            assert date is not None  # the filter model admits only dates and numbers here
+            value_query = {"range": {"meta.date": {bounds[operator]: date.isoformat()}}}
+    else:
+        value_query = _any_value(values)
+    return {"nested": {"path": "meta", "query": {"bool": {"filter": [
+        {"term": {"meta.key": condition.key}}, value_query]}}}}
+
+
+def _any_value(values: Sequence[Any]) -> dict[str, Any]:
+    """Equality with any of the values, each against the field of its type."""
+    booleans = [v for v in values if isinstance(v, bool)]
+    numbers = [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
+    strings = [v for v in values if isinstance(v, str)]
+    clauses: list[dict[str, Any]] = []
+    if strings:
+        clauses.append({"terms": {"meta.keyword": strings}})
+    if numbers:
+        clauses.append({"terms": {"meta.number": numbers}})
+    if booleans:
+        clauses.append({"terms": {"meta.bool": booleans}})
+    if len(clauses) == 1:
+        return clauses[0]
+    return {"bool": {"should": clauses, "minimum_should_match": 1}}
 
 
 RETRIED_STATUSES = (429, 502, 503, 504)
@@ -69,8 +153,10 @@ def make_client(
     )
 
 
-def chunk_document(chunk: Chunk, vector: Sequence[float] | None) -> dict[str, Any]:
-    """The indexed form of one chunk."""
+def chunk_document(
+    chunk: Chunk, vector: Sequence[float] | None, metadata: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The indexed form of one chunk (`meta` only when its document has metadata)."""
     doc: dict[str, Any] = {
         "chunk_id": chunk.chunk_id,
         "document_id": chunk.document_id,
@@ -86,6 +172,8 @@ def chunk_document(chunk: Chunk, vector: Sequence[float] | None) -> dict[str, An
         doc["boxes"] = [entry.model_dump(mode="json") for entry in chunk.boxes]
     if chunk.unaligned:
         doc["unaligned"] = list(chunk.unaligned)
+    if metadata:
+        doc["meta"] = meta_fields(metadata)
     if vector is not None:
         doc["embedding"] = list(vector)
     return doc
@@ -145,9 +233,13 @@ class OpenSearchChunkIndex(ChunkIndex):
             raise
 
     def upsert(
-        self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]] | None = None
+        self,
+        chunks: Sequence[Chunk],
+        vectors: Sequence[Sequence[float]] | None = None,
+        metadata: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
-        """Replace chunks by chunk_id: delete any stored copies, then bulk-index them."""
+        """Replace chunks by chunk_id: delete any stored copies, then bulk-index them, each
+        with its document's metadata (by document id) as `meta`."""
         if vectors is not None and len(vectors) != len(chunks):
             raise ValueError("one vector per chunk is required")
         if not chunks:
@@ -160,7 +252,8 @@ class OpenSearchChunkIndex(ChunkIndex):
             for offset, chunk in enumerate(chunks[start:start + self.batch_size]):
                 vector = vectors[start + offset] if vectors is not None else None
                 body.append({"index": {"_index": self.index}})
-                body.append(chunk_document(chunk, vector))
+                meta = (metadata or {}).get(chunk.document_id)
+                body.append(chunk_document(chunk, vector, meta))
             response = self._request(self.client.bulk, body=body)
             if response.get("errors"):
                 failed = [item["index"] for item in response.get("items", [])
@@ -298,6 +391,11 @@ def ensure_index(
     for attempt in range(1, attempts + 1):
         try:
             if client.indices.exists(index=index):
+                # an index made before metadata filters and boxes gets their fields (adding a
+                # field to a mapping is allowed; the same mapping again is a no-op)
+                added = index_body(dimension)["mappings"]["properties"]
+                fields = {name: added[name] for name in ("meta", "boxes", "unaligned")}
+                client.indices.put_mapping(index=index, body={"properties": fields})
                 return False
             client.indices.create(index=index, body=index_body(dimension))
             return True

@@ -45,6 +45,7 @@ from drac.local.pipeline import (
     walk_inputs,
 )
 from drac.local.workspace import Workspace
+from drac.metadata import MetadataError, parse_assignments
 from drac.models import DocumentRecord, Strategy
 from drac.planning import PlanningCounts
 from drac.planning.llm import ModelServerUnreachable
@@ -67,6 +68,14 @@ def _progress() -> Progress:
 @strategy_options
 @model_option
 @click.option("--tenant", default=None, help="Tenant the documents belong to.")
+@click.option(
+    "--meta",
+    "meta",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Metadata of every document ingested (repeatable; over each file's "
+    "<file>.metadata.json; KEY:=JSON for a typed value).",
+)
 @click.option("--force", is_flag=True, help="Convert again even when the content is unchanged.")
 @click.option(
     "--dry-run", is_flag=True, help="Quote pages, batches, tokens and dollars; convert nothing."
@@ -87,6 +96,7 @@ def ingest(
     strategy: Strategy | None,
     model: str | None,
     tenant: str | None,
+    meta: tuple[str, ...],
     force: bool,
     dry_run: bool,
     jobs: int,
@@ -99,6 +109,10 @@ def ingest(
 
         quote(paths, chosen_strategy(strategy, workspace), model, as_json)
         return
+    try:
+        metadata = parse_assignments(meta, "--meta")
+    except MetadataError as exc:
+        raise click.BadParameter(str(exc).removeprefix("--meta: "), param_hint="--meta") from exc
     files, outcomes, skipped = walk_inputs(list(paths))
     for missing in outcomes:
         _print_failed(stderr, missing)
@@ -108,7 +122,7 @@ def ingest(
     named = set(paths)
     strategy = chosen_strategy(strategy, workspace)
     vision, text_model = build_models(model, strategy)
-    settings = IngestSettings(strategy=strategy, force=force, tenant=tenant)
+    settings = IngestSettings(strategy=strategy, force=force, tenant=tenant, metadata=metadata)
     ws = open_workspace(workspace, create=True)
     try:
 

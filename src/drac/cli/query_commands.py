@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import click
@@ -24,6 +24,7 @@ from drac.cli.options import (
 from drac.cli.terminal import json_text, markup, printable
 from drac.embedders.factory import CHOICES, embedder_from_spec, is_configured
 from drac.errors import DracError
+from drac.filters import FilterError, MetadataFilter, parse_expressions
 from drac.local.search import default_mode, search_workspace
 from drac.local.workspace import Workspace
 from drac.models import Chunk, DocumentRecord, Element, Strategy
@@ -72,6 +73,14 @@ def export(workspace: Path) -> None:
 @click.option(
     "--all-tenants", is_flag=True, help="With --stack: search every tenant's documents."
 )
+@click.option(
+    "--filter",
+    "filters",
+    multiple=True,
+    metavar="EXPR",
+    help="Only documents whose metadata passes: KEY=V, KEY=A|B, KEY>=V, KEY<V, "
+    "KEY=LOW..HIGH (numbers or ISO dates), or a JSON filter (andAll/orAll); repeated: all.",
+)
 @workspace_option
 @json_option
 def search(
@@ -82,12 +91,17 @@ def search(
     stack: str | None,
     tenant: str | None,
     all_tenants: bool,
+    filters: tuple[str, ...],
     workspace: Path,
     as_json: bool,
 ) -> None:
     """Search the active chunks by words (BM25), meaning (dense) or both (hybrid)."""
+    try:
+        metadata_filter = parse_expressions(filters)
+    except FilterError as exc:
+        raise click.BadParameter(str(exc), param_hint="--filter") from exc
     if stack is not None:
-        hits, used = _search_stack(stack, query, k, mode, tenant, all_tenants)
+        hits, used = _search_stack(stack, query, k, mode, tenant, all_tenants, metadata_filter)
         _print_hits(hits, used, as_json)
         return
     spec = embedder if embedder is not None else os.environ.get("DRAC_EMBEDDER")
@@ -117,6 +131,7 @@ def search(
             embedder=chosen,
             announce=_announce_embedding,
             fallback=mode is None and not is_configured(spec),
+            metadata_filter=metadata_filter,
         )
     except (DracError, ModelCallError) as exc:
         raise click.ClickException(f"search failed: {exc}") from exc
@@ -133,20 +148,27 @@ def search(
 
 
 def _search_stack(
-    stack: str, query: str, k: int, mode: str | None, tenant: str | None, all_tenants: bool
+    stack: str,
+    query: str,
+    k: int,
+    mode: str | None,
+    tenant: str | None,
+    all_tenants: bool,
+    metadata_filter: MetadataFilter | None = None,
 ) -> tuple[list[SearchHit], Mode]:
     """Ask a deployed stack's retrieval API (hybrid unless a mode is given)."""
     import boto3
 
     from drac.aws.retrieval_client import retrieve_remote, stack_retrieve_url
-    from drac.aws.stages.retrieve import RetrieveRequest
+    from drac.aws.stages.retrieve import RetrieveFilters, RetrieveRequest
 
     session = boto3.session.Session()
     if session.region_name is None:
         raise click.UsageError("set AWS_REGION (or a profile's region) for --stack")
     try:
         request = RetrieveRequest(query=query, k=min(k, 100), tenant=tenant,
-                                  all_tenants=all_tenants, mode=Mode(mode or "hybrid"))
+                                  all_tenants=all_tenants, mode=Mode(mode or "hybrid"),
+                                  filters=RetrieveFilters(metadata=metadata_filter))
         url = stack_retrieve_url(session, stack)
         response = retrieve_remote(session, url, request, region=session.region_name)
     except ValueError as exc:
@@ -160,6 +182,7 @@ def _search_stack(
                         element_ids=(), pages=tuple(c.pages), tenant=c.tenant,
                         boxes=tuple(c.boxes), unaligned=tuple(c.unaligned)),
             score=c.score,
+            metadata=c.metadata,
         )
         for c in response.chunks
     ]
@@ -172,6 +195,7 @@ def _print_hits(hits: Sequence[SearchHit], mode: Mode, as_json: bool) -> None:
             [
                 {"rank": rank, "score": hit.score, "mode": mode.value}
                 | hit.chunk.model_dump(mode="json")
+                | {"metadata": hit.metadata}
                 for rank, hit in enumerate(hits, start=1)
             ]
         )
@@ -189,8 +213,21 @@ def _print_hits(hits: Sequence[SearchHit], mode: Mode, as_json: bool) -> None:
         )
         if chunk.breadcrumb:
             stdout.print(f"   [dim]{markup(chunk.breadcrumb)}[/]", highlight=False)
+        if hit.metadata:
+            stdout.print(f"   [dim]{markup(metadata_line(hit.metadata))}[/]", highlight=False)
         body = markup(one_line(_body(chunk.text, chunk.breadcrumb), 240))
         stdout.print(f"   {body}\n", highlight=False)
+
+
+def metadata_line(metadata: Mapping[str, object]) -> str:
+    """A document's metadata on one line (`key=value`, lists joined by `|`), unescaped: the
+    caller escapes it for the terminal."""
+    parts = []
+    for key, value in metadata.items():
+        shown = "|".join(value) if isinstance(value, list) else value
+        shown = str(shown).lower() if isinstance(shown, bool) else shown
+        parts.append(f"{key}={shown}")
+    return one_line(" ".join(parts), 240)
 
 
 def _announce_embedding(count: int) -> None:
@@ -361,6 +398,8 @@ def _show(ws: Workspace, record: DocumentRecord, version: int | None, as_json: b
     )
     if record.error:
         stdout.print(f"[red]error[/] {markup(record.error)}")
+    if record.metadata:
+        stdout.print(f"metadata {markup(metadata_line(record.metadata))}", highlight=False)
     for warning in record.warnings:
         stdout.print(f"[yellow]warning[/] {markup(warning)}")
     stdout.print(_outline(elements))

@@ -124,6 +124,7 @@ _ADDED_COLUMNS = {
     "conversion_failures": "INTEGER NOT NULL DEFAULT 0",
     "attempt": "INTEGER NOT NULL DEFAULT 0",
     "owner": "TEXT",
+    "metadata": "TEXT NOT NULL DEFAULT '{}'",
 }
 
 
@@ -138,11 +139,13 @@ def _migrate(conn: sqlite3.Connection) -> None:
     try:
         for name, kind in missing.items():
             conn.execute(f"ALTER TABLE documents ADD COLUMN {name} {kind}")
-        conn.execute(
-            "INSERT OR IGNORE INTO sources (source, document_id, ord, updated_at)"
-            " SELECT source_path, document_id, printf('%020d', rowid), updated_at FROM documents"
-            " WHERE source_path IS NOT NULL AND status IN ('INDEXED', 'PARTIAL')"
-        )
+        if set(missing) - {"metadata"}:  # a workspace from before sources were recorded
+            conn.execute(
+                "INSERT OR IGNORE INTO sources (source, document_id, ord, updated_at)"
+                " SELECT source_path, document_id, printf('%020d', rowid), updated_at"
+                " FROM documents"
+                " WHERE source_path IS NOT NULL AND status IN ('INDEXED', 'PARTIAL')"
+            )
     except BaseException:
         conn.execute("ROLLBACK")
         raise

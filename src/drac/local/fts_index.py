@@ -11,6 +11,7 @@ from __future__ import annotations
 import sqlite3
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
+from typing import Any
 
 from drac.errors import WorkspaceError
 from drac.local.database import Database
@@ -70,9 +71,13 @@ class FtsChunkIndex(ChunkIndex):
         self.db = db
 
     def upsert(
-        self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]] | None = None
+        self,
+        chunks: Sequence[Chunk],
+        vectors: Sequence[Sequence[float]] | None = None,
+        metadata: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
-        """Add or replace chunks by chunk_id (vectors are cached elsewhere locally)."""
+        """Add or replace chunks by chunk_id (vectors are cached elsewhere locally, metadata
+        is read from the documents table at search)."""
         with self.db.transaction() as conn:
             for seq, chunk in enumerate(chunks):
                 self._remove(conn, "chunk_id = ?", (chunk.chunk_id,))

@@ -34,6 +34,15 @@ from drac.local.database import WorkspaceUnusableError
 from drac.local.files import shown_path
 from drac.local.versions import earlier_version, keep_batches
 from drac.local.workspace import Workspace
+from drac.metadata import (
+    MAX_SIDECAR_BYTES,
+    Metadata,
+    MetadataError,
+    is_sidecar,
+    merged,
+    parse_sidecar,
+    sidecar_name,
+)
 from drac.models import (
     Chunk,
     DocumentRecord,
@@ -74,6 +83,9 @@ class IngestSettings(BaseModel):
     conversion: ConversionOptions = Field(default_factory=ConversionOptions)
     force: bool = False
     tenant: str | None = None
+    metadata: Metadata = Field(
+        default_factory=dict, description="`--meta` metadata, over each file's sidecar"
+    )
 
 
 class Outcome(BaseModel):
@@ -113,6 +125,7 @@ class Inputs(NamedTuple):
 
 
 SYMLINK_SKIPPED = "symbolic link (links in a folder are not followed)"
+SIDECAR_SKIPPED = "metadata sidecar (read with its document, never ingested itself)"
 
 
 def walk_inputs(paths: Sequence[Path]) -> Inputs:
@@ -134,6 +147,8 @@ def walk_inputs(paths: Sequence[Path]) -> Inputs:
             continue
         if stat.S_ISDIR(mode):
             _walk(path, files, skipped)
+        elif is_sidecar(path.name):
+            skipped.append(Skipped(path=shown_path(path), reason=SIDECAR_SKIPPED))
         elif stat.S_ISREG(mode):
             files.append(path)
         else:
@@ -170,6 +185,8 @@ def _walk(folder: Path, files: list[Path], skipped: list[Skipped]) -> None:
             reason = "hidden (the name starts with a dot)"
         elif stat.S_ISDIR(mode):
             _walk(path, files, skipped)
+        elif is_sidecar(entry.name):
+            reason = SIDECAR_SKIPPED
         elif not stat.S_ISREG(mode):
             reason = _special_kind(mode)
         elif path.suffix.lower() not in DOCUMENT_SUFFIXES:
@@ -216,6 +233,7 @@ def ingest_file(
     data: bytes | None = None
     try:
         data = _read(path, settings.conversion.max_file_bytes, follow_symlinks)
+        metadata = merged(read_sidecar(path), settings.metadata, origin=shown_path(path))
         digest = ContentDigest(settings.tenant)
         digest.update(data)
         record = DocumentRecord(
@@ -225,13 +243,19 @@ def ingest_file(
             sha256=digest.sha256,
             tenant=settings.tenant,
             format=UNKNOWN_FORMAT,
+            metadata=metadata,
         )
         # the same content under two paths: the second waits, then finds it UNCHANGED
         with workspace.document_lock(record.document_id):
             existing = workspace.get_document(record.document_id)
             if existing is not None and existing.live and not settings.force:
                 workspace.add_source(record.source_path or record.source, existing.document_id)
-                return _unchanged(path, existing, workspace, settings.strategy, started)
+                outcome = _unchanged(path, existing, workspace, settings.strategy, started)
+                if existing.metadata != metadata:  # a new sidecar or --meta: only it changes
+                    existing.metadata = metadata
+                    workspace.save_document(existing)
+                    outcome.warnings.append(f"metadata updated ({len(metadata)} key(s))")
+                return outcome
             if existing is not None:
                 record.attempt = existing.attempt
                 record.created_at = existing.created_at
@@ -268,6 +292,35 @@ def _unchanged(
         seconds=time.monotonic() - started,
         warnings=warnings,
     )
+
+
+def read_sidecar(document: Path) -> Metadata:
+    """The metadata of the document's sidecar (`<file>.metadata.json` beside it), or none
+    when there is no sidecar. The sidecar is untrusted like the document: a link is never
+    followed, nothing but a regular file of at most MAX_SIDECAR_BYTES is read, and
+    MetadataError names the sidecar and the key that breaks a limit."""
+    sidecar = document.with_name(sidecar_name(document.name))
+    shown = shown_path(sidecar)
+    try:
+        mode = sidecar.lstat().st_mode
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:  # a 255-byte name leaves no room for a sidecar's
+            return {}
+        raise MetadataError(f"{shown}: not readable ({_reason(exc)})") from exc
+    if stat.S_ISLNK(mode):
+        raise MetadataError(f"{shown}: a symbolic link (a sidecar's link is never followed)")
+    size = sidecar.lstat().st_size
+    if stat.S_ISREG(mode) and size > MAX_SIDECAR_BYTES:
+        raise MetadataError(
+            f"{shown}: {size:,} bytes, more than the {MAX_SIDECAR_BYTES // 1024} KiB limit"
+        )
+    try:
+        data = _read(sidecar, MAX_SIDECAR_BYTES, follow_symlinks=False)
+    except (DocumentError, OSError) as exc:
+        raise MetadataError(f"{shown}: {_reason(exc)}") from exc
+    return parse_sidecar(data, shown)
 
 
 def _read(path: Path, max_bytes: int, follow_symlinks: bool = True) -> bytes:

@@ -29,6 +29,7 @@ _COLUMNS = (
     "conversion_failures",
     "attempt",
     "owner",
+    "metadata",
     "created_at",
     "updated_at",
 )
@@ -55,6 +56,7 @@ class SqliteDocumentRegistry(DocumentRegistry):
         record.created_at = record.created_at or record.updated_at
         values = record.model_dump(mode="json")
         values["warnings"] = json.dumps(record.warnings, ensure_ascii=False)
+        values["metadata"] = json.dumps(record.metadata, ensure_ascii=False)
         marks = ", ".join("?" * len(_COLUMNS))
         with self.db.transaction() as conn:
             conn.execute(
@@ -173,4 +175,5 @@ class SqliteDocumentRegistry(DocumentRegistry):
 def _record(row: sqlite3.Row | Mapping[str, Any]) -> DocumentRecord:
     data = dict(row)
     data["warnings"] = json.loads(data["warnings"] or "[]")
+    data["metadata"] = json.loads(data.get("metadata") or "{}")
     return DocumentRecord.model_validate(data)

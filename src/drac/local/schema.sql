@@ -16,6 +16,7 @@ CREATE TABLE IF NOT EXISTS documents (
     conversion_failures INTEGER NOT NULL DEFAULT 0,
     attempt        INTEGER NOT NULL DEFAULT 0,
     owner          TEXT,
+    metadata       TEXT NOT NULL DEFAULT '{}',
     created_at     TEXT NOT NULL,
     updated_at     TEXT NOT NULL
 );

@@ -11,7 +11,9 @@ from pydantic import BaseModel, ConfigDict
 
 from drac.embedders.cache import CachingEmbedder
 from drac.embedders.local import EmbedderUnavailable
+from drac.filters import MetadataFilter, predicate
 from drac.local.workspace import Workspace
+from drac.metadata import Metadata
 from drac.models import Chunk
 from drac.ports import Embedder, ModelCallError, SearchHit
 from drac.retrieval.rank import (
@@ -109,10 +111,13 @@ def search_workspace(
     embedder: Embedder | None = None,
     announce: Announce | None = None,
     fallback: bool = False,
+    metadata_filter: MetadataFilter | None = None,
 ) -> SearchResult:
     """The k best active chunks for a query; `announce(n)` is told before n chunk texts are
     embedded (never for the query itself). With `fallback`, an embedder that cannot run turns
-    the search into BM25 with a `note` saying why, instead of raising.
+    the search into BM25 with a `note` saying why, instead of raising. With `metadata_filter`
+    only chunks of documents whose metadata passes it are ranked (as OpenSearch filters
+    inside its search); each hit carries its document's metadata.
 
     Raises ValueError when a dense or hybrid search has no embedder.
     """
@@ -120,7 +125,12 @@ def search_workspace(
         raise ValueError(f"--mode {mode.value} needs an embedder (--embedder or DRAC_EMBEDDER)")
     if not query.strip():
         return SearchResult(query=query, mode=mode, hits=())
+    metadata = ws.document_metadata()
     chunks = ws.active_chunks()
+    if metadata_filter is not None:
+        passes = predicate(metadata_filter)
+        passing = {document for document, values in metadata.items() if passes(values)}
+        chunks = [c for c in chunks if c.document_id in passing]
     rankings: dict[Mode, Ranking] = {}
     if mode is not Mode.DENSE or fallback:
         terms = ws.index.term_index([c.chunk_id for c in chunks])
@@ -135,13 +145,14 @@ def search_workspace(
         except (EmbedderUnavailable, ModelCallError) as exc:
             if not fallback:
                 raise
-            return _bm25_result(query, chunks, rankings[Mode.BM25], k, f"{embedder.name}: {exc}")
+            reason = f"{embedder.name}: {exc}"
+            return _bm25_result(query, chunks, rankings[Mode.BM25], k, reason, metadata)
         rankings[Mode.DENSE] = dense_ranking([unit(v) for v in vectors], query_vector)
     if mode is Mode.HYBRID:
         rankings[Mode.HYBRID] = hybrid(
             rankings[Mode.DENSE], rankings[Mode.BM25], hybrid_weight(embedder)
         )
-    hits = tuple(SearchHit(chunk=chunks[i], score=score) for i, score in rankings[mode][:k])
+    hits = _hits(chunks, rankings[mode][:k], metadata)
     return SearchResult(
         query=query,
         mode=mode,
@@ -151,10 +162,24 @@ def search_workspace(
     )
 
 
+def _hits(
+    chunks: Sequence[Chunk], ranking: Ranking, metadata: dict[str, Metadata]
+) -> tuple[SearchHit, ...]:
+    return tuple(
+        SearchHit(chunk=chunks[i], score=score, metadata=metadata.get(chunks[i].document_id, {}))
+        for i, score in ranking
+    )
+
+
 def _bm25_result(
-    query: str, chunks: Sequence[Chunk], ranking: Ranking, k: int, reason: str
+    query: str,
+    chunks: Sequence[Chunk],
+    ranking: Ranking,
+    k: int,
+    reason: str,
+    metadata: dict[str, Metadata],
 ) -> SearchResult:
-    hits = tuple(SearchHit(chunk=chunks[i], score=score) for i, score in ranking[:k])
+    hits = _hits(chunks, ranking[:k], metadata)
     return SearchResult(
         query=query, mode=Mode.BM25, hits=hits, note=f"BM25 only: embedder unavailable ({reason})"
     )

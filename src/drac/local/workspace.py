@@ -42,6 +42,7 @@ from drac.local.stores import (
     SqlitePlanStore,
     SqliteVectorStore,
 )
+from drac.metadata import Metadata
 from drac.models import (
     Chunk,
     DocumentRecord,
@@ -170,6 +171,22 @@ class Workspace:
             "SELECT 1 FROM documents WHERE status IN ('INDEXED', 'PARTIAL') LIMIT 1"
         )
         return bool(rows)
+
+    def document_metadata(self) -> dict[str, Metadata]:
+        """The metadata of every live document, by document id (one query)."""
+        rows = self.db.query(
+            "SELECT document_id, metadata FROM documents WHERE status IN ('INDEXED', 'PARTIAL')"
+        )
+        found: dict[str, Metadata] = {}
+        for row in rows:
+            try:
+                found[row["document_id"]] = json.loads(row["metadata"] or "{}")
+            except ValueError as exc:
+                raise WorkspaceError(
+                    f"{self.db.path}: the metadata of {row['document_id']} is damaged; "
+                    f"{self.repair_hint(row['document_id'])}"
+                ) from exc
+        return found
 
     def get_document(self, document_id: str) -> DocumentRecord | None:
         """The document with this id, if known."""

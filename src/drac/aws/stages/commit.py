@@ -5,6 +5,7 @@ one the local runtime follows too."""
 
 from __future__ import annotations
 
+import json
 from typing import Literal
 
 from pydantic import BaseModel
@@ -125,6 +126,10 @@ def prepare_plan(rt: Runtime, event: PrepareInput) -> PreparedPlan:
     if ranges > MAX_ITEMS:
         raise DocumentError(f"{len(chunks)} chunks are too many to index in one plan version")
     save_plan(rt.plans, plan)
+    # the metadata the chunks are indexed with, as the record holds it now (IndexChunks reads
+    # it here: it has no access to the documents table)
+    rt.artifacts.put_text(keys.chunk_metadata_key(document_id, plan.version),
+                          json.dumps(record.metadata, ensure_ascii=False, sort_keys=True))
     for index in range(ranges):
         part = chunks[index * RANGE_SIZE : (index + 1) * RANGE_SIZE]
         rt.artifacts.put_text(
@@ -144,8 +149,12 @@ def index_range(rt: Runtime, event: IndexInput) -> IndexedRange:
     item = event.input
     text = rt.artifacts.get_text(keys.chunk_range_key(item.document_id, item.version, item.index))
     chunks = [Chunk.model_validate_json(line) for line in text.splitlines() if line]
+    stored = json.loads(rt.artifacts.get_text(keys.chunk_metadata_key(item.document_id,
+                                                                       item.version)))
+    metadata = {item.document_id: stored} if stored else None
     with retried_by_step_functions():
-        index_chunks(rt.index(), chunks, embedder=rt.embedder(), ledger=rt.ledger)
+        index_chunks(rt.index(), chunks, embedder=rt.embedder(), ledger=rt.ledger,
+                     metadata=metadata)
     return IndexedRange(index=item.index, chunks=len(chunks))
 
 

@@ -9,6 +9,7 @@ from pydantic import BaseModel
 from drac.aws import keys
 from drac.aws.events import IngestInput
 from drac.aws.lambda_support import logger
+from drac.aws.object_metadata import document_metadata
 from drac.aws.runtime import Runtime
 from drac.aws.versions import point_to_earlier
 from drac.documents.convert import decode_text
@@ -37,10 +38,11 @@ class Registered(BaseModel):
 def register_document(rt: Runtime, event: RegisterInput) -> Registered:
     """Claim the document for this execution (unless it is live, or another running execution
     ingests it), check its size before reading it, detect its format from its bytes, and
-    store a Markdown/text source as the document's converted Markdown.
+    store a Markdown/text source as the document's converted Markdown, and record the
+    document's metadata (`drac.aws.object_metadata`).
 
     Raises DocumentError (the document is then marked FAILED) for a file that is too large,
-    empty, unsupported or unreadable.
+    empty, unsupported or unreadable, or whose metadata breaks a limit.
     """
     filename = event.key.rsplit("/", 1)[-1]
     record = DocumentRecord(
@@ -69,8 +71,9 @@ def register_document(rt: Runtime, event: RegisterInput) -> Registered:
         raise DocumentError(f"{filename}: {exc}") from exc
     fmt = detection.format
     warnings = [detection.warning] if detection.warning else []
+    metadata = document_metadata(rt.client("s3"), event.bucket, event.key, event.version_id)
     rt.registry.update(event.document_id, owner=event.execution, format=fmt.value,
-                       warnings=warnings)
+                       warnings=warnings, metadata=metadata)
     logger.info("registered", extra={"format": fmt.value, "bytes": len(data)})
     if fmt.is_text:
         rt.artifacts.put_text(keys.markdown_key(event.document_id), decode_text(data))

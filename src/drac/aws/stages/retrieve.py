@@ -3,13 +3,21 @@ does) over the active chunks of live documents of one tenant."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from drac.aws.identity import CallerScope, Forbidden
-from drac.aws.opensearch import tenant_filters
+from drac.aws.opensearch import metadata_query, tenant_filters
 from drac.aws.runtime import Runtime
+from drac.filters import MetadataFilter, matches
 from drac.ports import SearchHit
 from drac.provenance import PageBoxes
 from drac.retrieval.rank import Mode, fuse
@@ -25,6 +33,18 @@ class RetrieveFilters(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     document_ids: list[str] = Field(default_factory=list, max_length=1000)
+    metadata: MetadataFilter | None = Field(
+        default=None,
+        description="a metadata filter (drac.filters: equals, in, ranges, andAll, orAll), "
+        "ANDed with the caller's tenant; it names no reserved key such as tenant",
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_empty_filter(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("metadata") is None:
+            data.pop("metadata", None)
+        return data
 
 
 class RetrieveRequest(BaseModel):
@@ -68,6 +88,9 @@ class RetrievedChunk(BaseModel):
     unaligned: list[str] = Field(
         default_factory=list, description="element ids whose text was not (fully) found"
     )
+    metadata: dict[str, str | int | float | bool | list[str]] = Field(
+        default_factory=dict, description="the document's metadata"
+    )
 
 
 class RetrieveResponse(BaseModel):
@@ -97,6 +120,9 @@ def retrieve(rt: Runtime, request: RetrieveRequest) -> RetrieveResponse:
     filters = tenant_filters(
         request.tenant, request.filters.document_ids, all_tenants=request.all_tenants
     )
+    wanted = request.filters.metadata
+    if wanted is not None:
+        filters.append(metadata_query(wanted))  # one more AND: it can only narrow
     size = request.k * CANDIDATES
     index = rt.index(interactive=True)
     rankings: list[list[SearchHit]] = []
@@ -116,12 +142,15 @@ def retrieve(rt: Runtime, request: RetrieveRequest) -> RetrieveResponse:
             request.tenant or ""
         }:
             continue  # the index's filter already excludes it; a second check costs nothing
+        if wanted is not None and not matches(wanted, record.metadata):
+            continue  # indexed with metadata the document no longer has
         chunk = hit.chunk
         chunks.append(RetrievedChunk(
             chunk_id=chunk.chunk_id, document_id=chunk.document_id, source=chunk.source,
             source_key=record.source_path, tenant=chunk.tenant, pages=list(chunk.pages),
             breadcrumb=chunk.breadcrumb, text=chunk.text, plan_version=chunk.plan_version,
             score=hit.score, boxes=list(chunk.boxes), unaligned=list(chunk.unaligned),
+            metadata=record.metadata,
         ))
         if len(chunks) == request.k:
             break

@@ -14,6 +14,7 @@ from drac.aws.lambda_support import MetricUnit, correlate, logger, metrics
 from drac.aws.runtime import Runtime
 from drac.errors import DracError
 from drac.ids import ContentDigest, digest_of
+from drac.metadata import is_sidecar
 
 READ_CHUNK = 1024 * 1024
 BACKOFF_BASE_S = 60
@@ -48,6 +49,12 @@ def start_ingest(rt: Runtime, event: S3EventBridgeEvent) -> StartResult:
     obj = event.detail
     if obj.is_folder or obj.size == 0:
         logger.info("not a document; ignored", extra={"key": obj.key, "size": obj.size})
+        return StartResult(outcome="ignored")
+    if is_sidecar(obj.key):
+        # metadata, never a document: read when its document is registered
+        logger.info("metadata sidecar; read with its document, not ingested",
+                    extra={"key": obj.key})
+        metrics.add_metric(name="SidecarsSeen", unit=MetricUnit.Count, value=1)
         return StartResult(outcome="ignored")
     sfn = rt.client("stepfunctions")
     machine = rt.resources.ingest_state_machine_arn
