@@ -19,7 +19,7 @@ import threading
 import time
 import traceback
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -128,6 +128,51 @@ class LambdaContext:
     def get_remaining_time_in_millis(self) -> int:
         """The configured timeout (invocations are not timed out)."""
         return self.function.timeout_s * 1000
+
+
+class _PerThread(MutableMapping[str, Any]):
+    """A dict of which each thread sees its own contents."""
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+
+    def _mine(self) -> dict[str, Any]:
+        if not hasattr(self._local, "items"):
+            self._local.items = {}
+        items: dict[str, Any] = self._local.items
+        return items
+
+    def __getitem__(self, key: str) -> Any:
+        return self._mine()[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._mine()[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self._mine()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._mine()))
+
+    def __len__(self) -> int:
+        return len(self._mine())
+
+
+def metrics_per_invocation() -> None:
+    """Give each harness thread its own Powertools metric set.
+
+    Powertools keeps one metric set per process (class attributes, shared by every Metrics
+    object) and flushes it at the end of each handler. Lambda runs one invocation at a time in
+    an environment; the harness runs many in threads of one process, where one invocation's
+    flush took another's metrics mid-flight ("Must contain at least one metric", a batch
+    failed that no real Lambda would fail)."""
+    from drac.aws.lambda_support import metrics
+
+    provider = metrics.provider
+    if isinstance(provider.metric_set, _PerThread):
+        return
+    for name in ("metric_set", "dimension_set", "metadata_set"):
+        setattr(provider, name, _PerThread())
 
 
 @dataclass
@@ -261,6 +306,7 @@ class Cloud:
 
     def __init__(self, model: StackModel, bedrock: Any, opensearch: Any) -> None:
         """Prepare (deploy() creates the resources)."""
+        metrics_per_invocation()
         self.model = model
         self.region = model.stack.region
         self.bedrock = bedrock
