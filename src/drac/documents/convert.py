@@ -26,6 +26,7 @@ from drac.documents.render import (
 from drac.documents.slides import HeadingHint, apply_headings, slide_headings
 from drac.documents.spreadsheets import SpreadsheetOptions, read_spreadsheet
 from drac.documents.text import decode_text
+from drac.documents.verify import PageVerification
 from drac.errors import DocumentError
 from drac.ports import Ledger, MemoryLedger, VisionModel
 
@@ -48,6 +49,9 @@ class ConversionResult(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     failures: list[str] = Field(default_factory=list)
     model: str
+    verification: list[PageVerification] = Field(
+        default_factory=list, description="a vision model's pages checked against their text"
+    )
     normalised_pdf: bytes | None = Field(
         default=None, repr=False, description="the PDF a non-PDF source was rendered from"
     )
@@ -256,5 +260,6 @@ def _convert_with_model(
         status="partial" if joined.failures else "ok",
         warnings=[*warnings, *joined.warnings],
         failures=joined.failures,
+        verification=joined.verification,
         model=vision.name,
     )

@@ -21,6 +21,7 @@ from drac.commit import plan_chunks
 from drac.documents.convert import ConversionOptions, convert_to_markdown
 from drac.documents.detect import detect_format
 from drac.documents.spreadsheets import SPREADSHEET_FORMATS, table_rows_advice
+from drac.documents.verify import VERIFICATION_FILE, review_conversion
 from drac.errors import DocumentError, DracError
 from drac.ids import ContentDigest
 from drac.ingest import (
@@ -329,16 +330,20 @@ def _ingest(
         progress=progress,
         spreadsheet=spreadsheet_options(settings.strategy),
     )
+    reviewed = review_conversion(
+        conversion.markdown, conversion.verification, settings.strategy.hold_back_flags
+    )
+    failures = [*conversion.failures, *reviewed.failures]
     record.format = conversion.format
     record.pages = conversion.pages
-    record.warnings = [*conversion.warnings, *conversion.failures]
-    record.conversion_failures = len(conversion.failures)
-    scans_only = conversion.status == "partial" and not conversion.failures
+    record.warnings = [*conversion.warnings, *failures]
+    if reviewed.warning:
+        record.warnings.append(reviewed.warning)
+    record.conversion_failures = len(failures)
+    scans_only = conversion.status == "partial" and not failures
     if scans_only:
         record.warnings.insert(0, SCAN_HINT)
-    parsed = parse_document(
-        conversion.markdown, settings.strategy, conversion.failures, allow_empty=scans_only
-    )
+    parsed = parse_document(reviewed.markdown, settings.strategy, failures, allow_empty=scans_only)
     record.status = (
         DocumentStatus.PARTIAL
         if scans_only
@@ -346,6 +351,11 @@ def _ingest(
     )
     record.error = None
     planned = _plan(record, parsed, settings.strategy, workspace, text_model)
+    if conversion.verification:  # a vision model's conversion: keep what checking it found
+        workspace.artifacts.put_text(
+            workspace.document_key(record.document_id, VERIFICATION_FILE),
+            reviewed.summary.model_dump_json(indent=1),
+        )
     activation = workspace.commit_ingest(
         record, data, parsed, planned.plan, planned.chunks, conversion.normalised_pdf
     )
