@@ -72,6 +72,9 @@ _BRACKETS = str.maketrans({"(": " ", ")": " ", "[": " ", "]": " ", "{": " ", "}"
 _CURRENCY = "$€£¥₹₩₽¢"
 _EDGE = "\"'`()[]{}<>.,;:!?*_~|\\#=" + _CURRENCY
 _PARTS = re.compile(r"[-/]")
+_GLUED_NUMBER = re.compile(r"\d[\d,]*\d")
+GLUED_PART = 4
+"""Digits each of two amounts run together must have to be told apart."""
 _PIECES = re.compile(r"\d[\d.,:/-]*|[^\W\d_]+")
 
 
@@ -214,7 +217,9 @@ def _replace_page(markdown: str, number: int, reason: str) -> str:
     for index, match in enumerate(found):
         if int(match.group(1)) != number:
             continue
-        end = found[index + 1].start() if index + 1 < len(found) else len(markdown)
+        # up to the next page's marker: a repeated marker of this page is this page too
+        later = [m.start() for m in found[index + 1 :] if int(m.group(1)) != number]
+        end = later[0] if later else len(markdown)
         marker = f"<!-- Page {number}: conversion failed: {reason} -->"
         tail = "\n\n" if end < len(markdown) else "\n"
         return markdown[: match.start()] + marker + tail + markdown[end:].lstrip("\n")
@@ -354,12 +359,30 @@ def _vocabulary(tokens: Iterable[str]) -> set[str]:
         vocab.update(part for part in _PARTS.split(bare) if part)
         vocab.add(bare.replace("-", ""))
         vocab.update(_PIECES.findall(bare))
+        digits = _glued_digits(bare)
+        for cut in range(GLUED_PART, len(digits) - GLUED_PART + 1) if digits else ():
+            vocab.update((digits[:cut], digits[cut:]))
     return vocab
+
+
+def _glued_digits(token: str) -> str:
+    """The digits of a token that may be two amounts run together (a lost currency glyph
+    between them: "1,37,9981,19,999"), else ""."""
+    if not _GLUED_NUMBER.fullmatch(token):
+        return ""
+    digits = token.replace(",", "").replace(".", "")
+    return digits if len(digits) >= 2 * GLUED_PART else ""
 
 
 def _known(token: str, vocab: set[str]) -> bool:
     bare = _bare(token)
     if bare in vocab or bare.replace("-", "") in vocab:
+        return True
+    digits = _glued_digits(bare)
+    if digits and any(
+        digits[:cut] in vocab and digits[cut:] in vocab
+        for cut in range(GLUED_PART, len(digits) - GLUED_PART + 1)
+    ):
         return True
     parts = [part for part in _PARTS.split(bare) if part]
     if len(parts) > 1 and all(part in vocab for part in parts):
