@@ -16,6 +16,7 @@ the contained worker when the pages are rendered (`drac.documents.render`), or b
 
 from __future__ import annotations
 
+import bisect
 import html
 import re
 import unicodedata
@@ -34,13 +35,16 @@ NEAR_LINES = 12
 """A row's values further apart than this many text-layer lines do not belong together."""
 MAX_ROW_CHARS = 300
 """A line of prose longer than this is a paragraph, not one of the method's row sentences."""
+MAX_ROWS = 500
+"""Rows of one page checked for merges (a page holds far fewer)."""
+MAX_PLACES = 16
+"""Lines holding a row's values tried as the row's place on the page."""
 JUDGED_CHARS = 20
 """A page text shorter than this (a blank page, a lone page number) is not judged."""
 
 PageSource = Literal["text layer", "ocr"]
 
 # Model output and text layers are untrusted: every pattern below is linear.
-_COMMENT = re.compile(r"<!--(?:(?!-->).)*-->", re.DOTALL)
 _IMAGE = re.compile(r"!\[[^\]\n]{0,500}\]\([^)\n]{0,2000}\)")
 _LINK = re.compile(r"\[([^\]\n]{0,500})\]\([^)\n]{0,2000}\)")
 _TAG = re.compile(r"</?[A-Za-z][^<>\n]{0,300}>")
@@ -75,6 +79,8 @@ _PARTS = re.compile(r"[-/]")
 _GLUED_NUMBER = re.compile(r"\d[\d,]*\d")
 GLUED_PART = 4
 """Digits each of two amounts run together must have to be told apart."""
+MAX_GLUED_DIGITS = 24
+"""Longer digit runs are not split into two amounts (each cut is tried)."""
 _PIECES = re.compile(r"\d[\d.,:/-]*|[^\W\d_]+")
 
 
@@ -142,9 +148,9 @@ def verify_page(
         for token in tokens
         if _salient(token, strict=True) and not _known(token, model_vocab)
     )
-    suspect = [
-        unit.shown for unit in units if unit.is_row and _suspect_row(unit, page_tokens, page_vocab)
-    ]
+    index = PageIndex(page_tokens)
+    rows = [unit for unit in units if unit.is_row][:MAX_ROWS]
+    suspect = [unit.shown for unit in rows if _suspect_row(unit, index, page_vocab)]
     return PageVerification(
         page=page,
         source=source,
@@ -267,7 +273,7 @@ class MarkdownUnit(BaseModel):
 def markdown_units(markdown: str) -> list[MarkdownUnit]:
     """The page Markdown's text lines without Markdown syntax; pipe rows split into cells;
     the separator and header of a pipe table are left out of the rows."""
-    markdown = _COMMENT.sub(" ", markdown)
+    markdown = _without_comments(markdown)
     markdown = _IMAGE.sub(" ", markdown)
     markdown = _LINK.sub(r"\1", markdown)
     markdown = _TAG.sub(" ", markdown)
@@ -296,6 +302,22 @@ def markdown_units(markdown: str) -> list[MarkdownUnit]:
         units.append(MarkdownUnit(text=text, shown=line[:ROW_SHOWN_CHARS], is_row=row))
     del previous_row
     return units
+
+
+def _without_comments(text: str) -> str:
+    """The text with its HTML comments (page markers) blanked; an unclosed one runs to the
+    end (one scan: a regex retried at every unclosed opener was quadratic)."""
+    parts: list[str] = []
+    position = 0
+    while (start := text.find("<!--", position)) >= 0:
+        parts.append(text[position:start])
+        end = text.find("-->", start + 4)
+        if end < 0:
+            return " ".join(parts)
+        parts.append(" ")
+        position = end + 3
+    parts.append(text[position:])
+    return "".join(parts)
 
 
 def _strip_line(line: str) -> str:
@@ -371,7 +393,7 @@ def _glued_digits(token: str) -> str:
     if not _GLUED_NUMBER.fullmatch(token):
         return ""
     digits = token.replace(",", "").replace(".", "")
-    return digits if len(digits) >= 2 * GLUED_PART else ""
+    return digits if 2 * GLUED_PART <= len(digits) <= MAX_GLUED_DIGITS else ""
 
 
 def _known(token: str, vocab: set[str]) -> bool:
@@ -402,34 +424,63 @@ def _unique(tokens: Iterable[str]) -> list[str]:
 # -- rows ------------------------------------------------------------------------------------
 
 
-def _suspect_row(unit: MarkdownUnit, page: Sequence[Sequence[str]], vocab: set[str]) -> bool:
+def _suspect_row(unit: MarkdownUnit, page: PageIndex, vocab: set[str]) -> bool:
     """True when the row's values are on the page but do not stand together.
 
-    The row's place on the page is the line holding most of its values and the lines around
-    it made mostly of the row's own words (a wrapped cell). A value found only outside that
-    place, on a line keeping values the row left out, comes from another row; a row whose
-    cells each hold values of two lines found nowhere together is two rows written as one.
+    The row's place on the page is a line holding its values and the lines around it made
+    mostly of the row's own words (a wrapped cell), the place holding most of the row. A value
+    found only outside that place, on a line keeping values the row left out, comes from
+    another row; a row whose cells each hold values of two lines found nowhere together is
+    two rows written as one.
     """
     words = {_bare(token) for token in _tokens(unit.text)}
     row = {_bare(t) for t in _tokens(unit.text) if _salient(t) and _known(t, vocab)}
     if len(row) < 2 or not _values(list(row)):
         return False
-    lines = [{_bare(token) for token in tokens} for tokens in page]
-    # the row's own line holds its values (a header line holds its words, not its values)
-    best = max(
-        range(len(lines)),
-        key=lambda i: (len(_values(list(row & lines[i]))), len(row & lines[i]), -i),
-    )
-    region = _region(lines, best, words)
+    lines = page.lines
+    # the lines of its rarest values first: a common value ("6 months") is on every row
+    candidates: list[int] = []
+    for value in sorted(_values(list(row)), key=lambda value: len(page.where(value))):
+        candidates.extend(page.where(value)[: MAX_PLACES - len(candidates)])
+        if len(candidates) >= MAX_PLACES:
+            break
+    best, region, score = 0, [0], (-1, -1)
+    for index in sorted(set(candidates)):
+        around = _region(lines, index, words)
+        held = set().union(*(lines[i] for i in around)) & row
+        if (len(held), len(row & lines[index])) > score:
+            score, best, region = (len(held), len(row & lines[index])), index, around
     covered = set().union(*(lines[i] for i in region))
     for token in row - covered:
-        near = [i for i, line in enumerate(lines) if token in line and abs(i - best) <= NEAR_LINES]
+        near = page.near(token, best, NEAR_LINES)
         if not near:
             continue  # far away or only a piece of a code: no row neighbour to blame
         other = lines[min(near, key=lambda i: abs(i - best))]
         if _values(list(other - words)):
             return True  # taken from another row, which keeps values of its own
     return bool(unit.cells) and _two_rows(unit, [lines[i] for i in region])
+
+
+class PageIndex:
+    """A page's lines as token sets, and where each token occurs."""
+
+    def __init__(self, tokens: Sequence[Sequence[str]]) -> None:
+        self.lines = [{_bare(token) for token in line} for line in tokens]
+        self._where: dict[str, list[int]] = {}
+        for index, line in enumerate(self.lines):
+            for token in line:
+                self._where.setdefault(token, []).append(index)
+
+    def where(self, token: str) -> list[int]:
+        """The lines holding the token, in order."""
+        return self._where.get(token, [])
+
+    def near(self, token: str, line: int, distance: int) -> list[int]:
+        """The lines holding the token at most `distance` lines from `line`."""
+        found = self.where(token)
+        start = bisect.bisect_left(found, line - distance)
+        end = bisect.bisect_right(found, line + distance)
+        return found[start:end]
 
 
 def _region(lines: Sequence[set[str]], best: int, words: set[str]) -> list[int]:
@@ -444,9 +495,9 @@ def _region(lines: Sequence[set[str]], best: int, words: set[str]) -> list[int]:
         )
 
     first = last = best
-    while first > 0 and belongs(first - 1):
+    while first > max(0, best - NEAR_LINES) and belongs(first - 1):
         first -= 1
-    while last + 1 < len(lines) and belongs(last + 1):
+    while last + 1 < min(len(lines), best + NEAR_LINES + 1) and belongs(last + 1):
         last += 1
     return list(range(first, last + 1))
 
