@@ -153,7 +153,8 @@ def convert_batch(
 
 
 def _verified(result: BatchResult, pages: Sequence[BatchPage]) -> BatchResult:
-    """The result with its answered pages checked against their own text (`drac.documents.verify`)."""
+    """The result with its answered pages checked against their own text
+    (`drac.documents.verify`)."""
     layers = {page.number: page.text_layer for page in pages if page.text_layer}
     result.verification = verify_markdown(result.markdown, layers)
     return result

@@ -35,6 +35,8 @@ NEAR_LINES = 12
 """A row's values further apart than this many text-layer lines do not belong together."""
 MAX_ROW_CHARS = 300
 """A line of prose longer than this is a paragraph, not one of the method's row sentences."""
+FURNITURE_CHARS = 40
+"""A line this short that is only a number ("- 3 -", "Page 3 of 9") is a page number."""
 MAX_ROWS = 500
 """Rows of one page checked for merges (a page holds far fewer)."""
 MAX_PLACES = 16
@@ -48,7 +50,9 @@ PageSource = Literal["text layer", "ocr"]
 _IMAGE = re.compile(r"!\[[^\]\n]{0,500}\]\([^)\n]{0,2000}\)")
 _LINK = re.compile(r"\[([^\]\n]{0,500})\]\([^)\n]{0,2000}\)")
 _TAG = re.compile(r"</?[A-Za-z][^<>\n]{0,300}>")
-_LIST_MARKER = re.compile(r"^[ \t]*(?:[-*+\u2022\u25aa\u25cf\u2013\u00b7]|\(?\d{1,3}[.)]|[a-zA-Z][.)])[ \t]+")
+_LIST_MARKER = re.compile(
+    r"^[ \t]*(?:[-*+\u2022\u25aa\u25cf\u2013\u00b7]|\(?\d{1,3}[.)]|[a-zA-Z][.)])[ \t]+"
+)
 _HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+")
 _QUOTE = re.compile(r"^[ \t]*(?:>[ \t]?)+")
 _RULE_LINE = re.compile(r"^[ \t|:+=-]*$")
@@ -62,7 +66,8 @@ _GLUED = re.compile(
 """Where two cells a text layer runs together split ("Storage/RAMBattery", "Gujarat3rd")."""
 _HYPHEN_BREAK = re.compile(r"(?<=[^\W\d_])[-\u00ad\x02][ \t]*\n[ \t]*(?=[^\W\d_])")
 _PAGE_FURNITURE = re.compile(
-    r"^(?:page[ \t]+)?[-\u2013\u2014 \t]*\d{1,5}(?:[ \t]*(?:/|of)[ \t]*\d{1,5})?[-\u2013\u2014 \t]*$",
+    r"^(?:page[ \t]+)?[-\u2013\u2014 \t]*\d{1,5}"
+    r"(?:[ \t]*(?:/|of)[ \t]*\d{1,5})?[-\u2013\u2014 \t]*$",
     re.IGNORECASE,
 )
 _DASHES = str.maketrans(
@@ -144,7 +149,7 @@ def verify_page(
     missing = _unique(
         token
         for line, tokens in zip(lines, page_tokens, strict=True)
-        if not _PAGE_FURNITURE.match(line)
+        if not (len(line) <= FURNITURE_CHARS and _PAGE_FURNITURE.match(line))
         for token in tokens
         if _salient(token, strict=True) and not _known(token, model_vocab)
     )
@@ -212,8 +217,10 @@ def hold_back(
         markdown = _replace_page(markdown, page.page, reason)
         failures.append(f"page {page.page}: conversion failed: {reason}")
     held = tuple(page.page for page in over)
-    return markdown, failures, summary.model_copy(
-        update={"held_back": held, "threshold": threshold}
+    return (
+        markdown,
+        failures,
+        summary.model_copy(update={"held_back": held, "threshold": threshold}),
     )
 
 
@@ -291,9 +298,13 @@ def markdown_units(markdown: str) -> list[MarkdownUnit]:
                     units[-1] = units[-1].model_copy(update={"is_row": False})
                 previous_row = True
                 continue
-            cells = tuple(cell.strip() for cell in line.strip("|").replace("\\|", "\u2502").split("|"))
+            cells = tuple(
+                cell.strip() for cell in line.strip("|").replace("\\|", "\u2502").split("|")
+            )
             text = " ".join(_strip_line(cell) for cell in cells)
-            units.append(MarkdownUnit(text=text, shown=line[:ROW_SHOWN_CHARS], is_row=True, cells=cells))
+            units.append(
+                MarkdownUnit(text=text, shown=line[:ROW_SHOWN_CHARS], is_row=True, cells=cells)
+            )
             previous_row = True
             continue
         previous_row = False
@@ -412,9 +423,11 @@ def _known(token: str, vocab: set[str]) -> bool:
     # a code glued to a glyph a font maps to letters ("ff12-18" for a bullet): its number and
     # its words of three letters or more must be known
     pieces = [piece for piece in _PIECES.findall(bare) if piece[0].isdigit() or len(piece) >= 3]
-    return len(pieces) < len(_PIECES.findall(bare)) and all(
-        piece in vocab or _known(piece, vocab) for piece in pieces if piece != bare
-    ) and bool(pieces)
+    return (
+        len(pieces) < len(_PIECES.findall(bare))
+        and all(piece in vocab or _known(piece, vocab) for piece in pieces if piece != bare)
+        and bool(pieces)
+    )
 
 
 def _unique(tokens: Iterable[str]) -> list[str]:
@@ -486,12 +499,11 @@ class PageIndex:
 def _region(lines: Sequence[set[str]], best: int, words: set[str]) -> list[int]:
     """The line `best` and its neighbours made mostly of the row's own words, with no value
     the row does not have."""
+
     def belongs(index: int) -> bool:
         line = lines[index]
         return (
-            bool(line)
-            and len(line & words) >= 0.5 * len(line)
-            and not _values(list(line - words))
+            bool(line) and len(line & words) >= 0.5 * len(line) and not _values(list(line - words))
         )
 
     first = last = best

@@ -35,7 +35,8 @@ def _page(number: int) -> tuple:
 def honest(number: int, rows: list[tuple[str, str, str]] | None = None) -> str:
     """What a faithful model writes for page `number` (the method's one sentence per row)."""
     sentences = "\n".join(
-        f"- Plan {plan}: Price {price}; Seats {seats}." for plan, price, seats in rows or PLANS[number]
+        f"- Plan {plan}: Price {price}; Seats {seats}."
+        for plan, price, seats in rows or PLANS[number]
     )
     return (
         f"<!-- Page {number} -->\n\n## Price plans of region {number}\n\n"
@@ -98,9 +99,10 @@ def test_each_fault_is_flagged_on_its_page_and_an_honest_answer_flags_nothing(
     assert any(w.startswith("verification: 1 unsupported") for w in document["warnings"])
 
     code, out = run(server, "show", name, "-w", str(workspace))
+    assert code == 0, out
     assert "page 2:" in out and "unsupported: 485.00" in out and "held back" not in out
 
-    code, out = run(server, "export", "-w", str(workspace))
+    _code, out = run(server, "export", "-w", str(workspace))
     chunks = [json.loads(line) for line in out.splitlines()]
     flagged = [c for c in chunks if c["verification"]["unsupported"]]
     assert flagged and all("$485.00" in c["text"] for c in flagged)
@@ -119,10 +121,11 @@ def test_hold_back_leaves_flagged_pages_out_and_marks_the_document_partial(
     assert document["conversion_failures"] == 3
     assert document["verification"]["held_back"] == [1, 2, 3]
     code, out = run(server, "export", "-w", str(workspace))
+    assert code == 0, out
     chunks = [json.loads(line) for line in out.splitlines()]
     assert chunks and {page for c in chunks for page in c["pages"]} == {4}
     assert all("Bronze" not in c["text"] and "$485.00" not in c["text"] for c in chunks)
-    code, out = run(server, "show", name, "-w", str(workspace), "--markdown")
+    _code, out = run(server, "show", name, "-w", str(workspace), "--markdown")
     assert "<!-- Page 3: conversion failed: held back: " in out
     assert "Plan Nova" in out
 

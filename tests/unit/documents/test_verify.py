@@ -30,13 +30,19 @@ def _rows(*rows: str) -> str:
     return "# Price plans 2024\n\n" + TABLE + "\n".join(rows)
 
 
-HONEST = _rows("| Basic | $1,200.00 | 5 |", "| Team | $3,450.50 | 25 |", "| Enterprise | $12,000 | 250 |")
+HONEST = _rows(
+    "| Basic | $1,200.00 | 5 |", "| Team | $3,450.50 | 25 |", "| Enterprise | $12,000 | 250 |"
+)
 
 
 def _check(markdown: str, layer: str = LAYER) -> dict[str, tuple[str, ...]]:
     found = verify_page(1, markdown, layer)
     assert found is not None
-    return {"unsupported": found.unsupported, "missing": found.missing, "merged": found.suspect_rows}
+    return {
+        "unsupported": found.unsupported,
+        "missing": found.missing,
+        "merged": found.suspect_rows,
+    }
 
 
 NOTHING = {"unsupported": (), "missing": (), "merged": ()}
@@ -97,7 +103,7 @@ def test_a_wrapped_cell_is_not_a_merge() -> None:
         "Velvera Pad 11”\n256GB\n256GB /\n8GB\nStereo $459"
     )
     markdown = (
-        '| Model | Storage | Price |\n| --- | --- | --- |\n'
+        "| Model | Storage | Price |\n| --- | --- | --- |\n"
         '| Velvera Pad 11" 128GB | 128GB / 8GB IPS LCD Stereo | $399 |\n'
         '| Velvera Pad 11" 256GB | 256GB / 8GB Stereo | $459 |'
     )
@@ -117,8 +123,11 @@ def test_pages_without_text_are_not_judged_and_failed_pages_are_skipped() -> Non
 
 def test_holding_back_replaces_only_the_pages_over_the_threshold() -> None:
     markdown = (
-        "<!-- Page 1 -->\n\n" + HONEST + "\n\n<!-- Page 2 -->\n\n<!-- Page 2 -->\n\n"
-        + _rows("| Basic | $9.99 | 5 |") + "\n\n<!-- Page 3 -->\n\nTail text.\n"
+        "<!-- Page 1 -->\n\n"
+        + HONEST
+        + "\n\n<!-- Page 2 -->\n\n<!-- Page 2 -->\n\n"
+        + _rows("| Basic | $9.99 | 5 |")
+        + "\n\n<!-- Page 3 -->\n\nTail text.\n"
     )
     pages = verify_markdown(markdown, {1: LAYER, 2: LAYER})
     assert [page.flags for page in pages] == [0, 8]
@@ -158,6 +167,7 @@ def test_hostile_text_costs_linear_time() -> None:
         ("|" + " |" * 40_000, "1," * 40_000),
         ("ware-\n" * 15_000, "a-\n" * 30_000),
         ("1" * 50_000 + "," + "2" * 50_000, "ffi" * 30_000 + "9"),
+        ("Page", "page" + " " * 100_000 + "x"),
         ("| 1 | 2 | 9 |\n" * 1000, "1 2\n" * 30_000),  # rows whose values are on every line
         ("- Plan A 1 2 3\n" * 2000, "1 x\n2 y\n" * 20_000),
     ]

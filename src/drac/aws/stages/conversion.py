@@ -104,7 +104,9 @@ def render_document(rt: Runtime, event: RenderInput) -> Rendered:
     for page in render_pages(pdf, options):
         rt.artifacts.put_bytes(keys.page_key(event.document_id, page.number), page.png)
         if page.text_layer:  # what the vision model's answer is checked against
-            rt.artifacts.put_text(keys.page_text_key(event.document_id, page.number), page.text_layer)
+            rt.artifacts.put_text(
+                keys.page_text_key(event.document_id, page.number), page.text_layer
+            )
         text_chars[str(page.number)] = page.text_chars
     rt.artifacts.put_text(keys.page_meta_key(event.document_id), json.dumps(text_chars))
     count = len(text_chars)
@@ -140,7 +142,11 @@ def convert_pages(rt: Runtime, event: ConvertInput) -> BatchDone:
     pages = _pages(rt, item)
     with retried_by_step_functions():
         result = convert_batch(
-            rt.vision_model(), pages, item.page_count, item.document_id, rt.ledger,
+            rt.vision_model(),
+            pages,
+            item.page_count,
+            item.document_id,
+            rt.ledger,
             on_retryable="raise",
         )
     _store(rt, item, result)

@@ -9,10 +9,10 @@ from pydantic import BaseModel
 
 from drac.aws import keys
 from drac.aws.dynamo import MAX_WARNINGS
+from drac.aws.lambda_support import MetricUnit, metrics
 from drac.aws.runtime import Runtime
 from drac.aws.stages.fanout import ItemGroup
 from drac.aws.stages.planning import store_sections
-from drac.aws.lambda_support import MetricUnit, metrics
 from drac.documents.batches import BatchResult, JoinedMarkdown, join_batches
 from drac.documents.verify import VerificationSummary, review_conversion
 from drac.ingest import parse_document
