@@ -23,10 +23,11 @@ from drac.cli.options import (
     workspace_option,
 )
 from drac.cli.terminal import json_text, markup, printable
-from drac.documents.verify import VERIFICATION_FILE, VerificationSummary, chunk_flags
+from drac.documents.verify import VerificationSummary, chunk_flags
 from drac.embedders.factory import CHOICES, embedder_from_spec, is_configured
 from drac.errors import DracError
 from drac.local.search import default_mode, search_workspace
+from drac.local.verification import stored_verification
 from drac.local.workspace import Workspace
 from drac.models import Chunk, DocumentRecord, Element, Strategy
 from drac.planning import PlanningCounts, planning_counts
@@ -285,18 +286,6 @@ def status(workspace: Path, as_json: bool) -> None:
         f" {strategy.target_chars:,}, hard limit {strategy.hard_limit_chars:,}){origin}",
         highlight=False,
     )
-
-
-def stored_verification(ws: Workspace, document_id: str) -> VerificationSummary | None:
-    """The document's stored verification summary (a vision model's conversion), or None."""
-    try:
-        text = ws.artifacts.get_text(ws.document_key(document_id, VERIFICATION_FILE))
-    except (KeyError, OSError):
-        return None
-    try:
-        return VerificationSummary.model_validate_json(text)
-    except ValueError:
-        return None  # a damaged summary is no summary; the conversion itself is intact
 
 
 def _verification_counts(summary: VerificationSummary | None) -> dict[str, object] | None:

@@ -567,12 +567,16 @@ def review_conversion(
 
 def chunk_flags(
     summary: VerificationSummary, pages: Iterable[int], text: str
-) -> dict[str, list[object]]:
+) -> dict[str, list[dict[str, object]]]:
     """What a chunk's pages were flagged for: the unsupported tokens and suspect rows found
     in the chunk's own text, and the tokens its pages miss (per page)."""
     wanted = set(pages)
     words = _vocabulary(_tokens(" ".join(unit.text for unit in markdown_units(text))))
-    flags: dict[str, list[object]] = {"unsupported": [], "missing": [], "suspect_rows": []}
+    flags: dict[str, list[dict[str, object]]] = {
+        "unsupported": [],
+        "missing": [],
+        "suspect_rows": [],
+    }
     for page in summary.pages:
         if page.page not in wanted:
             continue

@@ -30,6 +30,9 @@ class ChunkView(_View):
     chars: int
     pages: tuple[int, ...]
     text: str
+    flags: tuple[str, ...] = ()
+    """What checking the conversion flagged in this chunk's text (unsupported tokens,
+    suspect merged rows), empty when nothing or when it was not checked."""
 
     @property
     def hue(self) -> int:
@@ -60,6 +63,7 @@ class NoteKind(StrEnum):
     ERROR = "error"
     PARTIAL = "partial"
     WARNING = "warning"
+    VERIFICATION = "verification"
 
 
 class PageNote(_View):

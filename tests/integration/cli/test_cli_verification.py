@@ -110,6 +110,17 @@ def test_each_fault_is_flagged_on_its_page_and_an_honest_answer_flags_nothing(
         "485.00"
     }
 
+    report = tmp_path / "report"
+    code, out = run(server, "inspect", "-w", str(workspace), "--out", str(report))
+    assert code == 0, out
+    (page,) = [p for p in report.glob("*.html") if p.name != "index.html"]
+    html = page.read_text()
+    # pages 1, 2 and 3, beside the page image and in the element list
+    assert html.count('class="note verification"') == 6
+    assert "unsupported: 485.00" in html and "missing: enterprise; 12000; 250" in html
+    assert "suspect merged rows: - Plan Bronze: Price $31.50; Seats 3." in html
+    assert 'class="badge flagged" title="unsupported 485.00' in html  # its chunk, marked
+
 
 def test_hold_back_leaves_flagged_pages_out_and_marks_the_document_partial(
     server: ModelServer, tmp_path: Path
