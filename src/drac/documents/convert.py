@@ -26,7 +26,7 @@ from drac.documents.render import (
 from drac.documents.slides import HeadingHint, apply_headings, slide_headings
 from drac.documents.spreadsheets import SpreadsheetOptions, read_spreadsheet
 from drac.documents.text import decode_text
-from drac.documents.verify import PageVerification
+from drac.documents.verify import PageVerification, verify_markdown
 from drac.errors import DocumentError
 from drac.ports import Ledger, MemoryLedger, VisionModel
 
@@ -205,6 +205,23 @@ def read_scanned_pages(
     return read
 
 
+def _verified_by_ocr(
+    pdf: bytes, result: BatchResult, scans: list[int], options: ConversionOptions
+) -> BatchResult:
+    """The batch with its scanned pages (no text layer) checked against what OCR reads."""
+    read = read_scanned_pages(pdf, scans, options)
+    words = {
+        number: "\n".join(" ".join(cell.text for cell in row.cells) for row in page.rows)
+        for number, page in read.items()
+        if page.readable
+    }
+    if not words:
+        return result
+    checked = verify_markdown(result.markdown, words, dict.fromkeys(words, "ocr"))
+    pages = sorted([*result.verification, *checked], key=lambda page: page.page)
+    return result.model_copy(update={"verification": pages})
+
+
 def _convert_with_model(
     pdf: bytes,
     fmt: DocumentFormat,
@@ -227,6 +244,9 @@ def _convert_with_model(
         result = convert_batch(
             vision, batch, total, document_id, calls, attempts=options.batch_attempts
         )
+        scans = [page.number for page in batch if not page.text_chars]
+        if scans and options.verify_scans and ocr_available():
+            result = _verified_by_ocr(pdf, result, scans, options)
         return result, calls
 
     def collect(future: Future[tuple[BatchResult, MemoryLedger]]) -> None:
