@@ -143,3 +143,18 @@ def test_hold_back_leaves_flagged_pages_out_and_marks_the_document_partial(
     # a threshold above the worst page holds nothing back
     name, workspace = _ingest(server, tmp_path, "lenient", "--hold-back-flags", "10")
     assert _status(server, workspace)["status"] == "INDEXED"
+
+
+def test_flagged_text_reaches_the_terminal_escaped(server: ModelServer, tmp_path: Path) -> None:
+    """What the model wrote is untrusted: a flagged row is shown as text, never as terminal
+    control codes or rich markup."""
+    hostile = "- Plan Bronze [bold red]x[/bold red] \x1b[2J\x1b]0;owned\x07: Price $31.50; Seats 3."
+    server.page_answer = {**unfaithful(), 3: honest(3, []) + "\n" + hostile}
+    name, workspace = _ingest(server, tmp_path, "hostile")
+    code, out = run(server, "show", name, "-w", str(workspace))
+    assert code == 0, out
+    assert "\x1b" not in out and "\x07" not in out
+    assert "[bold red]x[/bold red]" in out  # shown literally, not as style
+    code, out = run(server, "show", name, "-w", str(workspace), "--json")
+    (row,) = {p["page"]: p for p in json.loads(out)["verification"]["pages"]}[3]["suspect_rows"]
+    assert row.startswith("- Plan Bronze [bold red]x[/bold red]") and "\x1b" not in row
