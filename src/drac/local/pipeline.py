@@ -21,7 +21,7 @@ from drac.commit import plan_chunks
 from drac.documents.convert import ConversionOptions, convert_to_markdown
 from drac.documents.detect import detect_format
 from drac.documents.spreadsheets import SPREADSHEET_FORMATS, table_rows_advice
-from drac.documents.verify import VERIFICATION_FILE, review_conversion
+from drac.documents.verify import review_conversion
 from drac.errors import DocumentError, DracError
 from drac.ids import ContentDigest
 from drac.ingest import (
@@ -32,6 +32,7 @@ from drac.ingest import (
 )
 from drac.local.database import WorkspaceUnusableError
 from drac.local.files import shown_path
+from drac.local.verification import save_verification
 from drac.local.workspace import Workspace
 from drac.models import (
     Chunk,
@@ -351,16 +352,15 @@ def _ingest(
     )
     record.error = None
     planned = _plan(record, parsed, settings.strategy, workspace, text_model)
-    if conversion.verification:  # a vision model's conversion: keep what checking it found
-        workspace.artifacts.put_text(
-            workspace.document_key(record.document_id, VERIFICATION_FILE),
-            reviewed.summary.model_dump_json(indent=1),
-        )
     activation = workspace.commit_ingest(
         record, data, parsed, planned.plan, planned.chunks, conversion.normalised_pdf
     )
     if not activation.activated:
         raise DracError("the document was changed by another run while it was ingested")
+    # written once the conversion is stored: a document that fails leaves no file behind
+    save_verification(
+        workspace, record.document_id, reviewed.summary if conversion.verification else None
+    )
     return _outcome(record, len(parsed.elements), planned, started, record.warnings)
 
 

@@ -143,6 +143,12 @@ def test_hold_back_leaves_flagged_pages_out_and_marks_the_document_partial(
     # a threshold above the worst page holds nothing back
     name, workspace = _ingest(server, tmp_path, "lenient", "--hold-back-flags", "10")
     assert _status(server, workspace)["status"] == "INDEXED"
+    # converted again offline (from the text layer): no check, and no stale summary shown
+    args = ("ingest", str(tmp_path / name), "-w", str(workspace), "--force", "--model", "offline")
+    code, out = run(server, *args)
+    assert code == 0, out
+    document = _status(server, workspace)
+    assert document["verification"] is None and document["status"] == "INDEXED"
 
 
 def test_flagged_text_reaches_the_terminal_escaped(server: ModelServer, tmp_path: Path) -> None:
