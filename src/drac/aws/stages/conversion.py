@@ -142,11 +142,7 @@ def convert_pages(rt: Runtime, event: ConvertInput) -> BatchDone:
     pages = _pages(rt, item)
     with retried_by_step_functions():
         result = convert_batch(
-            rt.vision_model(),
-            pages,
-            item.page_count,
-            item.document_id,
-            rt.ledger,
+            rt.vision_model(), pages, item.page_count, item.document_id, rt.ledger,
             on_retryable="raise",
         )
     _store(rt, item, result)
