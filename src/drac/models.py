@@ -130,6 +130,12 @@ class Strategy(Frozen):
         description="spreadsheet rows as pipe-table rows or 'Column: value; ...' sentences "
         "(read at ingest; a re-plan keeps the stored elements)",
     )
+    hold_back_flags: int | None = Field(
+        default=None,
+        ge=0,
+        description="pages of a vision model's conversion with more verification flags than "
+        "this are not indexed (error markers; the document is PARTIAL); None indexes all",
+    )
 
     @model_validator(mode="after")
     def _sizes_are_ordered(self) -> Strategy:

@@ -17,6 +17,16 @@ def page_meta_key(document_id: str) -> str:
     return f"{PAGES}/{document_id}/pages.json"
 
 
+def page_text_key(document_id: str, page: int) -> str:
+    """The text layer of one rendered page, as pdfium read it (conversion checks)."""
+    return f"{PAGES}/{document_id}/{page:05d}.txt"
+
+
+def verification_key(document_id: str) -> str:
+    """What checking a vision model's pages against their text found (the summary)."""
+    return f"{DOCUMENTS}/{document_id}/verification.json"
+
+
 def batch_key(document_id: str, batch: int) -> str:
     """One converted batch: its Markdown (or error markers), warnings and failure, as JSON."""
     return f"{DOCUMENTS}/{document_id}/batches/{batch:05d}.json"

@@ -87,6 +87,7 @@ _STRATEGY_OVERRIDES = (
     "min_chars",
     "section_budget",
     "table_rows",
+    "hold_back_flags",
 )
 
 
@@ -141,6 +142,13 @@ def strategy_options(function: F) -> F:
             default=None,
             help="Spreadsheet rows as pipe-table rows (default) or 'Column: value; ...' "
             "sentences; read at ingest (a re-plan keeps the stored rows).",
+        ),
+        click.option(
+            "--hold-back-flags",
+            type=click.IntRange(0),
+            default=None,
+            help="Do not index a vision model's page with more verification flags than this "
+            "(checked against the page's text layer; the document becomes PARTIAL).",
         ),
     ]
     decorated: Any = resolved

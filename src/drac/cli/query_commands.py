@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections import Counter
@@ -22,10 +23,12 @@ from drac.cli.options import (
     workspace_option,
 )
 from drac.cli.terminal import json_text, markup, printable
+from drac.documents.verify import VerificationSummary, chunk_flags
 from drac.embedders.factory import CHOICES, embedder_from_spec, is_configured
 from drac.errors import DracError
 from drac.filters import FilterError, MetadataFilter, parse_expressions
 from drac.local.search import default_mode, search_workspace
+from drac.local.verification import stored_verification
 from drac.local.workspace import Workspace
 from drac.models import Chunk, DocumentRecord, Element, Strategy
 from drac.planning import PlanningCounts, planning_counts
@@ -40,8 +43,17 @@ def export(workspace: Path) -> None:
     """Write every chunk of the active plan versions to stdout as JSON Lines."""
     ws = open_workspace(workspace)
     try:
+        checked: dict[str, VerificationSummary | None] = {}
         for chunk in ws.active_chunks():
-            sys.stdout.write(json_text(chunk.model_dump_json()) + "\n")
+            if chunk.document_id not in checked:
+                checked[chunk.document_id] = stored_verification(ws, chunk.document_id)
+            summary = checked[chunk.document_id]
+            if summary is None:
+                sys.stdout.write(json_text(chunk.model_dump_json()) + "\n")
+                continue
+            line = chunk.model_dump(mode="json")
+            line["verification"] = chunk_flags(summary, chunk.pages, chunk.text)
+            sys.stdout.write(json_text(json.dumps(line, ensure_ascii=False)) + "\n")
     finally:
         ws.close()
 
@@ -249,6 +261,8 @@ def status(workspace: Path, as_json: bool) -> None:
         counts = Counter(chunk.document_id for chunk in ws.active_chunks())
         saved = ws.saved_strategy()
         planning = _model_planning(ws, documents)
+        checked = {d.document_id: stored_verification(ws, d.document_id) for d in documents}
+        verified = {key: value for key, value in checked.items() if value is not None}
     finally:
         ws.close()
     if as_json:
@@ -258,6 +272,7 @@ def status(workspace: Path, as_json: bool) -> None:
                     **d.model_dump(mode="json"),
                     "chunks": counts[d.document_id],
                     "planning": planning.get(d.document_id),
+                    "verification": _verification_counts(verified.get(d.document_id)),
                 }
                 for d in documents
             ]
@@ -270,6 +285,8 @@ def status(workspace: Path, as_json: bool) -> None:
         table.add_column(column, no_wrap=column != "source", overflow="fold")
     if planning:  # sections planned by the model / repaired / fallen back to rules
         table.add_column("llm/repaired/rules", no_wrap=True)
+    if verified:  # a vision model's pages checked against their text layer
+        table.add_column("unsupported/missing/merged", no_wrap=True)
     if any(notes.values()):
         table.add_column("note", overflow="fold")
     for d in documents:
@@ -283,6 +300,7 @@ def status(workspace: Path, as_json: bool) -> None:
             str(counts[d.document_id]),
             f"v{d.active_version}" if d.active_version else "-",
             *([_planning_cell(planning.get(d.document_id))] if planning else []),
+            *([_verification_cell(verified.get(d.document_id))] if verified else []),
             *note,
         )
     stdout.print(table)
@@ -295,6 +313,25 @@ def status(workspace: Path, as_json: bool) -> None:
         f" {strategy.target_chars:,}, hard limit {strategy.hard_limit_chars:,}){origin}",
         highlight=False,
     )
+
+
+def _verification_counts(summary: VerificationSummary | None) -> dict[str, object] | None:
+    if summary is None:
+        return None
+    return {
+        "pages_checked": summary.checked,
+        **{kind: summary.total(kind) for kind in ("unsupported", "missing", "suspect_rows")},
+        "flagged_pages": [page.page for page in summary.flagged],
+        "held_back": list(summary.held_back),
+    }
+
+
+def _verification_cell(summary: VerificationSummary | None) -> str:
+    if summary is None:
+        return "-"
+    counts = [summary.total(kind) for kind in ("unsupported", "missing", "suspect_rows")]
+    cell = "/".join(map(str, counts))
+    return f"[red]{cell}[/]" if any(counts) else cell
 
 
 def shown_sources(documents: Sequence[DocumentRecord]) -> dict[str, str]:
@@ -372,6 +409,25 @@ def show(
         ws.close()
 
 
+def _print_verification(summary: VerificationSummary) -> None:
+    """Each flagged page's tokens: what the model wrote that its page lacks, and so on."""
+    stdout.print(
+        f"[bold]verification[/] {summary.checked} page(s) checked against their text, "
+        f"{len(summary.flagged)} flagged"
+    )
+    for page in summary.flagged:
+        held = " [red]held back[/]" if page.page in summary.held_back else ""
+        stdout.print(f"  page {page.page}{held}:")
+        for label, tokens in (
+            ("unsupported", page.unsupported),
+            ("missing", page.missing),
+            ("suspect merged rows", page.suspect_rows),
+        ):
+            if tokens:
+                shown = "; ".join(markup(printable(token)) for token in tokens)
+                stdout.print(f"    {label}: {shown}", highlight=False)
+
+
 def _show(ws: Workspace, record: DocumentRecord, version: int | None, as_json: bool) -> None:
     elements = ws.get_elements(record.document_id)
     sections = ws.get_sections(record.document_id) if elements else []
@@ -381,6 +437,7 @@ def _show(ws: Workspace, record: DocumentRecord, version: int | None, as_json: b
     except KeyError as exc:
         raise click.ClickException(str(exc)) from exc
     versions = ws.plans.versions(record.document_id)
+    verification = stored_verification(ws, record.document_id)
     if as_json:
         print_json(
             {
@@ -389,6 +446,7 @@ def _show(ws: Workspace, record: DocumentRecord, version: int | None, as_json: b
                 "sections": sections,
                 "plan": plan,
                 "versions": versions,
+                "verification": verification,
             }
         )
         return
@@ -402,6 +460,8 @@ def _show(ws: Workspace, record: DocumentRecord, version: int | None, as_json: b
         stdout.print(f"metadata {markup(metadata_line(record.metadata))}", highlight=False)
     for warning in record.warnings:
         stdout.print(f"[yellow]warning[/] {markup(warning)}")
+    if verification is not None:
+        _print_verification(verification)
     stdout.print(_outline(elements))
     stdout.print(f"\n[bold]{len(sections)} section(s)[/]")
     for section in sections:

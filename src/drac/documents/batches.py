@@ -26,6 +26,7 @@ from drac.documents.check import (
     repair_markers,
 )
 from drac.documents.prompt import batch_prompt, conversion_system_prompt, page_marker
+from drac.documents.verify import PageVerification, verify_markdown
 from drac.models import LedgerEntry
 from drac.ports import Ledger, ModelCallError, ModelReply, VisionModel
 
@@ -71,6 +72,9 @@ class BatchResult(BaseModel):
     markdown: str
     warnings: list[str] = Field(default_factory=list)
     failure: str | None = None
+    verification: list[PageVerification] = Field(
+        default_factory=list, description="each answered page checked against its own text"
+    )
 
 
 class JoinedMarkdown(BaseModel):
@@ -79,6 +83,7 @@ class JoinedMarkdown(BaseModel):
     markdown: str
     warnings: list[str]
     failures: list[str]
+    verification: list[PageVerification] = Field(default_factory=list)
 
 
 def convert_batch(
@@ -142,9 +147,17 @@ def convert_batch(
                 "layer: it is not this page"
                 for number, share in foreign.items()
             }
-            return _with_failed_pages(markdown, numbers, unlike, warnings)
-        return BatchResult(pages=numbers, markdown=markdown, warnings=warnings)
+            return _verified(_with_failed_pages(markdown, numbers, unlike, warnings), pages)
+        return _verified(BatchResult(pages=numbers, markdown=markdown, warnings=warnings), pages)
     return failed_batch(numbers, EMPTY_ANSWER)
+
+
+def _verified(result: BatchResult, pages: Sequence[BatchPage]) -> BatchResult:
+    """The result with its answered pages checked against their own text
+    (`drac.documents.verify`)."""
+    layers = {page.number: page.text_layer for page in pages if page.text_layer}
+    result.verification = verify_markdown(result.markdown, layers)
+    return result
 
 
 def _cap_of(vision: VisionModel) -> str:
@@ -201,6 +214,7 @@ def join_batches(results: Sequence[BatchResult]) -> JoinedMarkdown:
         markdown="\n\n".join(result.markdown for result in ordered) + "\n",
         warnings=[warning for result in ordered for warning in result.warnings],
         failures=[result.failure for result in ordered if result.failure],
+        verification=[page for result in ordered for page in result.verification],
     )
 
 

@@ -33,6 +33,7 @@ from drac.documents.render import (
 from drac.documents.slides import HeadingHint, apply_headings, slide_headings
 from drac.documents.spreadsheets import SpreadsheetOptions, read_spreadsheet
 from drac.documents.text import decode_text
+from drac.documents.verify import PageVerification, verify_markdown
 from drac.errors import DocumentError
 from drac.models import LedgerEntry
 from drac.ports import Ledger, MemoryLedger, VisionModel
@@ -57,6 +58,9 @@ class ConversionResult(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     failures: list[str] = Field(default_factory=list)
     model: str
+    verification: list[PageVerification] = Field(
+        default_factory=list, description="a vision model's pages checked against their text"
+    )
     normalised_pdf: bytes | None = Field(
         default=None, repr=False, description="the PDF a non-PDF source was rendered from"
     )
@@ -228,6 +232,23 @@ def read_scanned_pages(
     return read
 
 
+def _verified_by_ocr(
+    pdf: bytes, result: BatchResult, scans: list[int], options: ConversionOptions
+) -> BatchResult:
+    """The batch with its scanned pages (no text layer) checked against what OCR reads."""
+    read = read_scanned_pages(pdf, scans, options)
+    words = {
+        number: "\n".join(" ".join(cell.text for cell in row.cells) for row in page.rows)
+        for number, page in read.items()
+        if page.readable
+    }
+    if not words:
+        return result
+    checked = verify_markdown(result.markdown, words, dict.fromkeys(words, "ocr"))
+    pages = sorted([*result.verification, *checked], key=lambda page: page.page)
+    return result.model_copy(update={"verification": pages})
+
+
 def _convert_with_model(
     pdf: bytes,
     fmt: DocumentFormat,
@@ -253,6 +274,9 @@ def _convert_with_model(
         result, stored = convert_or_reuse(
             vision, batch, total, document_id, calls, earlier, attempts=options.batch_attempts
         )
+        scans = [page.number for page in batch if not page.text_chars]
+        if scans and options.verify_scans and ocr_available():
+            result = _verified_by_ocr(pdf, result, scans, options)
         return result, calls, stored
 
     def collect(future: Future[_BatchDone]) -> None:
@@ -289,6 +313,7 @@ def _convert_with_model(
         status="partial" if joined.failures else "ok",
         warnings=[*warnings, *joined.warnings],
         failures=joined.failures,
+        verification=joined.verification,
         model=vision.name,
         batches=sorted(kept, key=lambda batch: batch.pages[0]),
         reused_batches=len(reused),

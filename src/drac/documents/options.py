@@ -19,6 +19,11 @@ class ConversionOptions(BaseModel):
     max_pages: int = Field(default=5000, ge=1)
     max_file_bytes: int = Field(default=500 * 1024 * 1024, ge=1)
     batch_attempts: int = Field(default=2, ge=1, le=5, description="tries per batch on bad answers")
+    verify_scans: bool = Field(
+        default=True,
+        description="check a vision model's pages without a text layer against OCR (when the "
+        "ocr extra is installed; seconds a page)",
+    )
 
     def render_options(self) -> RenderOptions:
         """Return the rendering settings these options imply."""

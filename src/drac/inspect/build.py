@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from drac.documents.verify import PageVerification, VerificationSummary, chunk_flags
 from drac.errors import DocumentError, DracError
 from drac.inspect.compare import compare_chunks
 from drac.inspect.model import (
@@ -25,6 +26,7 @@ from drac.inspect.pages import (
     warning_notes,
     write_page_images,
 )
+from drac.local.verification import stored_verification
 from drac.local.workspace import Workspace
 from drac.models import Chunk, DocumentRecord, Element
 
@@ -45,8 +47,13 @@ def plan_chunks(ws: Workspace, record: DocumentRecord, version: int) -> list[Chu
     return ws.plan_chunk_file(record.document_id, version)
 
 
-def chunk_views(chunks: Sequence[Chunk], elements: Sequence[Element]) -> list[ChunkView]:
-    """Chunks numbered from 1, with their content (non-heading) element IDs."""
+def chunk_views(
+    chunks: Sequence[Chunk],
+    elements: Sequence[Element],
+    verification: VerificationSummary | None = None,
+) -> list[ChunkView]:
+    """Chunks numbered from 1, with their content (non-heading) element IDs and what
+    verifying the conversion flagged in their text."""
     headings = {e.id for e in elements if e.is_heading}
     return [
         ChunkView(
@@ -60,6 +67,7 @@ def chunk_views(chunks: Sequence[Chunk], elements: Sequence[Element]) -> list[Ch
             pages=chunk.pages,
             text=chunk.text,
             boxes=chunk.boxes,
+            flags=_chunk_flags(verification, chunk),
         )
         for number, chunk in enumerate(chunks, start=1)
     ]
@@ -82,7 +90,8 @@ def build_document(
         plan = ws.plans.get_plan(record.document_id, shown)
     except KeyError as exc:
         raise DracError(f"{record.source} has no plan version {shown}") from exc
-    chunks = chunk_views(plan_chunks(ws, record, shown), elements)
+    verification = stored_verification(ws, record.document_id)
+    chunks = chunk_views(plan_chunks(ws, record, shown), elements, verification)
     owner = {i: c.number for c in chunks for i in c.content_ids}
     for chunk in chunks:  # a heading belongs to the first chunk that writes or names it
         for element_id in chunk.element_ids:
@@ -99,7 +108,7 @@ def build_document(
                 images[number] = f"{name}/{file}"
         except DocumentError as exc:  # one page too large to render: show the text instead
             problem = f"page images not made ({exc}); the pages' text is shown instead"
-    pages, general = _pages(record, markdown, chunks, images, page_source)
+    pages, general = _pages(record, markdown, chunks, images, page_source, verification)
     pages = [page.model_copy(update={"size_pt": sizes.get(page.number)}) for page in pages]
     if problem:
         general.insert(0, PageNote(kind=NoteKind.ERROR, text=problem))
@@ -134,12 +143,39 @@ def build_document(
     )
 
 
+def _chunk_flags(summary: VerificationSummary | None, chunk: Chunk) -> tuple[str, ...]:
+    if summary is None:
+        return ()
+    flags = chunk_flags(summary, chunk.pages, chunk.text)
+    unsupported = [f"unsupported {item['token']}" for item in flags["unsupported"]]
+    merged = [f"suspect merged row {item['row']}" for item in flags["suspect_rows"]]
+    return tuple(dict.fromkeys([*unsupported, *merged]))
+
+
+def _verification_note(page: PageVerification) -> PageNote:
+    """A flagged page's note: what the model wrote that the page lacks, and so on."""
+    parts = [
+        f"{label}: {'; '.join(tokens)}"
+        for label, tokens in (
+            ("unsupported", page.unsupported),
+            ("missing", page.missing),
+            ("suspect merged rows", page.suspect_rows),
+        )
+        if tokens
+    ]
+    return PageNote(
+        kind=NoteKind.VERIFICATION,
+        text=f"checked against the page's {page.source}: " + " · ".join(parts),
+    )
+
+
 def _pages(
     record: DocumentRecord,
     markdown: str,
     chunks: Sequence[ChunkView],
     images: dict[int, str],
     page_source: str,
+    verification: VerificationSummary | None = None,
 ) -> tuple[list[PageView], list[PageNote]]:
     texts = markdown_by_page(markdown)
     count = max(
@@ -149,6 +185,8 @@ def _pages(
     for number, note in marker_notes(markdown):
         notes.setdefault(number, []).append(note)
     on_pages, general = warning_notes(record.warnings, count)
+    for page in verification.flagged if verification else ():
+        notes.setdefault(page.page, []).append(_verification_note(page))
     marked = set(notes)
     for number, note in on_pages:
         if number in marked and note.kind is not NoteKind.WARNING:

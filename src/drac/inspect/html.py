@@ -78,6 +78,11 @@ def notes_html(notes: Iterable[PageNote]) -> str:
 def chunk_card(chunk: ChunkView, target: int) -> str:
     """A chunk in its colour: number, size, pages, breadcrumb, element IDs and its text."""
     over = ' <span class="badge">over target</span>' if chunk.chars > target else ""
+    if chunk.flags:  # what checking the conversion against the page flagged in this chunk
+        over += (
+            f' <span class="badge flagged" title="{esc("; ".join(chunk.flags))}">'
+            f"{len(chunk.flags)} flagged</span>"
+        )
     return (
         f'<article class="chunk c" id="chunk-{chunk.number}" data-chunk="{chunk.number}"'
         f' data-chunk-id="{esc(chunk.chunk_id)}" style="--h:{chunk.hue}">'
@@ -85,8 +90,14 @@ def chunk_card(chunk: ChunkView, target: int) -> str:
         f"{chunk.chars:,} chars</span><span>{_pages_label(chunk.pages)}</span>{over}</div>"
         f'<p class="crumb">{esc(chunk.breadcrumb) or "<em>no breadcrumb</em>"}</p>'
         f'<p class="ids">{esc(" ".join(chunk.element_ids))}</p>'
+        f"{_flags_list(chunk.flags)}"
         f"<details><summary>text</summary><pre>{esc(chunk.text)}</pre></details></article>"
     )
+
+
+def _flags_list(flags: Sequence[str]) -> str:
+    items = "".join(f"<li>{esc(flag)}</li>" for flag in flags)
+    return f'<ul class="flags">{items}</ul>' if items else ""
 
 
 def page_block(page: PageView, chunks: dict[int, ChunkView], target: int) -> str:

@@ -32,6 +32,9 @@ class ChunkView(_View):
     pages: tuple[int, ...]
     text: str
     boxes: tuple[PageBoxes, ...] = ()
+    flags: tuple[str, ...] = ()
+    """What checking the conversion flagged in this chunk's text (unsupported tokens,
+    suspect merged rows), empty when nothing or when it was not checked."""
 
     @property
     def hue(self) -> int:
@@ -62,6 +65,7 @@ class NoteKind(StrEnum):
     ERROR = "error"
     PARTIAL = "partial"
     WARNING = "warning"
+    VERIFICATION = "verification"
 
 
 class PageNote(_View):

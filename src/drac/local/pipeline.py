@@ -22,6 +22,7 @@ from drac.documents.boxes import with_boxes
 from drac.documents.convert import ConversionOptions, ConversionResult, convert_to_markdown
 from drac.documents.detect import DocumentFormat, detect_format
 from drac.documents.spreadsheets import SPREADSHEET_FORMATS, table_rows_advice
+from drac.documents.verify import review_conversion
 from drac.errors import DocumentError, DracError
 from drac.ids import ContentDigest
 from drac.ingest import (
@@ -32,6 +33,7 @@ from drac.ingest import (
 )
 from drac.local.database import WorkspaceUnusableError
 from drac.local.files import shown_path
+from drac.local.verification import save_verification
 from drac.local.versions import earlier_version, keep_batches
 from drac.local.workspace import Workspace
 from drac.metadata import (
@@ -386,16 +388,20 @@ def _ingest(
         spreadsheet=spreadsheet_options(settings.strategy),
         earlier=earlier_version(workspace, record) if vision is not None else None,
     )
+    reviewed = review_conversion(
+        conversion.markdown, conversion.verification, settings.strategy.hold_back_flags
+    )
+    failures = [*conversion.failures, *reviewed.failures]
     record.format = conversion.format
     record.pages = conversion.pages
-    record.warnings = [*conversion.warnings, *conversion.failures]
-    record.conversion_failures = len(conversion.failures)
-    scans_only = conversion.status == "partial" and not conversion.failures
+    record.warnings = [*conversion.warnings, *failures]
+    if reviewed.warning:
+        record.warnings.append(reviewed.warning)
+    record.conversion_failures = len(failures)
+    scans_only = conversion.status == "partial" and not failures
     if scans_only:
         record.warnings.insert(0, SCAN_HINT)
-    parsed = parse_document(
-        conversion.markdown, settings.strategy, conversion.failures, allow_empty=scans_only
-    )
+    parsed = parse_document(reviewed.markdown, settings.strategy, failures, allow_empty=scans_only)
     record.status = (
         DocumentStatus.PARTIAL
         if scans_only
@@ -410,6 +416,10 @@ def _ingest(
     if not activation.activated:
         raise DracError("the document was changed by another run while it was ingested")
     keep_batches(workspace, record.document_id, conversion.batches)
+    # written once the conversion is stored: a document that fails leaves no file behind
+    save_verification(
+        workspace, record.document_id, reviewed.summary if conversion.verification else None
+    )
     outcome = _outcome(record, len(parsed.elements), planned, started, record.warnings)
     outcome.reused_batches = conversion.reused_batches
     return outcome

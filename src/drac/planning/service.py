@@ -31,7 +31,8 @@ def planner_for(strategy: Strategy, text_model: TextModel | None, ledger: Ledger
 
 def cache_key(section: Section, strategy: Strategy, planner: Planner) -> str:
     """Key under which a section's plan is cached: its content and every planning setting."""
-    settings = strategy.model_dump(exclude={"name"})
+    # holding back pages is a conversion policy, not a planning setting
+    settings = strategy.model_dump(exclude={"name", "hold_back_flags"})
     model = getattr(getattr(planner, "model", None), "name", "")
     return digest_of(
         [section.content_hash, repr(sorted(settings.items())), planner.name, model], 32

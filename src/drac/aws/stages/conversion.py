@@ -106,6 +106,10 @@ def render_document(rt: Runtime, event: RenderInput) -> Rendered:
     text_chars: dict[str, int] = {}
     for page in render_pages(pdf, options):
         rt.artifacts.put_bytes(keys.page_key(event.document_id, page.number), page.png)
+        if page.text_layer:  # what the vision model's answer is checked against
+            rt.artifacts.put_text(
+                keys.page_text_key(event.document_id, page.number), page.text_layer
+            )
         text_chars[str(page.number)] = page.text_chars
     rt.artifacts.put_text(keys.page_meta_key(event.document_id), json.dumps(text_chars))
     store_page_layers(rt, event.document_id, pdf)  # Parse places the elements on them
@@ -169,9 +173,18 @@ def _pages(rt: Runtime, item: BatchItem) -> list[StoredPage]:
             number=number,
             png=rt.artifacts.get_bytes(keys.page_key(item.document_id, number)),
             text_chars=int(text_layer.get(str(number), 0)),
+            text_layer=_page_text(rt, item.document_id, number),
         )
         for number in numbers
     ]
+
+
+def _page_text(rt: Runtime, document_id: str, number: int) -> str:
+    """The page's stored text layer ("" for a scan, or a page rendered before it was kept)."""
+    try:
+        return rt.artifacts.get_text(keys.page_text_key(document_id, number))
+    except KeyError:
+        return ""
 
 
 def _store(rt: Runtime, item: BatchItem, result: BatchResult) -> None:

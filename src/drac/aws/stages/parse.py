@@ -9,11 +9,13 @@ from pydantic import BaseModel
 
 from drac.aws import keys
 from drac.aws.dynamo import MAX_WARNINGS
+from drac.aws.lambda_support import MetricUnit, metrics
 from drac.aws.runtime import Runtime
 from drac.aws.stages.boxes import place_on_pages
 from drac.aws.stages.fanout import ItemGroup
 from drac.aws.stages.planning import store_sections
 from drac.documents.batches import BatchResult, JoinedMarkdown, join_batches
+from drac.documents.verify import VerificationSummary, review_conversion
 from drac.ingest import parse_document
 from drac.models import DocumentStatus, Strategy
 
@@ -54,6 +56,20 @@ def parse_converted(rt: Runtime, event: ParseInput) -> ParseResult:
     else:
         markdown = rt.artifacts.get_text(keys.markdown_key(document_id))
         joined = JoinedMarkdown(markdown=markdown, warnings=[], failures=[])
+    reviewed = review_conversion(
+        joined.markdown, joined.verification, event.strategy.hold_back_flags
+    )
+    failures = [*joined.failures, *reviewed.failures]
+    joined = JoinedMarkdown(
+        markdown=reviewed.markdown,
+        warnings=[*([reviewed.warning] if reviewed.warning else []), *joined.warnings],
+        failures=failures,
+    )
+    if reviewed.summary.pages:  # a vision model's pages, checked against their text layer
+        rt.artifacts.put_text(
+            keys.verification_key(document_id), reviewed.summary.model_dump_json(indent=1)
+        )
+        publish_verification(reviewed.summary)
     parsed = parse_document(joined.markdown, event.strategy, joined.failures)
     if event.batch_count:  # converted from pages: place the elements on them
         parsed = place_on_pages(rt, document_id, parsed)
@@ -78,6 +94,25 @@ def parse_converted(rt: Runtime, event: ParseInput) -> ParseResult:
         groups=sectioning.groups,
         failed_batches=len(joined.failures),
     )
+
+
+VERIFICATION_METRICS = {
+    "VerificationUnsupported": "unsupported",
+    "VerificationMissing": "missing",
+    "VerificationSuspectRows": "suspect_rows",
+}
+"""CloudWatch metric name -> the summary's count it publishes (per converted document)."""
+
+
+def publish_verification(summary: VerificationSummary) -> None:
+    """Publish a document's verification counts as CloudWatch metrics (Powertools EMF)."""
+    for name, kind in VERIFICATION_METRICS.items():
+        metrics.add_metric(name=name, unit=MetricUnit.Count, value=summary.total(kind))
+    metrics.add_metric(name="VerifiedPages", unit=MetricUnit.Count, value=summary.checked)
+    metrics.add_metric(
+        name="VerificationFlaggedPages", unit=MetricUnit.Count, value=len(summary.flagged)
+    )
+    metrics.add_metric(name="PagesHeldBack", unit=MetricUnit.Count, value=len(summary.held_back))
 
 
 def _join(rt: Runtime, document_id: str, batch_count: int) -> JoinedMarkdown:
