@@ -108,6 +108,9 @@ class Settings(BaseModel):
     # -- conversion and planning ----------------------------------------------------------
     batch_size: int = Field(default=5, ge=1, le=20, description="pages per conversion call")
     batch_concurrency: int = Field(default=5, ge=1, le=40, description="batches in flight")
+    render_concurrency: int = Field(
+        default=10, ge=1, le=40, description="render slices of one document in flight (cloud)"
+    )
     max_file_bytes: int = Field(
         default=500 * 1024 * 1024, ge=1, description="larger uploads fail with that reason"
     )
