@@ -24,7 +24,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from _common import CORPUS, machine, write_section
+from render_dense import dense_pdf
 
+from drac.aws.stages.fanout import render_slices
 from drac.documents.render import RenderOptions, render_pages
 from drac.settings import Settings
 
@@ -126,12 +128,16 @@ def simulate(settings: Settings, costs: Assumptions, total_pages: int, seed: int
 
     def begin(now: float, pages: int) -> None:
         started = now
-        prepare = costs.step_overhead_s + pages / render_rate
-        if rng.random() < costs.office_fraction:
-            prepare += costs.libreoffice_s + costs.libreoffice_s_per_page * pages
-        lambda_for(prepare)
         size = settings.batch_size
         batches = [min(size, pages - i) for i in range(0, pages, size)]
+        # CountPages, then the slices rendered renderConcurrency at once (the ingest machine)
+        slices = render_slices(len(batches), size)
+        largest = max(s.last - s.first + 1 for s in slices) * size
+        waves = -(-len(slices) // settings.render_concurrency)
+        prepare = 2 * costs.step_overhead_s + waves * min(largest, pages) / render_rate
+        if rng.random() < costs.office_fraction:
+            prepare += costs.libreoffice_s + costs.libreoffice_s_per_page * pages
+        lambda_for(2 * costs.step_overhead_s + pages / render_rate)
         state = {"queue": list(batches), "in_flight": 0, "left": len(batches)}
 
         def convert_next(now: float) -> None:
@@ -187,13 +193,13 @@ def simulate(settings: Settings, costs: Assumptions, total_pages: int, seed: int
     return Run(hours=seconds / 3600, pages=sum(documents), utilisation=utilisation)
 
 
-def measured_render_rate(limit: int = 20) -> float:
-    """drac's renderer on corpus PDFs, pages per second on this machine."""
-    pdfs = sorted(CORPUS.glob("*/pdf/*.pdf"))[:limit]
-    started, pages = time.perf_counter(), 0
-    for path in pdfs:
-        pages += sum(1 for _ in render_pages(path.read_bytes(), RenderOptions()))
-    return pages / (time.perf_counter() - started)
+def measured_render_rate(pages: int = 100) -> float:
+    """drac's renderer on the corpus' densest pages (bench/render_dense.py), in its contained
+    worker, pages per second on this machine."""
+    data, _ranked, _corpus_pages = dense_pdf(sorted(CORPUS.rglob("*.pdf")), pages, 20)
+    started = time.perf_counter()
+    rendered = sum(1 for _ in render_pages(data, RenderOptions()))
+    return rendered / (time.perf_counter() - started)
 
 
 def main() -> None:
@@ -218,7 +224,8 @@ def main() -> None:
                      conversion_tpm=costs.conversion_tpm * 10,
                      embedding_rpm=costs.embedding_rpm * 3)
     lines = [
-        f"Rendering measured here: {render:.1f} pages/s on one core, x{costs.lambda_cpu_factor}"
+        f"Rendering measured here on the corpus' densest pages (bench/render_dense.py):"
+        f" {render:.1f} pages/s on one core, x{costs.lambda_cpu_factor}"
         " in a 2 GB Lambda. Assumptions (flags of the command):",
         "",
         "```",
@@ -327,14 +334,19 @@ def cost_lines(costs: Assumptions, settings: Settings, alarms: int = 53) -> list
             + documents * costs.office_fraction * (costs.libreoffice_s + costs.pages_per_document
                                                    * costs.libreoffice_s_per_page) * 3.0
             + documents * 12 * 1.0 * 0.5)  # a dozen other invocations of about a second
-    invocations = batches + documents * 14
+    # render slices of about 50 pages: one per document at the assumed 8 pages a document
+    slices = documents * len(render_slices(-(-int(costs.pages_per_document) // settings.batch_size),
+                                           settings.batch_size))
+    invocations = batches + documents * 14 + slices
     lambda_cost = gb_s * prices.lambda_gb_s + invocations * prices.lambda_request
-    transitions = batches * 6 + documents * 45  # per batch (map item, task) + per document
+    # per batch (map item, task), per render slice (map item, task), per document
+    transitions = batches * 6 + slices * 4 + documents * 47
     sfn = transitions * prices.sfn_transition
     dynamodb = (pages * 20 + chunks * 2 + documents * 30) * prices.dynamodb_write + (
         pages * 20 + documents * 30) * prices.dynamodb_read  # ~20 elements a page, each 1 WRU
-    s3 = (pages + batches * 2 + documents * 10) * prices.s3_put + (
-        pages + batches + documents * 10) * prices.s3_get
+    # a PNG a page; per batch its Markdown and its pages' text-layer sizes (written by a slice)
+    s3 = (pages + batches * 3 + documents * 10) * prices.s3_put + (
+        pages + batches + slices + documents * 10) * prices.s3_get  # each slice GETs the PDF
     rows = [(f"conversion (Bedrock, {settings.conversion_model})", conversion),
             ("embeddings (Titan V2)", embedding), ("Lambda (GB-seconds, requests)", lambda_cost),
             ("Step Functions (state transitions)", sfn), ("DynamoDB (on demand)", dynamodb),

@@ -145,6 +145,14 @@ class Settings(BaseModel):
     )
     removal_policy: Literal["retain", "destroy"] = "retain"
     page_image_expiration_days: int = Field(default=30, ge=1)
+    ledger_retention_days: int = Field(
+        default=400, ge=0, le=3650,
+        description="days DynamoDB keeps a token-ledger entry (its TTL); 0: for ever",
+    )
+    plan_cache_days: int = Field(
+        default=90, ge=0, le=3650,
+        description="days DynamoDB keeps a cached section plan (its TTL); 0: for ever",
+    )
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     reader_principals: tuple[str, ...] = Field(
         default=(), description="IAM role ARNs allowed to query the index"

@@ -278,6 +278,10 @@ class Cloud:
         self.throttles: dict[str, int] = {}
         """Handler folder -> invocations from Step Functions Lambda refuses with 429
         (TooManyRequestsException), as when the account's concurrency is exhausted."""
+        self.throttle_first_tries: set[str] = set()
+        """Handler folders whose first invocation with each distinct payload Lambda refuses
+        with 429 (every task of theirs is retried once)."""
+        self._tried: set[tuple[str, str]] = set()
         self.custom_resource_errors: dict[str, str] = {}
         """Custom resources whose Create failed (logical id -> error)."""
         self.bedrock_configs: list[Any] = []
@@ -330,6 +334,10 @@ class Cloud:
         with self.pools_lock:
             if self.throttles.get(function.handler_dir or "", 0) > 0:
                 self.throttles[function.handler_dir or ""] -= 1
+                raise LambdaThrottled(function.name)
+            tried = (function.handler_dir or "", payload)
+            if tried[0] in self.throttle_first_tries and tried not in self._tried:
+                self._tried.add(tried)
                 raise LambdaThrottled(function.name)
         if len(payload.encode()) > STATE_PAYLOAD_LIMIT:
             self.violations.append(f"{function.logical_id}: state input of {len(payload)} bytes")

@@ -95,7 +95,7 @@ def test_a_5000_page_pdf_is_indexed_with_every_batch_throttled(
     deployed, bedrock, opensearch, _pdf = cloud
     throttled = _throttle_every_batch_once(bedrock)
     slices = -(-PAGES // (4 * 13))  # 1,250 batches of 4 pages, 13 batches (52 pages) a slice
-    deployed.throttles["render"] = 1 + slices  # Lambda refuses as many Render invocations
+    deployed.throttle_first_tries.add("render")  # Lambda refuses each Render task's first try
     pdf = make_pdf([(72, 72, [Text(f"Leaf {n}", 8, 30, size=9)]) for n in range(1, PAGES + 1)])
     key = "incoming/acme/manual.pdf"
     upload(deployed, pdf, key)
