@@ -653,16 +653,21 @@ TABLE_PROPERTIES = {"AttributeDefinitions", "KeySchema", "BillingMode", "GlobalS
                     "LocalSecondaryIndexes", "ProvisionedThroughput"}
 IGNORED_TABLE_PROPERTIES = {"PointInTimeRecoverySpecification", "SSESpecification",
                             "TableName", "Tags"}
+TTL_PROPERTY = "TimeToLiveSpecification"
+"""Deployed by a second call (UpdateTimeToLive), as CloudFormation does."""
 
 
 def _create_tables(model: StackModel, region: str) -> None:
     ddb = boto3.client("dynamodb", region_name=region)
     for logical_id, table in model.stack.of_type("AWS::DynamoDB::Table").items():
         props = model.resolver.resolve(table["Properties"])
-        unknown = set(props) - TABLE_PROPERTIES - IGNORED_TABLE_PROPERTIES
+        unknown = set(props) - TABLE_PROPERTIES - IGNORED_TABLE_PROPERTIES - {TTL_PROPERTY}
         assert not unknown, f"table {logical_id}: {sorted(unknown)} not deployed"
-        ddb.create_table(TableName=model.resolver.name(logical_id),
+        name = model.resolver.name(logical_id)
+        ddb.create_table(TableName=name,
                          **{k: v for k, v in props.items() if k in TABLE_PROPERTIES})
+        if TTL_PROPERTY in props:
+            ddb.update_time_to_live(TableName=name, TimeToLiveSpecification=props[TTL_PROPERTY])
 
 
 def _custom_handler(model: StackModel, kind: str) -> FunctionSpec | None:
