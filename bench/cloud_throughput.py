@@ -44,6 +44,7 @@ class Assumptions:
     libreoffice_s: float = 6.0  # per document (start-up) ...
     libreoffice_s_per_page: float = 0.25  # ... plus per page
     step_overhead_s: float = 12.0  # state transitions, Lambda invocations, S3/DynamoDB I/O
+    slice_overhead_s: float = 1.0  # a render slice: a warm Render invocation, the PDF's GET
     batch_latency_s: float = 25.0  # one 5-page Converse call generating ~3,000 tokens
     input_tokens_per_page: int = 1700
     output_tokens_per_page: int = 600
@@ -134,10 +135,11 @@ def simulate(settings: Settings, costs: Assumptions, total_pages: int, seed: int
         slices = render_slices(len(batches), size)
         largest = max(s.last - s.first + 1 for s in slices) * size
         waves = -(-len(slices) // settings.render_concurrency)
-        prepare = 2 * costs.step_overhead_s + waves * min(largest, pages) / render_rate
+        prepare = costs.step_overhead_s + waves * (
+            costs.slice_overhead_s + min(largest, pages) / render_rate)
         if rng.random() < costs.office_fraction:
             prepare += costs.libreoffice_s + costs.libreoffice_s_per_page * pages
-        lambda_for(2 * costs.step_overhead_s + pages / render_rate)
+        lambda_for(prepare)
         state = {"queue": list(batches), "in_flight": 0, "left": len(batches)}
 
         def convert_next(now: float) -> None:
@@ -245,6 +247,7 @@ def main() -> None:
         ("maxRunningDocuments 300, batch/index concurrency 10, quotas x10", wider(300, 10),
          raised),
     )
+    million = 0.0
     for label, chosen, chosen_costs in scenarios:
         small = simulate(chosen, chosen_costs, 1_000)
         large = simulate(chosen, chosen_costs, 100_000)
@@ -262,9 +265,10 @@ def main() -> None:
         write_section("cloud-cost", "\n".join([
             "## Cloud cost (a model of the default stack)",
             "",
-            "Command: `.venv/bin/python bench/cloud_throughput.py --write` (the same"
-            " assumptions as \"Cloud throughput\": tokens per page, chunks per page, Bedrock"
-            " latency, the rendering speed measured here), at cdk.json's settings, with"
+            "Command: `.venv/bin/python bench/cloud_throughput.py --write` (printed after the"
+            " throughput table, from the same assumptions as \"Cloud throughput\": tokens per"
+            " page, chunks per page, Bedrock latency, the rendering speed measured there,"
+            f" {render:.1f} pages/s), at cdk.json's settings, with"
             " on-demand us-east-1 list prices that could not be verified offline. A model, not a"
             " bill: compare with Bedrock Knowledge Bases or Textract per page using your own"
             " price list.",
@@ -273,7 +277,7 @@ def main() -> None:
             "",
             "The idle month is dominated by OpenSearch Serverless (the first collection of an"
             " account even starts at 4 OCUs until it scales in; docs/aws.md, \"Costs\");"
-            " ingestion is dominated by the conversion model's tokens.",
+            " ingestion by the conversion model's tokens.",
         ]))
         write_section("cloud-throughput", "\n".join([
             "## Cloud throughput (a model of the deployed pipeline)",
@@ -292,8 +296,9 @@ def main() -> None:
             "The default stack is limited by its document slots (`maxRunningDocuments` 10,"
             " which keeps a burst from exhausting Bedrock); past about 50 slots the"
             " conversion model's requests per minute decide, so raising slots without a"
-            " quota increase buys nothing (rows 2 and 4). A million pages in about six hours"
-            " needs both: 300 slots, 10 batches per document and ten times the assumed"
+            " quota increase buys nothing (rows 2 and 4). A million pages in about"
+            f" {million:.0f} hours needs both: 300 slots, 10 batches per document and ten times"
+            " the assumed"
             " quotas. docs/aws.md, \"Scale\", says which setting and quota to raise.",
         ]))
 

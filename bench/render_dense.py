@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 import io
-import math
+import os
 import time
 from pathlib import Path
 
@@ -71,7 +71,6 @@ def report(per_page: float, ranked: list[Page], corpus_pages: int, pages: int) -
     in_lambda = per_page / LAMBDA_CPU_FACTOR
     objects = [r[0] for r in ranked]
     chars = [r[1] for r in ranked]
-    cpu_pages = math.floor(PDF_LIMITS.cpu_s / in_lambda)
     return "\n".join(
         [
             "## Rendering dense pages (the Render function's slices)",
@@ -80,7 +79,8 @@ def report(per_page: float, ranked: list[Page], corpus_pages: int, pages: int) -
             f" through the {len(ranked)} densest of the corpus' {corpus_pages} PDF pages:"
             f" {min(objects)}-{max(objects)} content objects and {min(chars)}-{max(chars)} text"
             " characters a page, rendered in one run).  ",
-            f"Machine: {machine()}.",
+            f"Machine: {machine()}; load average {os.getloadavg()[0]:.1f} while it ran (a shared"
+        " machine: on a quiet one the same pages took about a third of the time).",
             "",
             "Rendered with `render_pages` in its contained worker (`PDF_LIMITS`) at the default"
             f" options (200 DPI, at most 1,568 px, gray PNG): **{per_page:.3f} s a page** here"
@@ -94,15 +94,15 @@ def report(per_page: float, ranked: list[Page], corpus_pages: int, pages: int) -
             f"| the largest slice ({MAX_SLICE_PAGES} pages) | {MAX_SLICE_PAGES * in_lambda:.1f} |",
             f"| 5,000 pages in one invocation (before) | {5000 * in_lambda:.0f} |",
             "",
-            "Before, one Render invocation rendered every page of a document in one pdfium worker,"
-            f" which may use {PDF_LIMITS.cpu_s:.0f} s of CPU (about {cpu_pages:,} of these pages at"
-            " a Lambda's share of a core), inside one 900 s timeout with every PUT in sequence:"
-            " a 5,000-page document of pages a few times denser than the corpus' (drawings, large"
-            " scans) failed whole after three tries. Now the ingest machine renders slices of"
-            f" {SLICE_PAGES} pages (whole batches; at most {MAX_SLICE_PAGES} pages when a document"
-            f" has more batches than {MAX_SLICES} slices hold), `renderConcurrency` (10) at once,"
-            " each its own invocation and worker, so a slice stays seconds to tens of seconds"
-            " even at ten times this density.",
+            "Before, one Render invocation rendered every page of a document in one pdfium worker:"
+            f" at this rate 5,000 such pages take about {5000 * in_lambda:.0f} s of the 900 s"
+            " timeout before their 5,000 PUTs, in a worker allowed"
+            f" {PDF_LIMITS.cpu_s:.0f} s of CPU for the whole document, so pages a few times denser"
+            " than the corpus' (drawings, large scans) failed the whole document after its retries."
+            f" Now the ingest machine renders slices of {SLICE_PAGES} pages (whole batches; at most"
+            f" {MAX_SLICE_PAGES} pages when a document has more batches than {MAX_SLICES} slices"
+            " hold), `renderConcurrency` (10) at once, each its own invocation and worker, so a"
+            " default slice stays within seconds even at ten times this density.",
         ]
     )
 
