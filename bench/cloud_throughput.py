@@ -24,7 +24,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from _common import CORPUS, machine, write_section
+from render_dense import dense_pdf
 
+from drac.aws.stages.fanout import render_slices
 from drac.documents.render import RenderOptions, render_pages
 from drac.settings import Settings
 
@@ -42,6 +44,7 @@ class Assumptions:
     libreoffice_s: float = 6.0  # per document (start-up) ...
     libreoffice_s_per_page: float = 0.25  # ... plus per page
     step_overhead_s: float = 12.0  # state transitions, Lambda invocations, S3/DynamoDB I/O
+    slice_overhead_s: float = 1.0  # a render slice: a warm Render invocation, the PDF's GET
     batch_latency_s: float = 25.0  # one 5-page Converse call generating ~3,000 tokens
     input_tokens_per_page: int = 1700
     output_tokens_per_page: int = 600
@@ -126,12 +129,17 @@ def simulate(settings: Settings, costs: Assumptions, total_pages: int, seed: int
 
     def begin(now: float, pages: int) -> None:
         started = now
-        prepare = costs.step_overhead_s + pages / render_rate
+        size = settings.batch_size
+        batches = [min(size, pages - i) for i in range(0, pages, size)]
+        # CountPages, then the slices rendered renderConcurrency at once (the ingest machine)
+        slices = render_slices(len(batches), size)
+        largest = max(s.last - s.first + 1 for s in slices) * size
+        waves = -(-len(slices) // settings.render_concurrency)
+        prepare = costs.step_overhead_s + waves * (
+            costs.slice_overhead_s + min(largest, pages) / render_rate)
         if rng.random() < costs.office_fraction:
             prepare += costs.libreoffice_s + costs.libreoffice_s_per_page * pages
         lambda_for(prepare)
-        size = settings.batch_size
-        batches = [min(size, pages - i) for i in range(0, pages, size)]
         state = {"queue": list(batches), "in_flight": 0, "left": len(batches)}
 
         def convert_next(now: float) -> None:
@@ -187,13 +195,13 @@ def simulate(settings: Settings, costs: Assumptions, total_pages: int, seed: int
     return Run(hours=seconds / 3600, pages=sum(documents), utilisation=utilisation)
 
 
-def measured_render_rate(limit: int = 20) -> float:
-    """drac's renderer on corpus PDFs, pages per second on this machine."""
-    pdfs = sorted(CORPUS.glob("*/pdf/*.pdf"))[:limit]
-    started, pages = time.perf_counter(), 0
-    for path in pdfs:
-        pages += sum(1 for _ in render_pages(path.read_bytes(), RenderOptions()))
-    return pages / (time.perf_counter() - started)
+def measured_render_rate(pages: int = 100) -> float:
+    """drac's renderer on the corpus' densest pages (bench/render_dense.py), in its contained
+    worker, pages per second on this machine."""
+    data, _ranked, _corpus_pages = dense_pdf(sorted(CORPUS.rglob("*.pdf")), pages, 20)
+    started = time.perf_counter()
+    rendered = sum(1 for _ in render_pages(data, RenderOptions()))
+    return rendered / (time.perf_counter() - started)
 
 
 def main() -> None:
@@ -218,7 +226,8 @@ def main() -> None:
                      conversion_tpm=costs.conversion_tpm * 10,
                      embedding_rpm=costs.embedding_rpm * 3)
     lines = [
-        f"Rendering measured here: {render:.1f} pages/s on one core, x{costs.lambda_cpu_factor}"
+        f"Rendering measured here on the corpus' densest pages (bench/render_dense.py):"
+        f" {render:.1f} pages/s on one core, x{costs.lambda_cpu_factor}"
         " in a 2 GB Lambda. Assumptions (flags of the command):",
         "",
         "```",
@@ -238,6 +247,7 @@ def main() -> None:
         ("maxRunningDocuments 300, batch/index concurrency 10, quotas x10", wider(300, 10),
          raised),
     )
+    million = 0.0
     for label, chosen, chosen_costs in scenarios:
         small = simulate(chosen, chosen_costs, 1_000)
         large = simulate(chosen, chosen_costs, 100_000)
@@ -255,9 +265,10 @@ def main() -> None:
         write_section("cloud-cost", "\n".join([
             "## Cloud cost (a model of the default stack)",
             "",
-            "Command: `.venv/bin/python bench/cloud_throughput.py --write` (the same"
-            " assumptions as \"Cloud throughput\": tokens per page, chunks per page, Bedrock"
-            " latency, the rendering speed measured here), at cdk.json's settings, with"
+            "Command: `.venv/bin/python bench/cloud_throughput.py --write` (printed after the"
+            " throughput table, from the same assumptions as \"Cloud throughput\": tokens per"
+            " page, chunks per page, Bedrock latency, the rendering speed measured there,"
+            f" {render:.1f} pages/s), at cdk.json's settings, with"
             " on-demand us-east-1 list prices that could not be verified offline. A model, not a"
             " bill: compare with Bedrock Knowledge Bases or Textract per page using your own"
             " price list.",
@@ -266,7 +277,7 @@ def main() -> None:
             "",
             "The idle month is dominated by OpenSearch Serverless (the first collection of an"
             " account even starts at 4 OCUs until it scales in; docs/aws.md, \"Costs\");"
-            " ingestion is dominated by the conversion model's tokens.",
+            " ingestion by the conversion model's tokens.",
         ]))
         write_section("cloud-throughput", "\n".join([
             "## Cloud throughput (a model of the deployed pipeline)",
@@ -285,8 +296,9 @@ def main() -> None:
             "The default stack is limited by its document slots (`maxRunningDocuments` 10,"
             " which keeps a burst from exhausting Bedrock); past about 50 slots the"
             " conversion model's requests per minute decide, so raising slots without a"
-            " quota increase buys nothing (rows 2 and 4). A million pages in about six hours"
-            " needs both: 300 slots, 10 batches per document and ten times the assumed"
+            " quota increase buys nothing (rows 2 and 4). A million pages in about"
+            f" {million:.0f} hours needs both: 300 slots, 10 batches per document and ten times"
+            " the assumed"
             " quotas. docs/aws.md, \"Scale\", says which setting and quota to raise.",
         ]))
 
@@ -327,14 +339,19 @@ def cost_lines(costs: Assumptions, settings: Settings, alarms: int = 53) -> list
             + documents * costs.office_fraction * (costs.libreoffice_s + costs.pages_per_document
                                                    * costs.libreoffice_s_per_page) * 3.0
             + documents * 12 * 1.0 * 0.5)  # a dozen other invocations of about a second
-    invocations = batches + documents * 14
+    # render slices of about 50 pages: one per document at the assumed 8 pages a document
+    slices = documents * len(render_slices(-(-int(costs.pages_per_document) // settings.batch_size),
+                                           settings.batch_size))
+    invocations = batches + documents * 14 + slices
     lambda_cost = gb_s * prices.lambda_gb_s + invocations * prices.lambda_request
-    transitions = batches * 6 + documents * 45  # per batch (map item, task) + per document
+    # per batch (map item, task), per render slice (map item, task), per document
+    transitions = batches * 6 + slices * 4 + documents * 47
     sfn = transitions * prices.sfn_transition
     dynamodb = (pages * 20 + chunks * 2 + documents * 30) * prices.dynamodb_write + (
         pages * 20 + documents * 30) * prices.dynamodb_read  # ~20 elements a page, each 1 WRU
-    s3 = (pages + batches * 2 + documents * 10) * prices.s3_put + (
-        pages + batches + documents * 10) * prices.s3_get
+    # a PNG a page; per batch its Markdown and its pages' text-layer sizes (written by a slice)
+    s3 = (pages + batches * 3 + documents * 10) * prices.s3_put + (
+        pages + batches + slices + documents * 10) * prices.s3_get  # each slice GETs the PDF
     rows = [(f"conversion (Bedrock, {settings.conversion_model})", conversion),
             ("embeddings (Titan V2)", embedding), ("Lambda (GB-seconds, requests)", lambda_cost),
             ("Step Functions (state transitions)", sfn), ("DynamoDB (on demand)", dynamodb),

@@ -1,8 +1,9 @@
 """Load the ASL files of `statemachine/` and fill their `${Substitutions}`.
 
-Numeric fields (MaxConcurrency) must be JSON numbers, which CloudFormation's string-only
-DefinitionSubstitutions cannot produce, so numbers are filled here at synth time and every
-ARN or name is left for CloudFormation's DefinitionSubstitutions. Tests use the same loader.
+Numeric fields (MaxConcurrency, TimeoutSeconds) must be JSON numbers, which CloudFormation's
+string-only DefinitionSubstitutions cannot produce, so numbers are filled here at synth time
+and every ARN or name is left for CloudFormation's DefinitionSubstitutions. Tests use the
+same loader.
 """
 
 from __future__ import annotations
@@ -13,6 +14,15 @@ from collections.abc import Mapping
 from pathlib import Path
 
 STATEMACHINE_DIR = Path(__file__).resolve().parent.parent / "statemachine"
+TASK_TIMEOUT_MARGIN_S = 60
+"""How long past its function's own timeout a Lambda task waits: the function times out
+first (Sandbox.Timedout, retried); TimeoutSeconds only ends an invocation Step Functions never
+hears back from (States.Timeout, retried the same way)."""
+CHILD_EXECUTION_TIMEOUT_S = 7 * 24 * 3600
+"""How long a task waits for a child execution (a convert group, a planning run). Every task
+of a child has its own timeout and bounded retries, so a child ends by itself: one throttled
+task can back off for about 8.5 hours (40 tries, at most 900 s apart), and a group of 100
+batches at 5 in flight waits through at most 20 such rounds in the worst case, about a week."""
 PLACEHOLDER = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
 
 
@@ -35,3 +45,14 @@ def render_definition(
         text = text.replace(f"${{{key}}}", string)
     json.loads(text)  # the file stays valid JSON after substitution
     return text
+
+
+def task_timeouts(function_timeouts_s: Mapping[str, int]) -> dict[str, int]:
+    """The `${<Function>TimeoutSeconds}` numbers of the ASL from each function's timeout
+    (keyed by the name in `${<Function>FunctionArn}`), and the child executions' bound."""
+    numbers = {
+        f"{name}TimeoutSeconds": seconds + TASK_TIMEOUT_MARGIN_S
+        for name, seconds in function_timeouts_s.items()
+    }
+    numbers["ChildExecutionTimeoutSeconds"] = CHILD_EXECUTION_TIMEOUT_S
+    return numbers

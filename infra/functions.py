@@ -13,7 +13,7 @@ from constructs import Construct
 
 from drac.settings import Settings
 from infra.config import removal_policy
-from infra.layers import core_layer_dir, deps_layer_dir
+from infra.layers import CORE, DEPS, core_layer_dir, definition, deps_layer_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNTIME = lambda_.Runtime.PYTHON_3_12
@@ -37,7 +37,7 @@ class FunctionFactory:
             "CoreLayer",
             code=lambda_.Code.from_asset(str(core_layer_dir()), exclude=[".complete"]),
             compatible_runtimes=[RUNTIME],
-            description="drac core package",
+            description=definition(CORE)["description"],
         )
         deps_dir = deps_layer_dir()
         self.deps_layer = lambda_.LayerVersion(
@@ -46,7 +46,7 @@ class FunctionFactory:
             code=lambda_.Code.from_asset(str(deps_dir), exclude=[".complete"]),
             compatible_runtimes=[RUNTIME],
             compatible_architectures=[lambda_.Architecture.X86_64],
-            description="third-party packages for Python 3.12 x86_64",
+            description=definition(DEPS)["description"],
         )
         self.functions: dict[str, lambda_.Function] = {}
         self.handler_dirs: dict[str, str] = {}

@@ -7,6 +7,7 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
+from drac.aws.dynamo import EXPIRES_AT
 from drac.settings import Settings
 from infra.config import removal_policy
 
@@ -87,8 +88,11 @@ class Storage(Construct):
             projection_type=dynamodb.ProjectionType.KEYS_ONLY,
         )
         self.elements_table = self._table("ElementsTable", "document_id", "seq", removal)
-        self.plans_table = self._table("PlansTable", "document_id", "version", removal)
-        self.ledger_table = self._table("LedgerTable", "document_id", "entry", removal)
+        # cached section plans and ledger entries expire (plan versions carry no expiry)
+        self.plans_table = self._table("PlansTable", "document_id", "version", removal,
+                                       ttl=EXPIRES_AT)
+        self.ledger_table = self._table("LedgerTable", "document_id", "entry", removal,
+                                        ttl=EXPIRES_AT)
 
     def _bucket(self, construct_id: str, **props: object) -> s3.Bucket:
         """A private, encrypted, TLS-only bucket with the stack's removal policy."""
@@ -103,8 +107,11 @@ class Storage(Construct):
             **props,  # type: ignore[arg-type]
         )
 
-    def _table(self, construct_id: str, pk: str, sk: str | None, removal) -> dynamodb.Table:
-        """Return an on-demand, encrypted table with point-in-time recovery."""
+    def _table(
+        self, construct_id: str, pk: str, sk: str | None, removal, ttl: str | None = None
+    ) -> dynamodb.Table:
+        """Return an on-demand, encrypted table with point-in-time recovery (and a TTL
+        attribute, when given)."""
         number, string = dynamodb.AttributeType.NUMBER, dynamodb.AttributeType.STRING
         sort_type = string if sk == "entry" else number
         return dynamodb.Table(
@@ -118,4 +125,5 @@ class Storage(Construct):
                 point_in_time_recovery_enabled=True
             ),
             removal_policy=removal,
+            time_to_live_attribute=ttl,
         )

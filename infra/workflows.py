@@ -10,7 +10,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from drac.settings import Settings
-from infra.asl import render_definition
+from infra.asl import render_definition, task_timeouts
 from infra.config import removal_policy
 from infra.stages import Stages, executions_arn, machine_name
 from infra.storage import Storage
@@ -55,7 +55,7 @@ class Workflows(Construct):
              "ReadSpreadsheetFunctionArn": st.read_spreadsheet,
              "RenderFunctionArn": st.render, "ParseFunctionArn": st.parse,
              "FinaliseFunctionArn": st.finalise},
-            {},
+            {"RenderConcurrency": settings.render_concurrency},
             {"PlanStateMachineArn": self.plan_machine.state_machine_arn,
              "ConvertStateMachineArn": self.convert_machine.state_machine_arn},
         )
@@ -95,11 +95,16 @@ class Workflows(Construct):
             removal_policy=removal_policy(self.settings),
         )
         substitutions = {key: fn.function_arn for key, fn in functions.items()}
+        timeouts = task_timeouts({
+            key.removesuffix("FunctionArn"): _timeout_s(fn) for key, fn in functions.items()
+        })
         machine = sfn.StateMachine(
             self,
             construct_id,
             state_machine_name=machine_name(stack, name),
-            definition_body=sfn.DefinitionBody.from_string(render_definition(name, numbers)),
+            definition_body=sfn.DefinitionBody.from_string(
+                render_definition(name, {**numbers, **timeouts})
+            ),
             definition_substitutions={**substitutions, **(strings or {})},
             state_machine_type=sfn.StateMachineType.STANDARD,
             tracing_enabled=True,
@@ -151,3 +156,9 @@ class Workflows(Construct):
             actions=["states:DescribeExecution", "states:StopExecution"], resources=[map_runs],
         ))
         storage.artifacts.grant_read_write(machine)
+
+
+def _timeout_s(fn: lambda_.IFunction) -> int:
+    """A function's timeout in seconds (Lambda's default, 3 s, when it sets none)."""
+    timeout = getattr(fn, "timeout", None)
+    return int(timeout.to_seconds()) if timeout is not None else 3

@@ -1,4 +1,5 @@
-"""Render every page of the PDF to PNG in the artifacts bucket (no LLM)."""
+"""Render a PDF's pages to PNG in the artifacts bucket (no LLM), in two steps: count the pages
+and split them into slices (CountPages), then render one slice (RenderSlice, in parallel)."""
 
 from __future__ import annotations
 
@@ -6,16 +7,21 @@ from typing import Any
 
 from drac.aws.lambda_support import MetricUnit, correlate, logger, metrics, tracer
 from drac.aws.runtime import lambda_runtime as _runtime  # tests replace _runtime
-from drac.aws.stages.conversion import RenderInput, render_document
+from drac.aws.stages.conversion import RenderInput, SliceInput, render_document, render_slice
 
 
 @logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """Return the page and batch counts."""
+    """A slice's payload (it names `slice`): the pages rendered; otherwise the page and batch
+    counts with the slices and conversion groups."""
+    if "slice" in event:
+        piece = SliceInput.model_validate(event)
+        correlate(piece.document_id, stage="render", batch=piece.slice.first)
+        rendered = render_slice(_runtime(), piece)
+        metrics.add_metric(name="PagesRendered", unit=MetricUnit.Count, value=rendered.pages)
+        return rendered.model_dump(mode="json")
     payload = RenderInput.model_validate(event)
     correlate(payload.document_id, stage="render")
-    result = render_document(_runtime(), payload)
-    metrics.add_metric(name="PagesRendered", unit=MetricUnit.Count, value=result.page_count)
-    return result.model_dump(mode="json")
+    return render_document(_runtime(), payload).model_dump(mode="json")

@@ -108,6 +108,9 @@ class Settings(BaseModel):
     # -- conversion and planning ----------------------------------------------------------
     batch_size: int = Field(default=5, ge=1, le=20, description="pages per conversion call")
     batch_concurrency: int = Field(default=5, ge=1, le=40, description="batches in flight")
+    render_concurrency: int = Field(
+        default=10, ge=1, le=40, description="render slices of one document in flight (cloud)"
+    )
     max_file_bytes: int = Field(
         default=500 * 1024 * 1024, ge=1, description="larger uploads fail with that reason"
     )
@@ -142,6 +145,14 @@ class Settings(BaseModel):
     )
     removal_policy: Literal["retain", "destroy"] = "retain"
     page_image_expiration_days: int = Field(default=30, ge=1)
+    ledger_retention_days: int = Field(
+        default=400, ge=0, le=3650,
+        description="days DynamoDB keeps a token-ledger entry (its TTL); 0: for ever",
+    )
+    plan_cache_days: int = Field(
+        default=90, ge=0, le=3650,
+        description="days DynamoDB keeps a cached section plan (its TTL); 0: for ever",
+    )
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     reader_principals: tuple[str, ...] = Field(
         default=(), description="IAM role ARNs allowed to query the index"

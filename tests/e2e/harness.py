@@ -324,6 +324,10 @@ class Cloud:
         self.throttles: dict[str, int] = {}
         """Handler folder -> invocations from Step Functions Lambda refuses with 429
         (TooManyRequestsException), as when the account's concurrency is exhausted."""
+        self.throttle_first_tries: set[str] = set()
+        """Handler folders whose first invocation with each distinct payload Lambda refuses
+        with 429 (every task of theirs is retried once)."""
+        self._tried: set[tuple[str, str]] = set()
         self.custom_resource_errors: dict[str, str] = {}
         """Custom resources whose Create failed (logical id -> error)."""
         self.bedrock_configs: list[Any] = []
@@ -376,6 +380,10 @@ class Cloud:
         with self.pools_lock:
             if self.throttles.get(function.handler_dir or "", 0) > 0:
                 self.throttles[function.handler_dir or ""] -= 1
+                raise LambdaThrottled(function.name)
+            tried = (function.handler_dir or "", payload)
+            if tried[0] in self.throttle_first_tries and tried not in self._tried:
+                self._tried.add(tried)
                 raise LambdaThrottled(function.name)
         if len(payload.encode()) > STATE_PAYLOAD_LIMIT:
             self.violations.append(f"{function.logical_id}: state input of {len(payload)} bytes")
@@ -691,16 +699,21 @@ TABLE_PROPERTIES = {"AttributeDefinitions", "KeySchema", "BillingMode", "GlobalS
                     "LocalSecondaryIndexes", "ProvisionedThroughput"}
 IGNORED_TABLE_PROPERTIES = {"PointInTimeRecoverySpecification", "SSESpecification",
                             "TableName", "Tags"}
+TTL_PROPERTY = "TimeToLiveSpecification"
+"""Deployed by a second call (UpdateTimeToLive), as CloudFormation does."""
 
 
 def _create_tables(model: StackModel, region: str) -> None:
     ddb = boto3.client("dynamodb", region_name=region)
     for logical_id, table in model.stack.of_type("AWS::DynamoDB::Table").items():
         props = model.resolver.resolve(table["Properties"])
-        unknown = set(props) - TABLE_PROPERTIES - IGNORED_TABLE_PROPERTIES
+        unknown = set(props) - TABLE_PROPERTIES - IGNORED_TABLE_PROPERTIES - {TTL_PROPERTY}
         assert not unknown, f"table {logical_id}: {sorted(unknown)} not deployed"
-        ddb.create_table(TableName=model.resolver.name(logical_id),
+        name = model.resolver.name(logical_id)
+        ddb.create_table(TableName=name,
                          **{k: v for k, v in props.items() if k in TABLE_PROPERTIES})
+        if TTL_PROPERTY in props:
+            ddb.update_time_to_live(TableName=name, TimeToLiveSpecification=props[TTL_PROPERTY])
 
 
 def _custom_handler(model: StackModel, kind: str) -> FunctionSpec | None:

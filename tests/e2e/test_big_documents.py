@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from typing import Any
 
 import pytest
 from pdfs import Text, make_pdf
 
 from drac.aws import keys
+from drac.aws.stages.fanout import MAX_SLICES
 from drac.ids import document_id_for
 from drac.models import DocumentStatus
 from tests.e2e.conftest import DEPLOY_CONTEXT, upload
@@ -79,11 +81,21 @@ def _throttle_every_batch_once(bedrock: Any) -> set[str]:
     return seen
 
 
+def _pages_stored(deployed: Any) -> Counter[str]:
+    """How often the Render function stored each page image."""
+    render = deployed.principal(deployed.model.function_for("render")).label
+    return Counter(
+        c.parameters["Key"] for c in deployed.log.calls_of(render)
+        if c.operation == "PutObject" and c.parameters["Key"].endswith(".png"))
+
+
 def test_a_5000_page_pdf_is_indexed_with_every_batch_throttled(
     cloud: Any, sleeps: list[float]
 ) -> None:
     deployed, bedrock, opensearch, _pdf = cloud
     throttled = _throttle_every_batch_once(bedrock)
+    slices = -(-PAGES // (4 * 13))  # 1,250 batches of 4 pages, 13 batches (52 pages) a slice
+    deployed.throttle_first_tries.add("render")  # Lambda refuses each Render task's first try
     pdf = make_pdf([(72, 72, [Text(f"Leaf {n}", 8, 30, size=9)]) for n in range(1, PAGES + 1)])
     key = "incoming/acme/manual.pdf"
     upload(deployed, pdf, key)
@@ -97,11 +109,18 @@ def test_a_5000_page_pdf_is_indexed_with_every_batch_throttled(
     plan = deployed.runtime.plans.get_plan(document_id, 1)
     assert len(opensearch.chunks(document_id)) == len(plan.chunk_ids_arrays)
     assert len(throttled) == PAGES // 4 and len(sleeps) >= PAGES // 4  # each batch retried
+    # the pages were rendered in 97 slices, each its own Render invocation (one counted the
+    # pages first; every throttled invocation was tried again), each page exactly once
+    assert slices == 97 <= MAX_SLICES
+    assert deployed.invocations.count("render") == 2 * (1 + slices)
+    stored = _pages_stored(deployed)
+    assert len(stored) == PAGES and set(stored.values()) == {1}
     counts = _assert_within_limits(deployed)
     # 13 child executions of at most 100 batches hold the batches and their retries; the
-    # ingest's own history grows by a few events per group only
+    # ingest's own history holds the slices (about 10 events each with a retry) and a few
+    # events per group, far under the 25,000-event limit
     assert len(deployed.executions("convert")) == 13
-    assert counts["convert"] > 1000 and counts["ingest"] < 500
+    assert counts["convert"] > 1000 and 700 < counts["ingest"] < 2000 < HISTORY_LIMIT
 
 
 def test_a_5000_page_markdown_file_with_65000_paragraphs_is_indexed(cloud: Any) -> None:

@@ -20,6 +20,10 @@ def test_tables_queues_buckets_rules_and_functions_follow_the_template(deployed:
         assert described["KeySchema"] == props["KeySchema"]
         assert [i["IndexName"] for i in described.get("GlobalSecondaryIndexes", [])] == [
             i["IndexName"] for i in props.get("GlobalSecondaryIndexes", [])]
+        ttl = ddb.describe_time_to_live(TableName=resolver.name(logical_id))
+        declared = props.get("TimeToLiveSpecification")
+        assert ttl["TimeToLiveDescription"].get("AttributeName") == (
+            declared["AttributeName"] if declared else None)
     sqs = boto3.client("sqs", region_name=region)
     for queue in model.queues.values():
         attributes = sqs.get_queue_attributes(QueueUrl=queue.url,

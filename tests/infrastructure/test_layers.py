@@ -3,22 +3,29 @@
 from __future__ import annotations
 
 import re
+import subprocess
 import tomllib
 from email.parser import Parser
 from pathlib import Path
 
+import pytest
 from packaging.markers import default_environment
 from packaging.requirements import Requirement
 
 from infra.layers import (
+    CORE,
+    DEPS,
+    LAYERS_DIR,
     LOCAL_ONLY,
     PYPROJECT,
     RUNTIME_PROVIDED,
     canonical,
     core_layer_dir,
+    definition,
     deps_layer_dir,
     dist_name,
     layer_requirements,
+    pinned_requirements,
 )
 from tests.infrastructure.conftest import ROOT
 
@@ -80,6 +87,49 @@ def test_deps_layer_holds_exactly_the_runtime_dependencies() -> None:
     assert set(installed) == needed, {"unneeded": set(installed) - needed}
 
 
+def test_deps_layer_holds_exactly_the_pinned_distributions() -> None:
+    """What the built layer holds is its definition: each pinned name at its pinned version,
+    nothing else."""
+    site = deps_layer_dir() / "python"
+    held = {}
+    for info in site.glob("*.dist-info"):
+        metadata = Parser().parsestr((info / "METADATA").read_text("utf-8"))
+        held[canonical(metadata["Name"])] = metadata["Version"]
+    assert held == pinned_requirements()
+
+
+def test_pins_satisfy_what_pyproject_declares() -> None:
+    pins = pinned_requirements()
+    for line in layer_requirements():
+        requirement = Requirement(line)
+        name = canonical(requirement.name)
+        assert name in pins, f"{name} is declared but not pinned in layers/deps"
+        assert requirement.specifier.contains(pins[name], prereleases=True), (line, pins[name])
+    assert not set(pins) & (RUNTIME_PROVIDED | LOCAL_ONLY)
+
+
+def test_a_pin_that_is_not_exact_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "layer.toml").write_text('requirements = "requirements.txt"\n')
+    (tmp_path / "requirements.txt").write_text("# pinned\npydantic==2.14.4\nrequests>=2\n")
+    with pytest.raises(ValueError, match="'requests>=2' is not pinned"):
+        pinned_requirements(tmp_path)
+
+
+def test_layer_definitions_are_checked_in_and_only_their_build_is_ignored() -> None:
+    layers = sorted(p.name for p in LAYERS_DIR.iterdir() if p.is_dir() and p.name != "build")
+    assert layers == ["core", "deps"]
+    files = [CORE / "layer.toml", DEPS / "layer.toml", DEPS / definition(DEPS)["requirements"]]
+    for path in files:
+        relative = str(path.relative_to(ROOT))
+        ignored = subprocess.run(["git", "check-ignore", "-q", relative], cwd=ROOT, check=False)
+        assert ignored.returncode == 1, f"{relative} is ignored by git"
+    build = subprocess.run(["git", "check-ignore", "-q", "layers/build/deps/x"], cwd=ROOT,
+                           check=False)
+    assert build.returncode == 0
+    assert definition(DEPS)["platform"] == "manylinux2014_x86_64"
+    assert definition(DEPS)["python_version"] == "3.12"  # functions.RUNTIME
+
+
 def test_layer_requirements_come_from_pyproject_core_and_aws_extra() -> None:
     project = tomllib.loads(PYPROJECT.read_text())["project"]
     left_out = RUNTIME_PROVIDED | LOCAL_ONLY
@@ -89,8 +139,10 @@ def test_layer_requirements_come_from_pyproject_core_and_aws_extra() -> None:
 
 
 def test_core_layer_is_the_package_under_python() -> None:
-    layer = core_layer_dir() / "python" / "drac"
-    source = ROOT / "src" / "drac"
+    spec = definition(CORE)
+    layer = core_layer_dir() / spec["destination"]
+    source = ROOT / spec["source"]
+    assert spec["destination"] == "python/drac" and spec["source"] == "src/drac"
     copied = {p.relative_to(layer) for p in layer.rglob("*") if p.is_file()}
     expected = {p.relative_to(source) for p in source.rglob("*")
                 if p.is_file() and "__pycache__" not in p.parts}

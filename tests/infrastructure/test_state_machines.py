@@ -59,6 +59,58 @@ def test_each_group_of_batches_is_a_child_execution(synth: Synth) -> None:
     assert not {"ConvertBatch", "MarkBatchFailed"} & {n for n, _ in states(ingest)}
 
 
+def test_pages_are_rendered_in_parallel_slices_before_conversion(synth: Synth) -> None:
+    """CountPages splits the batches into slices; one Render invocation per slice, at most
+    renderConcurrency at once, all before the first conversion group."""
+    _, ingest, subs = machine(synth, "ingest")
+    count = state(ingest, "CountPages")
+    assert count["Parameters"]["FunctionName"] == "SUB:RenderFunctionArn"
+    assert count["ResultSelector"]["slices.$"] == "$.Payload.slices"
+    assert count["Next"] == "RenderSlices"
+    slices = state(ingest, "RenderSlices")
+    assert slices["Type"] == "Map" and slices["ItemsPath"] == "$.rendered.slices"
+    assert slices["MaxConcurrency"] == 10 and slices["Next"] == "ConvertGroups"
+    assert slices["ItemProcessor"]["ProcessorConfig"]["Mode"] == "INLINE"
+    assert slices["ResultPath"] is None  # $.rendered (counts, groups) passes through
+    task = state(ingest, "RenderSlice")
+    assert task["Parameters"]["FunctionName"] == "SUB:RenderFunctionArn"
+    assert task["Parameters"]["Payload"]["slice.$"] == "$.slice"
+    assert slices["ItemSelector"]["slice.$"] == "$$.Map.Item.Value"
+    for error in LAMBDA_ERRORS:
+        assert_backoff(retry_for(task, error))
+    assert retry_for(task, "Sandbox.Timedout")["MaxAttempts"] >= 1
+    (catch,) = slices["Catch"]  # a slice that cannot render fails the document, unconverted
+    assert catch["ErrorEquals"] == ["States.ALL"] and catch["Next"] == "MarkFailed"
+    assert subs["RenderFunctionArn"] == {
+        "Fn::GetAtt": [synth.logical_id(synth.stack.pipeline.stages.render), "Arn"]}
+
+
+def test_every_task_has_a_timeout_sized_from_its_function(synth: Synth) -> None:
+    """A Lambda task waits its function's timeout plus a minute (a lost invocation is then
+    retried like a timed-out one); a child execution task waits a week."""
+    stages = synth.stack.pipeline.stages
+    timeouts = {synth.logical_id(fn): synth.resources[synth.logical_id(fn)]["Properties"]
+                .get("Timeout", 3) for fn in stages.all()}
+    checked = 0
+    for name in ("ingest", "convert", "plan", "replan"):
+        _, asl, subs = machine(synth, name)
+        for state_name, task in states(asl):
+            if task["Type"] != "Task":
+                continue
+            seconds = task["TimeoutSeconds"]
+            assert isinstance(seconds, int), (name, state_name, seconds)
+            if task["Resource"] == "arn:aws:states:::lambda:invoke":
+                placeholder = task["Parameters"]["FunctionName"].removeprefix("SUB:")
+                (function_id, _arn) = subs[placeholder]["Fn::GetAtt"]
+                assert seconds == timeouts[function_id] + 60, (name, state_name)
+                assert retry_for(task, "States.Timeout") == retry_for(task, "Sandbox.Timedout")
+            else:
+                assert task["Resource"] == "arn:aws:states:::states:startExecution.sync:2"
+                assert seconds == 7 * 24 * 3600, (name, state_name)
+            checked += 1
+    assert checked == 20  # every Task state of the four machines
+
+
 def test_convert_map_bounds_concurrency_retries_and_degrades(synth: Synth) -> None:
     _, asl, subs = machine(synth, "convert")
     batch_range = state(asl, "BatchRange")
@@ -124,8 +176,8 @@ def test_ingest_failures_mark_the_document_failed(synth: Synth) -> None:
     _, asl, _ = machine(synth, "ingest")
     failing = [name for name, s in asl["States"].items()
                if s["Type"] in {"Task", "Map"} and name not in {"MarkFailed"}]
-    assert {"Register", "Normalise", "Render", "ConvertGroups", "Parse", "Plan",
-            "Finalise"} <= set(failing)
+    assert {"Register", "Normalise", "CountPages", "RenderSlices", "ConvertGroups", "Parse",
+            "Plan", "Finalise"} <= set(failing)
     for name in failing:
         catches = asl["States"][name].get("Catch", [])
         assert any(c["ErrorEquals"] == ["States.ALL"] and c["Next"] == "MarkFailed"

@@ -89,6 +89,19 @@ def test_tables_have_keys_pitr_and_encryption(synth: Synth, name: str) -> None:
     assert {k: defined[k] for k in attributes} == attributes
 
 
+def test_ledger_and_plan_cache_expire_by_the_attribute_the_code_writes(synth: Synth) -> None:
+    from drac.aws.dynamo import EXPIRES_AT
+
+    storage = synth.stack.storage
+    for name in EXPECTED_TABLES:
+        props = synth.resources[synth.logical_id(getattr(storage, name))]["Properties"]
+        if name in ("ledger_table", "plans_table"):
+            assert props["TimeToLiveSpecification"] == {
+                "AttributeName": EXPIRES_AT, "Enabled": True}, name
+        else:  # documents, sources and elements never expire
+            assert "TimeToLiveSpecification" not in props, name
+
+
 def test_live_documents_and_sources_have_the_indexes_the_code_queries(synth: Synth) -> None:
     """The re-plan manifest pages the live documents of a tenant; retirement asks which keys
     still hold a document."""

@@ -7,6 +7,7 @@ put_item / get_item / query / batch_writer methods).
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal
@@ -134,12 +135,25 @@ class DynamoPlanStore(PlanStore):
         return int(items[0]["version"]) if items else 0
 
 
-class DynamoPlanCache(PlanCache):
-    """Section plans cached in the plans table under `cache#<key>` (version 0)."""
+EXPIRES_AT = "expires_at"
+"""The tables' DynamoDB TTL attribute: epoch seconds after which DynamoDB deletes the item."""
 
-    def __init__(self, table: Any) -> None:
+
+def _expiry(days: int) -> dict[str, int]:
+    """The TTL attribute of an item kept `days` days from now (none when days is 0)."""
+    if days <= 0:
+        return {}
+    return {EXPIRES_AT: int(time.time()) + days * 86_400}
+
+
+class DynamoPlanCache(PlanCache):
+    """Section plans cached in the plans table under `cache#<key>` (version 0), each kept
+    `ttl_days` days (0: for ever); plan versions never expire."""
+
+    def __init__(self, table: Any, ttl_days: int = 0) -> None:
         """Wrap the plans table."""
         self.table = table
+        self.ttl_days = ttl_days
 
     def get(self, key: str) -> SectionPlan | None:
         """Return the cached plan for key, if any."""
@@ -151,16 +165,23 @@ class DynamoPlanCache(PlanCache):
     def put(self, key: str, plan: SectionPlan) -> None:
         """Remember a plan under key."""
         self.table.put_item(
-            Item={"document_id": CACHE_PREFIX + key, "version": 0, "data": plan.model_dump_json()}
+            Item={
+                "document_id": CACHE_PREFIX + key,
+                "version": 0,
+                "data": plan.model_dump_json(),
+                **_expiry(self.ttl_days),
+            }
         )
 
 
 class DynamoLedger(Ledger):
-    """Model calls keyed by (document_id, entry) where entry sorts by time."""
+    """Model calls keyed by (document_id, entry) where entry sorts by time, each kept
+    `ttl_days` days (0: for ever)."""
 
-    def __init__(self, table: Any) -> None:
+    def __init__(self, table: Any, ttl_days: int = 0) -> None:
         """Wrap the ledger table."""
         self.table = table
+        self.ttl_days = ttl_days
         self.entries: list[LedgerEntry] = []
 
     def record(self, entry: LedgerEntry) -> None:
@@ -178,6 +199,7 @@ class DynamoLedger(Ledger):
                 "latency_ms": int(entry.latency_ms),
                 "outcome": entry.outcome,
                 "at": at,
+                **_expiry(self.ttl_days),
             }
         )
 

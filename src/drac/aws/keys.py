@@ -12,9 +12,10 @@ def page_key(document_id: str, page: int) -> str:
     return f"{PAGES}/{document_id}/{page:05d}.png"
 
 
-def page_meta_key(document_id: str) -> str:
-    """JSON with the text-layer size of every page (for the conversion checks)."""
-    return f"{PAGES}/{document_id}/pages.json"
+def page_meta_key(document_id: str, batch: int) -> str:
+    """JSON with the text-layer size of each page of one batch (for the conversion checks),
+    written by the render slice that rendered the batch."""
+    return f"{PAGES}/{document_id}/batches/{batch:05d}.json"
 
 
 def page_text_key(document_id: str, page: int) -> str:

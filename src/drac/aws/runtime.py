@@ -117,12 +117,16 @@ class Runtime:
     @cached_property
     def plan_cache(self) -> DynamoPlanCache:
         """Section plans cached by content and strategy (in the plans table)."""
-        return DynamoPlanCache(self._table(self.resources.plans_table))
+        return DynamoPlanCache(
+            self._table(self.resources.plans_table), ttl_days=self.settings.plan_cache_days
+        )
 
     @cached_property
     def ledger(self) -> DynamoLedger:
         """The token ledger."""
-        return DynamoLedger(self._table(self.resources.ledger_table))
+        return DynamoLedger(
+            self._table(self.resources.ledger_table), ttl_days=self.settings.ledger_retention_days
+        )
 
     def _bedrock(self) -> Any:
         """Bedrock with a read timeout above the longest generation and no SDK retries:

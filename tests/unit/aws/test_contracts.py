@@ -30,6 +30,8 @@ from drac.aws.stages.conversion import (
     PdfLocation,
     Rendered,
     RenderInput,
+    SliceInput,
+    SliceRendered,
 )
 from drac.aws.stages.lifecycle import FinaliseInput, FinalStatus
 from drac.aws.stages.parse import ParseInput, ParseResult
@@ -66,15 +68,25 @@ OUTPUTS: dict[str, type[BaseModel]] = {
 }
 
 
+BY_STATE: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
+    "RenderSlice": (SliceInput, SliceRendered),
+}
+"""States whose function takes a second kind of payload (Render renders one slice)."""
+
+
+def _models(state_name: str, function: str) -> tuple[type[BaseModel], type[BaseModel]]:
+    return BY_STATE.get(state_name, (INPUTS[function], OUTPUTS[function]))
+
+
 def _definitions() -> Iterator[dict[str, Any]]:
     for name in ("ingest", "convert", "plan", "replan"):
         yield json.loads((ROOT / "statemachine" / f"{name}.asl.json").read_text())
 
 
-def _lambda_states(states: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    for state in states.values():
+def _lambda_states(states: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    for name, state in states.items():
         if state.get("Resource") == "arn:aws:states:::lambda:invoke":
-            yield state
+            yield name, state
         processor = state.get("ItemProcessor")
         if processor:
             yield from _lambda_states(processor["States"])
@@ -92,34 +104,35 @@ def _function(state: dict[str, Any]) -> str:
 
 
 def test_every_function_of_the_machines_has_an_input_and_output_model() -> None:
-    used = {_function(s) for d in _definitions() for s in _lambda_states(d["States"])}
+    used = {_function(s) for d in _definitions() for _, s in _lambda_states(d["States"])}
     assert used == set(INPUTS) == set(OUTPUTS)
 
 
 def test_result_selectors_read_only_fields_the_output_models_have() -> None:
     for definition in _definitions():
-        for state in _lambda_states(definition["States"]):
+        for state_name, state in _lambda_states(definition["States"]):
             name = _function(state)
             read = set(re.findall(r"\$\.Payload\.(\w+)", json.dumps(state["ResultSelector"])))
-            assert read <= set(OUTPUTS[name].model_fields), name
+            assert read <= set(_models(state_name, name)[1].model_fields), state_name
 
 
 def test_payloads_the_machines_send_are_what_the_input_models_take() -> None:
     for definition in _definitions():
-        for state in _lambda_states(definition["States"]):
-            name = _function(state)
+        for state_name, state in _lambda_states(definition["States"]):
+            model = _models(state_name, _function(state))[0]
             sent = {key.removesuffix(".$") for key in state["Parameters"]["Payload"]}
-            fields = set(INPUTS[name].model_fields)
+            fields = set(model.model_fields)
             if sent == {"input"}:  # a map item, passed whole
                 continue
-            assert sent <= fields, (name, sent - fields)
-            required = {k for k, f in INPUTS[name].model_fields.items() if f.is_required()}
-            assert required <= sent, (name, required - sent)
+            assert sent <= fields, (state_name, sent - fields)
+            required = {k for k, f in model.model_fields.items() if f.is_required()}
+            assert required <= sent, (state_name, required - sent)
 
 
 @pytest.mark.parametrize(
     ("machine", "inner_map", "model"),
-    [("convert", "ConvertBatches", BatchItem), ("plan", "PlanSections", SectionItem),
+    [("convert", "ConvertBatches", BatchItem), ("ingest", "RenderSlices", SliceInput),
+     ("plan", "PlanSections", SectionItem),
      ("plan", "IndexRanges", RangeItem)],
 )
 def test_map_items_are_what_the_item_models_take(

@@ -26,10 +26,13 @@ from drac.aws.stages.conversion import (
     BatchItem,
     ConvertInput,
     RenderInput,
+    SliceInput,
     convert_pages,
     record_batch_failure,
     render_document,
+    render_slice,
 )
+from drac.aws.stages.fanout import SLICE_PAGES, ItemGroup, render_slices
 from drac.aws.stages.lifecycle import FinaliseInput, delete_object, finalise_document
 from drac.aws.stages.parse import ParseInput, parse_converted
 from drac.aws.stages.planning import PlanSectionInput, SectionItem, plan_one_section
@@ -256,13 +259,21 @@ def test_register_defers_to_a_live_document_or_a_running_owner(cloud: Any) -> No
 
 
 def rendered(rt: Runtime, pages: int, execution: str = "run-1") -> tuple[str, Any]:
+    """Count the pages of a PDF, then render every slice as the RenderSlices map does."""
     pdf = make_pdf([text_page([Text(f"Page {n} text", 72, 700)]) for n in range(1, pages + 1)])
     rt.artifacts.put_bytes("in.pdf", pdf)
     rt.registry.put(DocumentRecord(document_id="d1", source="in.pdf", sha256="0" * 64,
                                    owner=execution))
     result = render_document(rt, RenderInput(document_id="d1", execution=execution,
                                              pdf_bucket="art", pdf_key="in.pdf"))
+    for piece in result.slices:
+        render_slice(rt, slice_input(result.page_count, piece))
     return "d1", result
+
+
+def slice_input(page_count: int, piece: ItemGroup) -> SliceInput:
+    return SliceInput(document_id="d1", page_count=page_count, pdf_bucket="art",
+                      pdf_key="in.pdf", slice=piece)
 
 
 def test_render_stores_pages_and_groups_batches(cloud: Any) -> None:
@@ -270,8 +281,46 @@ def test_render_stores_pages_and_groups_batches(cloud: Any) -> None:
     document_id, result = rendered(rt, 5)
     assert (result.page_count, result.batch_count) == (5, 3)  # batches of 2 in the fixture
     assert [g.model_dump() for g in result.groups] == [{"first": 0, "last": 2}]
+    assert [g.model_dump() for g in result.slices] == [{"first": 0, "last": 2}]
     assert rt.artifacts.get_bytes(keys.page_key(document_id, 5))[:4] == b"\x89PNG"
+    assert json.loads(rt.artifacts.get_text(keys.page_meta_key(document_id, 2))) == {"5": 11}
     assert rt.registry.get(document_id).pages == 5  # type: ignore[union-attr]
+
+
+def test_each_slice_renders_only_its_own_batches(cloud: Any) -> None:
+    rt, _ = cloud
+    pdf = make_pdf([text_page([Text(f"Page {n}", 72, 700)]) for n in range(1, 8)])
+    rt.artifacts.put_bytes("in.pdf", pdf)
+    done = render_slice(rt, slice_input(7, ItemGroup(first=1, last=2)))  # pages 3 to 6
+    assert done.pages == 4
+    stored = {n for n in range(1, 8) if rt.artifacts.exists(keys.page_key("d1", n))}
+    assert stored == {3, 4, 5, 6}
+    assert json.loads(rt.artifacts.get_text(keys.page_meta_key("d1", 1))) == {"3": 6, "4": 6}
+    assert not rt.artifacts.exists(keys.page_meta_key("d1", 0))
+
+
+def test_a_page_that_cannot_render_fails_its_slice_naming_the_page(cloud: Any) -> None:
+    rt, _ = cloud
+    pdf = make_pdf([text_page([Text(f"Page {n}", 72, 700)]) for n in range(1, 4)])
+    rt.artifacts.put_bytes("in.pdf", pdf)
+    with pytest.raises(DocumentError, match="page 5 does not exist"):  # counted as 6 pages
+        render_slice(rt, slice_input(6, ItemGroup(first=2, last=2)))
+
+
+@pytest.mark.parametrize(("batches", "batch_size", "count", "largest"),
+                         [(1, 5, 1, 1), (10, 5, 1, 10), (11, 5, 2, 10), (1000, 5, 100, 10),
+                          (1250, 4, 97, 13), (2500, 5, 100, 25), (2500, 20, 100, 25)])
+def test_render_slices_hold_about_50_pages_and_at_most_100_slices(
+    batches: int, batch_size: int, count: int, largest: int
+) -> None:
+    slices = render_slices(batches, batch_size)
+    assert len(slices) == count <= 100
+    covered = [b for s in slices for b in range(s.first, s.last + 1)]
+    assert covered == list(range(batches))  # every batch in exactly one slice, in order
+    assert max(s.last - s.first + 1 for s in slices) == largest
+    if batches * batch_size >= 100 * SLICE_PAGES:
+        return
+    assert largest * batch_size < SLICE_PAGES + batch_size  # about SLICE_PAGES pages
 
 
 def _with_bedrock(rt: Runtime, fake: FakeBedrockRuntime) -> None:

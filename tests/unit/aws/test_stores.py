@@ -3,17 +3,27 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import pytest
 
 from drac.aws.dynamo import (
+    EXPIRES_AT,
     DynamoElementTable,
     DynamoLedger,
+    DynamoPlanCache,
     DynamoPlanStore,
 )
 from drac.aws.s3 import S3ArtifactStore
-from drac.models import DocumentRecord, DocumentStatus, Element, ElementKind, LedgerEntry
+from drac.models import (
+    DocumentRecord,
+    DocumentStatus,
+    Element,
+    ElementKind,
+    LedgerEntry,
+    SectionPlan,
+)
 from tests.unit.aws.conftest import make_table
 
 
@@ -81,6 +91,29 @@ def test_ledger_keeps_every_call(aws: Any) -> None:
     items = table.scan()["Items"]
     assert len(items) == 3 and len(ledger.entries) == 3
     assert {int(i["input_tokens"]) for i in items} == {1000}
+
+
+def _expires_in_days(item: dict[str, Any]) -> float:
+    return (int(item[EXPIRES_AT]) - time.time()) / 86_400
+
+
+def test_ledger_entries_and_cached_plans_expire_after_their_days(aws: Any) -> None:
+    ledger_table = make_table(aws, "ledger", "document_id", "entry", sk_type="S")
+    DynamoLedger(ledger_table, ttl_days=400).record(
+        LedgerEntry(document_id="d", stage="conversion", model="m"))
+    (entry,) = ledger_table.scan()["Items"]
+    assert 399.9 < _expires_in_days(entry) <= 400
+    plans = make_table(aws, "plans", "document_id", "version")
+    plan = SectionPlan(section_id="s", chunks=(("e1",),), planner="rules")
+    DynamoPlanCache(plans, ttl_days=90).put("key-1", plan)
+    (cached,) = plans.scan()["Items"]
+    assert 89.9 < _expires_in_days(cached) <= 90
+    assert DynamoPlanCache(plans).get("key-1") == plan
+    # 0 days: kept for ever (no TTL attribute at all)
+    DynamoLedger(ledger_table, ttl_days=0).record(
+        LedgerEntry(document_id="d2", stage="conversion", model="m"))
+    kept = [i for i in ledger_table.scan()["Items"] if i["document_id"] == "d2"]
+    assert kept and EXPIRES_AT not in kept[0]
 
 
 def test_registry_live_index_is_sparse_and_paged_by_tenant(cloud: Any) -> None:

@@ -3,6 +3,7 @@ aligns the elements to them (`drac.documents.boxes`, the same code as the local 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 
 from drac.aws.keys import PAGES
@@ -20,11 +21,14 @@ def page_layer_key(document_id: str, page: int) -> str:
     return f"{PAGES}/{document_id}/{page:05d}.words.json"
 
 
-def store_page_layers(rt: Runtime, document_id: str, pdf: bytes) -> int:
-    """Read every page's words and boxes in the contained pdfium worker and store them;
-    return the number of pages stored."""
+def store_page_layers(
+    rt: Runtime, document_id: str, pdf: bytes, pages: Iterable[int] | None = None
+) -> int:
+    """Read the words and boxes of the given pages (1-based, default all: a render slice
+    passes its own) in the contained pdfium worker and store them; return the number of
+    pages stored."""
     stored = 0
-    for layer in read_text_layers(pdf, rt.settings.max_pages):
+    for layer in read_text_layers(pdf, rt.settings.max_pages, pages):
         rt.artifacts.put_text(page_layer_key(document_id, layer.number), layer.model_dump_json())
         stored += 1
     return stored

@@ -1,4 +1,9 @@
-"""Conversion stages: normalise a source to PDF, render its pages, convert page batches."""
+"""Conversion stages: normalise a source to PDF, render its pages, convert page batches.
+
+Rendering is two steps: Render counts the pages and splits the batches into slices
+(`fanout.render_slices`); the ingest machine then renders the slices in parallel, one Render
+invocation (and one pdfium worker) per slice, so no invocation grows with the document.
+"""
 
 from __future__ import annotations
 
@@ -11,13 +16,19 @@ from drac.aws.errors import retried_by_step_functions
 from drac.aws.lambda_support import logger
 from drac.aws.runtime import Runtime
 from drac.aws.stages.boxes import store_page_layers
-from drac.aws.stages.fanout import CONVERT_GROUP_SIZE, MAX_ITEMS, ItemGroup, item_groups
+from drac.aws.stages.fanout import (
+    CONVERT_GROUP_SIZE,
+    MAX_ITEMS,
+    ItemGroup,
+    item_groups,
+    render_slices,
+)
 from drac.aws.versions import earlier_batch, keep_batch
 from drac.documents.batches import BatchResult, StoredPage, failed_batch
 from drac.documents.detect import DocumentFormat
 from drac.documents.incremental import convert_or_reuse
 from drac.documents.normalise import normalise
-from drac.documents.render import RenderOptions, page_batches, render_pages
+from drac.documents.render import RenderOptions, page_batches, pdf_facts, render_pages
 from drac.errors import DocumentError
 
 
@@ -46,18 +57,37 @@ class PdfLocation(BaseModel):
 
 
 class RenderInput(PdfLocation):
-    """The Render state's payload."""
+    """The CountPages state's payload."""
 
     document_id: str
     execution: str
 
 
 class Rendered(BaseModel):
-    """Page and batch counts, and the batch groups the ConvertBatches map iterates over."""
+    """Page and batch counts, the render slices the RenderSlices map iterates over and the
+    batch groups of the ConvertGroups map (both in batch numbers)."""
 
     page_count: int
     batch_count: int
     groups: list[ItemGroup]
+    slices: list[ItemGroup]
+
+
+class SliceInput(BaseModel):
+    """The RenderSlice state's payload: the batches `slice.first` .. `slice.last` of a PDF."""
+
+    document_id: str
+    page_count: int
+    pdf_bucket: str
+    pdf_key: str
+    pdf_version_id: str | None = None
+    slice: ItemGroup
+
+
+class SliceRendered(BaseModel):
+    """What one slice rendered."""
+
+    pages: int
 
 
 class BatchItem(BaseModel):
@@ -99,21 +129,11 @@ def normalise_document(rt: Runtime, event: NormaliseInput) -> PdfLocation:
 
 
 def render_document(rt: Runtime, event: RenderInput) -> Rendered:
-    """Render every page to `pages/<doc>/<n>.png`, record each page's text-layer size and the
-    page count. Raises DocumentError past the page limit or the batch fan-out limit."""
+    """Count the PDF's pages (in the contained pdfium worker), record the page count and
+    Normalise's warnings, and return the render slices and conversion groups. Raises
+    DocumentError past the page limit or the batch fan-out limit."""
     pdf = rt.bucket(event.pdf_bucket).get_bytes(event.pdf_key, version_id=event.pdf_version_id)
-    options = RenderOptions(max_pages=rt.settings.max_pages)
-    text_chars: dict[str, int] = {}
-    for page in render_pages(pdf, options):
-        rt.artifacts.put_bytes(keys.page_key(event.document_id, page.number), page.png)
-        if page.text_layer:  # what the vision model's answer is checked against
-            rt.artifacts.put_text(
-                keys.page_text_key(event.document_id, page.number), page.text_layer
-            )
-        text_chars[str(page.number)] = page.text_chars
-    rt.artifacts.put_text(keys.page_meta_key(event.document_id), json.dumps(text_chars))
-    store_page_layers(rt, event.document_id, pdf)  # Parse places the elements on them
-    count = len(text_chars)
+    count = pdf_facts(pdf, rt.settings.max_pages).pages
     batches = len(page_batches(count, rt.settings.batch_size))
     if batches > MAX_ITEMS:
         raise DocumentError(
@@ -123,8 +143,36 @@ def render_document(rt: Runtime, event: RenderInput) -> Rendered:
     rt.registry.update(
         event.document_id, owner=event.execution, pages=count, **_with_warnings(rt, event)
     )
-    groups = item_groups(batches, CONVERT_GROUP_SIZE)  # one convert execution per group
-    return Rendered(page_count=count, batch_count=batches, groups=groups)
+    return Rendered(
+        page_count=count,
+        batch_count=batches,
+        groups=item_groups(batches, CONVERT_GROUP_SIZE),  # one convert execution per group
+        slices=render_slices(batches, rt.settings.batch_size),
+    )
+
+
+def render_slice(rt: Runtime, event: SliceInput) -> SliceRendered:
+    """Render the pages of one slice's batches to `pages/<doc>/<n>.png`, write each batch's
+    text-layer sizes and each page's words with their boxes beside them (DocumentError names
+    a page that failed)."""
+    pdf = rt.bucket(event.pdf_bucket).get_bytes(event.pdf_key, version_id=event.pdf_version_id)
+    first, last = event.slice.first, event.slice.last
+    batches = page_batches(event.page_count, rt.settings.batch_size)[first : last + 1]
+    numbers = [number for batch in batches for number in batch]
+    options = RenderOptions(max_pages=rt.settings.max_pages)
+    text_chars: dict[int, int] = {}
+    for page in render_pages(pdf, options, pages=numbers):
+        rt.artifacts.put_bytes(keys.page_key(event.document_id, page.number), page.png)
+        if page.text_layer:  # what the vision model's answer is checked against
+            rt.artifacts.put_text(
+                keys.page_text_key(event.document_id, page.number), page.text_layer
+            )
+        text_chars[page.number] = page.text_chars
+    for index, batch in enumerate(batches, start=first):
+        sizes = {str(number): text_chars[number] for number in batch}
+        rt.artifacts.put_text(keys.page_meta_key(event.document_id, index), json.dumps(sizes))
+    store_page_layers(rt, event.document_id, pdf, pages=numbers)  # Parse places elements on them
+    return SliceRendered(pages=len(numbers))
 
 
 def _with_warnings(rt: Runtime, event: RenderInput) -> dict[str, list[str]]:
@@ -167,7 +215,7 @@ def record_batch_failure(rt: Runtime, event: BatchFailedInput) -> BatchDone:
 
 def _pages(rt: Runtime, item: BatchItem) -> list[StoredPage]:
     numbers = page_batches(item.page_count, rt.settings.batch_size)[item.batch]
-    text_layer = json.loads(rt.artifacts.get_text(keys.page_meta_key(item.document_id)))
+    text_layer = json.loads(rt.artifacts.get_text(keys.page_meta_key(item.document_id, item.batch)))
     return [
         StoredPage(
             number=number,

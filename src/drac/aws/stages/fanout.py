@@ -31,3 +31,24 @@ def item_groups(count: int, size: int = GROUP_SIZE) -> list[ItemGroup]:
         ItemGroup(first=start, last=min(start + size, count) - 1)
         for start in range(0, count, size)
     ]
+
+
+SLICE_PAGES = 50
+"""Pages one Render invocation renders (whole batches, so each batch's pages are rendered
+by one slice): at the dense-page speed measured in BENCHMARKS.md ("Rendering dense pages")
+a slice takes seconds, far inside the function's timeout and the pdfium worker's CPU limit."""
+MAX_SLICES = 100
+"""Render slices of one document at most (they run in the ingest's own history: 100 slices
+that all use their 40 retries add about 13,000 events). A document with more batches than
+100 slices of SLICE_PAGES hold gets larger slices."""
+MAX_BATCH_SIZE = 20
+"""The largest `batchSize` setting (Settings.batch_size)."""
+MAX_SLICE_PAGES = -(-MAX_ITEMS // MAX_SLICES) * MAX_BATCH_SIZE
+"""The most pages a slice can hold: 2,500 batches of 20 pages in 100 slices."""
+
+
+def render_slices(batches: int, batch_size: int) -> list[ItemGroup]:
+    """Split batch numbers 0 .. batches-1 into render slices of whole batches: about
+    SLICE_PAGES pages each, at most MAX_SLICES slices."""
+    per_slice = max(-(-SLICE_PAGES // batch_size), -(-batches // MAX_SLICES), 1)
+    return item_groups(batches, per_slice)
