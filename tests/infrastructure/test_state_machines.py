@@ -210,7 +210,12 @@ def test_payloads_carry_only_keys_and_counts(synth: Synth) -> None:
                 assert not fields & {"text", "markdown", "chunks_text", "elements_data"}
 
 
-BACKPRESSURE = {"ModelThrottled", "TransientError", *LAMBDA_ERRORS,
+# A VPC function Lambda reclaimed the network interfaces of, or one short of interfaces or
+# addresses, fails its invocation with these until the function is Active again (AWS Lambda
+# Developer Guide, "Configuring a Lambda function to access resources in a VPC")
+VPC_NOT_READY = {"Lambda.ResourceNotReadyException", "Lambda.EC2ThrottledException",
+                 "Lambda.ENILimitReachedException", "Lambda.SubnetIPAddressLimitReachedException"}
+BACKPRESSURE = {"ModelThrottled", "TransientError", *LAMBDA_ERRORS, *VPC_NOT_READY,
                 "Lambda.ClientExecutionTimeoutException"}
 HORIZON_S = 3 * 3600
 
