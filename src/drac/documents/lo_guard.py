@@ -15,6 +15,11 @@ Whichever ends first decides:
   pid) or drac sends SIGTERM (a timeout): the guard kills the command's whole group at once;
   when drac is gone it also removes WORKDIR, the conversion's temporary folder.
 
+The death signal is SIGUSR1, which drac never sends: Linux sends it when the *thread* that
+started the guard ends, and when drac exits from another thread (Ctrl-C) that thread may be
+torn down first, the guard re-parented to a sibling thread, its parent pid still drac's. Told
+apart from drac's SIGTERM by its number, it always means drac is going.
+
 A guard is needed because `soffice` is a script that execs `oosplash`, which forks
 `soffice.bin`: a death signal set on the direct child would not reach the real converter.
 """
@@ -35,7 +40,8 @@ from types import ModuleType
 
 PR_SET_PDEATHSIG = 1
 _STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
-_WATCHED = {signal.SIGCHLD, *_STOP_SIGNALS}
+_DEATH_SIGNAL = signal.SIGUSR1
+_WATCHED = {signal.SIGCHLD, _DEATH_SIGNAL, *_STOP_SIGNALS}
 POLL_S = 1.0
 CANNOT_START = 127
 """The guard's status when the command cannot be executed (as a shell's)."""
@@ -73,8 +79,9 @@ def main(argv: list[str]) -> int:
         if status is not None:
             break
         received = signal.sigtimedwait(_WATCHED, POLL_S)
-        orphaned = os.getppid() != parent
-        if orphaned or (received is not None and received.si_signo in _STOP_SIGNALS):
+        signo = received.si_signo if received is not None else None
+        orphaned = os.getppid() != parent or signo == _DEATH_SIGNAL
+        if orphaned or signo in _STOP_SIGNALS:
             _kill_group(child)
             os.waitpid(child, 0)
             if orphaned:
@@ -124,12 +131,13 @@ def _load_policy() -> ModuleType:
 
 
 def _die_with_parent() -> None:
-    """Ask Linux for SIGTERM when drac's spawning thread ends (elsewhere: polling only)."""
+    """Ask Linux for the death signal when drac's spawning thread ends (elsewhere: polling
+    only)."""
     if not sys.platform.startswith("linux"):
         return
     with contextlib.suppress(OSError, AttributeError):
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        libc.prctl(PR_SET_PDEATHSIG, _DEATH_SIGNAL, 0, 0, 0)
 
 
 def _start(command: list[str], seal: Callable[[], None]) -> int:

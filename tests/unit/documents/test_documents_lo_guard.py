@@ -4,6 +4,7 @@ A fake `soffice` (a shell script) stands in for LibreOffice: it reports its limi
 PDF and a profile, or hangs with a grandchild, as each test needs.
 """
 
+import json
 import os
 import signal
 import socket
@@ -219,3 +220,42 @@ def test_libreoffice_under_the_guard_reaches_no_listener_and_no_canary(tmp_path,
     if landlock_abi() == 0:
         pytest.skip(f"the canary was readable: no Landlock here ({said})")
     assert "denied" in said
+
+
+_GUARD_FROM_A_THREAD = """
+import os, subprocess, sys, threading, time
+guard, workdir, soffice, started, policy = sys.argv[1:6]
+
+def convert():  # the thread that started the guard ends (once it runs) before drac does
+    subprocess.Popen([sys.executable, "-I", "-S", guard, str(os.getpid()), str(2**31), workdir,
+                      policy, "--", soffice], cwd=workdir, start_new_session=True)
+    while not os.path.exists(started):
+        time.sleep(0.05)
+
+thread = threading.Thread(target=convert)
+thread.start()
+thread.join()
+time.sleep(2)
+os._exit(130)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG")
+def test_the_folder_is_removed_when_the_converting_thread_dies_before_drac(tmp_path):
+    """Before: Ctrl-C (os._exit from the main thread) sometimes left the work folder. When the
+    converting thread is torn down first, Linux sends the death signal while the guard's
+    parent is still drac's pid (re-parented to another of its threads), so the guard took it
+    for drac's own SIGTERM (a timeout, after which drac removes the folder) and kept it."""
+    workdir = tmp_path / "drac-lo-work"
+    workdir.mkdir()
+    (workdir / "document.docx").write_bytes(b"source copy")
+    started = tmp_path / "started"
+    soffice = _fake_soffice(tmp_path, f"touch {started}\nsleep 300 &\nwait\n")
+    drac = subprocess.run(
+        [sys.executable, "-c", _GUARD_FROM_A_THREAD, str(normalise._GUARD), str(workdir),
+         soffice, str(started),
+         json.dumps({"readable": normalise.LIBREOFFICE_READABLE, "writable": [str(tmp_path)]})],
+        timeout=60,
+    )  # fmt: skip
+    assert drac.returncode == 130
+    wait_for(lambda: not workdir.exists(), timeout_s=10.0)
