@@ -82,8 +82,9 @@ def _role_of(model: StackModel, owner: str) -> tuple[str, str]:
     return function.role.logical_id, f"{function.logical_id} (functions/{owner})"
 
 
-@pytest.fixture(params=CASES, ids=lambda case: "-".join(
-    filter(None, (case.owner, case.action, case.resource))))
+@pytest.fixture(
+    params=CASES, ids=lambda case: "-".join(filter(None, (case.owner, case.action, case.resource)))
+)
 def case(request: pytest.FixtureRequest) -> Case:
     return request.param
 

@@ -304,13 +304,18 @@ def test_a_name_too_long_for_a_sidecar_has_none(tmp_path: Path) -> None:
     assert search(str(tmp_path / "ws"), "dept=hr")[0]["metadata"] == {"dept": "hr"}
 
 
-def test_export_lines_carry_exactly_their_documents_metadata(
-    tmp_path: Path, folder: Path
-) -> None:
+def test_export_lines_carry_exactly_their_documents_metadata(tmp_path: Path, folder: Path) -> None:
     ws = str(tmp_path / "ws")
     code, output = run(
-        "ingest", str(folder), "--workspace", ws, "--no-embed", "--meta", "project=apollo",
-        "--meta", "year:=2030",
+        "ingest",
+        str(folder),
+        "--workspace",
+        ws,
+        "--no-embed",
+        "--meta",
+        "project=apollo",
+        "--meta",
+        "year:=2030",
     )
     assert code == 0, output
     code, output = run("export", "--workspace", ws)
@@ -320,8 +325,12 @@ def test_export_lines_carry_exactly_their_documents_metadata(
     for line in lines:
         by_source.setdefault(line["source"], []).append(line["metadata"])
     policy = {**SIDECARS["policy.md"], "project": "apollo", "year": 2030}  # --meta over sidecar
-    contract = {**SIDECARS["contract.md"], "issued": "2019-01-15", "project": "apollo",
-                "year": 2030}
+    contract = {
+        **SIDECARS["contract.md"],
+        "issued": "2019-01-15",
+        "project": "apollo",
+        "year": 2030,
+    }
     assert by_source["policy.md"] and all(m == policy for m in by_source["policy.md"])
     assert by_source["contract.md"] and all(m == contract for m in by_source["contract.md"])
     assert by_source["notes.md"] and all(

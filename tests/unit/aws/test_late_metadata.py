@@ -22,8 +22,12 @@ SIDECAR = KEY + ".metadata.json"
 STRATEGY = Strategy(name="custom", target_chars=700)
 
 
-def event(key: str, detail_type: str = "Object Created", sequencer: str | None = "00A1",
-          version: str | None = None) -> S3EventBridgeEvent:
+def event(
+    key: str,
+    detail_type: str = "Object Created",
+    sequencer: str | None = "00A1",
+    version: str | None = None,
+) -> S3EventBridgeEvent:
     """An S3 event as EventBridge delivers it (tag events carry no sequencer or size)."""
     obj: dict[str, Any] = {"key": key, "etag": "e"}
     if sequencer:
@@ -32,9 +36,14 @@ def event(key: str, detail_type: str = "Object Created", sequencer: str | None =
         obj["size"] = 10
     if version:
         obj["version-id"] = version
-    return S3EventBridgeEvent.model_validate({
-        "detail-type": detail_type, "source": "aws.s3", "time": "2026-12-01T00:00:00Z",
-        "detail": {"bucket": {"name": "docs"}, "object": obj}})
+    return S3EventBridgeEvent.model_validate(
+        {
+            "detail-type": detail_type,
+            "source": "aws.s3",
+            "time": "2026-12-01T00:00:00Z",
+            "detail": {"bucket": {"name": "docs"}, "object": obj},
+        }
+    )
 
 
 def sidecar(attributes: dict[str, Any]) -> bytes:
@@ -48,20 +57,46 @@ def live(cloud: Any) -> Runtime:
     rt, _ = cloud
     sfn = rt.client("stepfunctions")
     created = sfn.create_state_machine(
-        name="Drac-replan", roleArn="arn:aws:iam::123456789012:role/r",
-        definition=json.dumps({"StartAt": "W", "States": {"W": {"Type": "Wait", "Seconds": 600,
-                                                               "End": True}}}))
+        name="Drac-replan",
+        roleArn="arn:aws:iam::123456789012:role/r",
+        definition=json.dumps(
+            {"StartAt": "W", "States": {"W": {"Type": "Wait", "Seconds": 600, "End": True}}}
+        ),
+    )
     rt.resources.replan_state_machine_arn = created["stateMachineArn"]
     s3 = rt.client("s3")
     s3.put_object(Bucket="docs", Key=KEY, Body=b"# A\n\ntext\n", Metadata={"drac-dept": "hr"})
-    rt.registry.put(DocumentRecord(
-        document_id="d1", source="a.md", source_path=KEY, sha256="0" * 64, tenant="acme",
-        status=DocumentStatus.INDEXED, active_version=1, metadata={"dept": "hr"}))
+    rt.registry.put(
+        DocumentRecord(
+            document_id="d1",
+            source="a.md",
+            source_path=KEY,
+            sha256="0" * 64,
+            tenant="acme",
+            status=DocumentStatus.INDEXED,
+            active_version=1,
+            metadata={"dept": "hr"},
+        )
+    )
     assert rt.registry.claim_source(KEY, "d1", "00A0").claimed
-    rt.plans.save_plan(PlanVersion(document_id="d1", version=1, strategy=STRATEGY, sections=(),
-                                   created_at="2026-12-01T00:00:00Z"))
+    rt.plans.save_plan(
+        PlanVersion(
+            document_id="d1",
+            version=1,
+            strategy=STRATEGY,
+            sections=(),
+            created_at="2026-12-01T00:00:00Z",
+        )
+    )
     rt.artifacts.put_text(keys.chunk_metadata_key("d1", 1), json.dumps({"dept": "hr"}))
     return rt
+
+
+def stored(rt: Runtime) -> dict[str, Any]:
+    """The document's metadata as its record holds it."""
+    record = rt.registry.get("d1")
+    assert record is not None
+    return dict(record.metadata)
 
 
 def replans(rt: Runtime) -> list[dict[str, Any]]:
@@ -78,15 +113,23 @@ def finish_replans(rt: Runtime, version: int) -> None:
     record = rt.registry.get("d1")
     assert record is not None
     rt.registry.update("d1", active_version=version)
-    rt.plans.save_plan(PlanVersion(document_id="d1", version=version, strategy=STRATEGY,
-                                   sections=(), created_at="2026-12-01T00:00:00Z"))
+    rt.plans.save_plan(
+        PlanVersion(
+            document_id="d1",
+            version=version,
+            strategy=STRATEGY,
+            sections=(),
+            created_at="2026-12-01T00:00:00Z",
+        )
+    )
     rt.artifacts.put_text(keys.chunk_metadata_key("d1", version), json.dumps(record.metadata))
 
 
 def test_a_late_sidecar_is_stored_and_starts_a_replan_of_its_document(live: Runtime) -> None:
     rt = live
-    rt.client("s3").put_object(Bucket="docs", Key=SIDECAR,
-                               Body=sidecar({"dept": "legal", "year": 2024}))
+    rt.client("s3").put_object(
+        Bucket="docs", Key=SIDECAR, Body=sidecar({"dept": "legal", "year": 2024})
+    )
     result = start_ingest(rt, event(SIDECAR))
     assert result.outcome == "reindexing" and result.document_id == "d1"
     record = rt.registry.get("d1")
@@ -102,8 +145,10 @@ def test_a_late_sidecar_is_stored_and_starts_a_replan_of_its_document(live: Runt
     assert Strategy.model_validate(payload["detail"]["strategy"]) == STRATEGY
     # the ingest machine started nothing: a sidecar is never a document
     sfn = rt.client("stepfunctions")
-    assert sfn.list_executions(stateMachineArn=rt.resources.ingest_state_machine_arn)[
-        "executions"] == []
+    assert (
+        sfn.list_executions(stateMachineArn=rt.resources.ingest_state_machine_arn)["executions"]
+        == []
+    )
 
 
 def test_a_repeated_or_old_event_never_brings_old_metadata_back(live: Runtime) -> None:
@@ -113,11 +158,11 @@ def test_a_repeated_or_old_event_never_brings_old_metadata_back(live: Runtime) -
     s3.put_object(Bucket="docs", Key=SIDECAR, Body=sidecar({"dept": "ops"}))
     old = event(SIDECAR, sequencer="00A2", version=first["VersionId"])  # the first upload's
     assert apply_metadata_event(rt, old).outcome == "reindexing"
-    assert rt.registry.get("d1").metadata == {"dept": "ops"}  # type: ignore[union-attr]
+    assert stored(rt) == {"dept": "ops"}
     finish_replans(rt, 2)
     for again in (old, event(SIDECAR, sequencer="00A3")):
         assert apply_metadata_event(rt, again).outcome == "unchanged"
-    assert rt.registry.get("d1").metadata == {"dept": "ops"}  # type: ignore[union-attr]
+    assert stored(rt) == {"dept": "ops"}
     assert all(r["status"] == "ABORTED" for r in replans(rt))  # no second re-plan
 
 
@@ -130,51 +175,61 @@ def test_a_deleted_sidecar_leaves_the_objects_own_metadata(live: Runtime) -> Non
     s3.delete_object(Bucket="docs", Key=SIDECAR)
     result = apply_metadata_event(rt, event(SIDECAR, "Object Deleted", sequencer="00A5"))
     assert result.outcome == "reindexing"
-    assert rt.registry.get("d1").metadata == {"dept": "hr"}  # type: ignore[union-attr]
+    assert stored(rt) == {"dept": "hr"}
 
 
 def test_tags_added_and_deleted_later_are_metadata(live: Runtime) -> None:
     rt = live
     s3 = rt.client("s3")
     version = s3.head_object(Bucket="docs", Key=KEY)["VersionId"]
-    s3.put_object_tagging(Bucket="docs", Key=KEY, Tagging={"TagSet": [
-        {"Key": "drac-dept", "Value": "finance"}, {"Key": "drac-year", "Value": "2025"},
-        {"Key": "backup", "Value": "daily"}]})
+    s3.put_object_tagging(
+        Bucket="docs",
+        Key=KEY,
+        Tagging={
+            "TagSet": [
+                {"Key": "drac-dept", "Value": "finance"},
+                {"Key": "drac-year", "Value": "2025"},
+                {"Key": "backup", "Value": "daily"},
+            ]
+        },
+    )
     added = event(KEY, "Object Tags Added", sequencer=None, version=version)
     assert apply_metadata_event(rt, added).outcome == "reindexing"
-    assert rt.registry.get("d1").metadata == {"dept": "finance",  # type: ignore[union-attr]
-                                              "year": 2025}
+    assert stored(rt) == {"dept": "finance", "year": 2025}
     finish_replans(rt, 2)
     s3.delete_object_tagging(Bucket="docs", Key=KEY)
     deleted = event(KEY, "Object Tags Deleted", sequencer=None, version=version)
     assert apply_metadata_event(rt, deleted).outcome == "reindexing"
-    assert rt.registry.get("d1").metadata == {"dept": "hr"}  # type: ignore[union-attr]
+    assert stored(rt) == {"dept": "hr"}
     # a sidecar's own tags are nobody's metadata
     s3.put_object(Bucket="docs", Key=SIDECAR, Body=sidecar({"dept": "x"}))
     assert apply_metadata_event(rt, event(SIDECAR, "Object Tags Added", None)).outcome == (
-        "ignored")
+        "ignored"
+    )
 
 
 def test_metadata_for_a_key_without_a_document_does_nothing(live: Runtime) -> None:
     rt = live
     s3 = rt.client("s3")
-    s3.put_object(Bucket="docs", Key="incoming/acme/none.md.metadata.json",
-                  Body=sidecar({"dept": "legal"}))
+    s3.put_object(
+        Bucket="docs", Key="incoming/acme/none.md.metadata.json", Body=sidecar({"dept": "legal"})
+    )
     result = start_ingest(rt, event("incoming/acme/none.md.metadata.json"))
     assert result.outcome == "no_document" and result.document_id is None
     outside = "elsewhere/a.md.metadata.json"  # only incoming/ holds documents
     assert apply_metadata_event(rt, event(outside)).outcome == "no_document"
     assert replans(rt) == []
-    assert rt.registry.get("d1").metadata == {"dept": "hr"}  # type: ignore[union-attr]
+    assert stored(rt) == {"dept": "hr"}
 
 
 def test_metadata_of_a_document_being_ingested_or_replanned_waits(live: Runtime) -> None:
     rt = live
     s3 = rt.client("s3")
     s3.put_object(Bucket="docs", Key=SIDECAR, Body=sidecar({"dept": "legal"}))
-    rt.registry.update("d1", status=DocumentStatus.REGISTERED)
-    with pytest.raises(MetadataWaits, match="being ingested"):
-        apply_metadata_event(rt, event(SIDECAR))
+    for status in (DocumentStatus.REGISTERED, DocumentStatus.CONVERTED):
+        rt.registry.update("d1", status=status)
+        with pytest.raises(MetadataWaits, match="being ingested"):
+            apply_metadata_event(rt, event(SIDECAR))
     rt.registry.update("d1", status=DocumentStatus.INDEXED)
     assert apply_metadata_event(rt, event(SIDECAR)).outcome == "reindexing"
     s3.put_object(Bucket="docs", Key=SIDECAR, Body=sidecar({"dept": "ops"}))
@@ -189,12 +244,11 @@ def test_metadata_breaking_a_limit_leaves_record_and_index_alone(live: Runtime) 
     rt = live
     rt.client("s3").put_object(Bucket="docs", Key=SIDECAR, Body=sidecar({"tenant": "beta"}))
     assert apply_metadata_event(rt, event(SIDECAR)).outcome == "refused"
-    assert rt.registry.get("d1").metadata == {"dept": "hr"}  # type: ignore[union-attr]
+    assert stored(rt) == {"dept": "hr"}
     assert replans(rt) == []
 
 
-def test_racing_refreshers_converge_on_what_s3_holds_last(live: Runtime,
-                                                          monkeypatch: Any) -> None:
+def test_racing_refreshers_converge_on_what_s3_holds_last(live: Runtime, monkeypatch: Any) -> None:
     """A refresher that read S3 before a change writes after the one that read it after:
     it reads S3 again after its write, sees the change and writes it back."""
     import drac.aws.stages.late_metadata as late
@@ -210,4 +264,4 @@ def test_racing_refreshers_converge_on_what_s3_holds_last(live: Runtime,
 
     monkeypatch.setattr(late, "current_metadata", current)
     assert apply_metadata_event(rt, event(SIDECAR)).outcome == "reindexing"
-    assert rt.registry.get("d1").metadata == {"dept": "legal"}  # type: ignore[union-attr]
+    assert stored(rt) == {"dept": "legal"}

@@ -461,16 +461,33 @@ def test_drac_tags_are_metadata_between_user_metadata_and_the_sidecar(cloud: Any
     rt, _ = cloud
     s3 = rt.client("s3")
     key = "incoming/acme/t.pdf"
-    s3.put_object(Bucket="docs", Key=key, Body=b"%PDF-", Metadata={"drac-dept": "hr",
-                                                                    "drac-year": "2020"})
-    _tag(s3, key, {"drac-dept": "legal", "DRAC-Region": "eu", "drac-score": "4.5",
-                   "backup": "daily", "cost-center": "42"})
+    s3.put_object(
+        Bucket="docs", Key=key, Body=b"%PDF-", Metadata={"drac-dept": "hr", "drac-year": "2020"}
+    )
+    _tag(
+        s3,
+        key,
+        {
+            "drac-dept": "legal",
+            "DRAC-Region": "eu",
+            "drac-score": "4.5",
+            "backup": "daily",
+            "cost-center": "42",
+        },
+    )
     assert object_tags(s3, "docs", key) == {"dept": "legal", "Region": "eu", "score": 4.5}
     # tags over user metadata, the sidecar over both
-    assert document_metadata(s3, "docs", key) == {"dept": "legal", "year": 2020, "Region": "eu",
-                                                  "score": 4.5}
-    s3.put_object(Bucket="docs", Key=key + ".metadata.json",
-                  Body=json.dumps({"metadataAttributes": {"dept": "ops"}}).encode())
+    assert document_metadata(s3, "docs", key) == {
+        "dept": "legal",
+        "year": 2020,
+        "Region": "eu",
+        "score": 4.5,
+    }
+    s3.put_object(
+        Bucket="docs",
+        Key=key + ".metadata.json",
+        Body=json.dumps({"metadataAttributes": {"dept": "ops"}}).encode(),
+    )
     assert document_metadata(s3, "docs", key)["dept"] == "ops"
     s3.delete_object_tagging(Bucket="docs", Key=key)
     assert object_tags(s3, "docs", key) == {}

@@ -40,6 +40,9 @@ from drac.models import DocumentRecord, DocumentStatus
 TAG_EVENTS = ("Object Tags Added", "Object Tags Deleted")
 REPLAN_NAME_PREFIX = "meta"
 CONVERGE_ATTEMPTS = 5
+IN_FLIGHT = (DocumentStatus.REGISTERED, DocumentStatus.CONVERTED)
+"""Statuses of a document an ingest is still working on (its metadata is read, or its
+chunks are being planned and indexed)."""
 
 
 class MustWait(DracError):
@@ -79,29 +82,33 @@ def apply_metadata_event(rt: Runtime, event: S3EventBridgeEvent) -> MetadataResu
         metrics.add_metric(name="SidecarsSeen", unit=MetricUnit.Count, value=1)
     found = _document(rt, event)
     if found is None:
-        logger.info("metadata for a key that holds no document; nothing to do",
-                    extra={"key": obj.key, "detail_type": event.detail_type})
+        logger.info(
+            "metadata for a key that holds no document; nothing to do",
+            extra={"key": obj.key, "detail_type": event.detail_type},
+        )
         metrics.add_metric(name="MetadataWithoutDocument", unit=MetricUnit.Count, value=1)
         return MetadataResult(outcome="no_document")
     key, record = found
     document_id = record.document_id
     correlate(document_id, stage="metadata", key=key)
-    if record.status is DocumentStatus.REGISTERED:
+    if record.status in IN_FLIGHT:
         raise MetadataWaits(f"{document_id} is being ingested; its metadata waits")
     if not record.live or record.active_version is None:
-        logger.info("the document is not live; its next ingest reads the metadata",
-                    extra={"status": record.status.value})
+        logger.info(
+            "the document is not live; its next ingest reads the metadata",
+            extra={"status": record.status.value},
+        )
         return MetadataResult(outcome="not_live", document_id=document_id)
     try:
         metadata = _converge(rt, obj.bucket, key, document_id)
     except MetadataError as exc:
-        logger.error("metadata refused; the document keeps its metadata",
-                     extra={"error": str(exc)})
+        logger.error("metadata refused; the document keeps its metadata", extra={"error": str(exc)})
         metrics.add_metric(name="MetadataRefused", unit=MetricUnit.Count, value=1)
         return MetadataResult(outcome="refused", document_id=document_id)
-    if metadata is None:
+    current = rt.registry.get(document_id)  # as the write left it (a re-plan may have ended)
+    if metadata is None or current is None or current.active_version is None:
         return MetadataResult(outcome="no_document", document_id=document_id)
-    version = record.active_version
+    record, version = current, current.active_version
     if _indexed_metadata(rt, document_id, version) == metadata:
         return MetadataResult(outcome="unchanged", document_id=document_id)
     execution = _start_replan(rt, record, version, metadata)
@@ -161,8 +168,12 @@ def _start_replan(rt: Runtime, record: DocumentRecord, version: int, metadata: M
     pages = sfn.get_paginator("list_executions").paginate(
         stateMachineArn=machine, statusFilter="RUNNING"
     )
-    running = [run["name"] for page in pages for run in page["executions"]
-               if run["name"].startswith(prefix)]
+    running = [
+        run["name"]
+        for page in pages
+        for run in page["executions"]
+        if run["name"].startswith(prefix)
+    ]
     if running:
         raise MetadataWaits(f"a metadata re-plan of {document_id} runs ({running[0]})")
     strategy = rt.plans.get_plan(document_id, version).strategy
@@ -172,12 +183,17 @@ def _start_replan(rt: Runtime, record: DocumentRecord, version: int, metadata: M
         all=not record.tenant,
         strategy=strategy.model_dump(mode="json"),
     )
-    payload = {"source": REPLAN_ADMIN_SOURCE, "detail-type": "Replan Requested",
-               "detail": request.model_dump(mode="json", exclude_none=True)}
+    payload = {
+        "source": REPLAN_ADMIN_SOURCE,
+        "detail-type": "Replan Requested",
+        "detail": request.model_dump(mode="json", exclude_none=True),
+    }
     digest = digest_of([json.dumps(metadata, sort_keys=True, ensure_ascii=False)], 12)
     name = f"{prefix}v{version}-{digest}-{uuid.uuid4().hex[:8]}"
-    sfn.start_execution(stateMachineArn=machine, name=name,
-                        input=json.dumps(payload, sort_keys=True))
-    logger.info("re-plan started for new metadata", extra={"execution": name,
-                                                            "from_version": version})
+    sfn.start_execution(
+        stateMachineArn=machine, name=name, input=json.dumps(payload, sort_keys=True)
+    )
+    logger.info(
+        "re-plan started for new metadata", extra={"execution": name, "from_version": version}
+    )
     return name
