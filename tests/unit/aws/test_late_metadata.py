@@ -265,3 +265,62 @@ def test_racing_refreshers_converge_on_what_s3_holds_last(live: Runtime, monkeyp
     monkeypatch.setattr(late, "current_metadata", current)
     assert apply_metadata_event(rt, event(SIDECAR)).outcome == "reindexing"
     assert stored(rt) == {"dept": "legal"}
+
+
+def test_a_replan_whose_plans_are_cached_indexes_the_records_new_metadata(
+    cloud: Any, scripted_model: Any, monkeypatch: Any
+) -> None:
+    """The metadata re-plan of an LLM-planned document: the planner model is not called again
+    (the section plans come from the plan cache), and the new version's chunks, the same
+    texts, are indexed with the record's metadata as it is now."""
+    from drac.aws.stages.commit import IndexInput, PrepareInput, RangeItem, index_range
+    from drac.aws.stages.commit import prepare_plan
+    from drac.aws.stages.parse import ParseInput, parse_converted
+    from drac.aws.stages.planning import (
+        PlanSectionInput,
+        SectionInput,
+        SectionItem,
+        plan_one_section,
+        section_document,
+    )
+    from drac.strategies import PRESETS
+
+    from tests.fakes import FakeBedrockRuntime
+
+    rt, opensearch = cloud
+    rt._clients["bedrock-runtime"] = FakeBedrockRuntime(None, "google.gemma-3-27b-it")  # Titan
+    llm = PRESETS["llm"]
+    model = scripted_model(['[["h1", "p1"], ["h2", "p2"]]'])
+    monkeypatch.setattr(rt, "text_model", lambda _name: model)
+    rt.registry.put(DocumentRecord(document_id="d1", source="a.md", sha256="0" * 64, owner="r1"))
+    rt.artifacts.put_text(
+        keys.markdown_key("d1"),
+        "# Returns\n\nItems may be returned within 30 days.\n\n## Refunds\n\nRefunds take 5 days.\n",
+    )
+    first = parse_converted(
+        rt, ParseInput(document_id="d1", execution="r1", strategy=llm, batch_count=0)
+    )
+
+    def commit(run_id: str, sections: int) -> list[dict[str, Any]]:
+        for index in range(sections):
+            item = SectionItem(document_id="d1", strategy=llm, run_id=run_id, index=index)
+            plan_one_section(rt, PlanSectionInput(input=item))
+        prepared = prepare_plan(
+            rt, PrepareInput(document_id="d1", strategy=llm, run_id=run_id, section_count=sections)
+        )
+        for index in range(prepared.range_count):
+            item = RangeItem(document_id="d1", version=prepared.version, index=index)
+            index_range(rt, IndexInput(input=item))
+        return [c for c in opensearch.chunks("d1") if c["plan_version"] == str(prepared.version)]
+
+    v1 = commit(first.run_id, first.section_count)
+    assert len(model.calls) == 1 and v1 and all(not c.get("meta") for c in v1)
+    rt.registry.update("d1", metadata={"dept": "legal", "year": 2024})  # late metadata stored
+    again = section_document(rt, SectionInput(document_id="d1", strategy=llm, run_id="meta-run"))
+    v2 = commit("meta-run", again.section_count)
+    assert len(model.calls) == 1  # every section plan came from the cache
+    assert sorted(c["text"] for c in v2) == sorted(c["text"] for c in v1)
+    assert all(
+        c["meta"] == [{"key": "dept", "keyword": "legal"}, {"key": "year", "number": 2024}]
+        for c in v2
+    )
