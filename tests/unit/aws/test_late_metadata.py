@@ -13,9 +13,20 @@ import pytest
 from drac.aws import keys
 from drac.aws.events import S3EventBridgeEvent
 from drac.aws.runtime import Runtime
+from drac.aws.stages.commit import IndexInput, PrepareInput, RangeItem, index_range, prepare_plan
 from drac.aws.stages.late_metadata import MetadataWaits, apply_metadata_event
+from drac.aws.stages.parse import ParseInput, parse_converted
+from drac.aws.stages.planning import (
+    PlanSectionInput,
+    SectionInput,
+    SectionItem,
+    plan_one_section,
+    section_document,
+)
 from drac.aws.stages.starter import start_ingest
 from drac.models import DocumentRecord, DocumentStatus, PlanVersion, Strategy
+from drac.strategies import PRESETS
+from tests.fakes import FakeBedrockRuntime
 
 KEY = "incoming/acme/a.md"
 SIDECAR = KEY + ".metadata.json"
@@ -273,19 +284,6 @@ def test_a_replan_whose_plans_are_cached_indexes_the_records_new_metadata(
     """The metadata re-plan of an LLM-planned document: the planner model is not called again
     (the section plans come from the plan cache), and the new version's chunks, the same
     texts, are indexed with the record's metadata as it is now."""
-    from drac.aws.stages.commit import IndexInput, PrepareInput, RangeItem, index_range
-    from drac.aws.stages.commit import prepare_plan
-    from drac.aws.stages.parse import ParseInput, parse_converted
-    from drac.aws.stages.planning import (
-        PlanSectionInput,
-        SectionInput,
-        SectionItem,
-        plan_one_section,
-        section_document,
-    )
-    from drac.strategies import PRESETS
-
-    from tests.fakes import FakeBedrockRuntime
 
     rt, opensearch = cloud
     rt._clients["bedrock-runtime"] = FakeBedrockRuntime(None, "google.gemma-3-27b-it")  # Titan
@@ -295,7 +293,7 @@ def test_a_replan_whose_plans_are_cached_indexes_the_records_new_metadata(
     rt.registry.put(DocumentRecord(document_id="d1", source="a.md", sha256="0" * 64, owner="r1"))
     rt.artifacts.put_text(
         keys.markdown_key("d1"),
-        "# Returns\n\nItems may be returned within 30 days.\n\n## Refunds\n\nRefunds take 5 days.\n",
+        "# Returns\n\nItems may be returned within 30 days.\n\n## Refunds\n\nRefunds in 5 days.\n",
     )
     first = parse_converted(
         rt, ParseInput(document_id="d1", execution="r1", strategy=llm, batch_count=0)
