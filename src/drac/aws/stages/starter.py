@@ -1,5 +1,7 @@
 """Start one ingest execution per upload: named by the document and the upload, so a repeated
-event starts nothing twice while a re-upload of a FAILED or DELETED document starts anew."""
+event starts nothing twice while a re-upload of a FAILED or DELETED document starts anew.
+Events that change a document's metadata (a sidecar's, tag events) go to
+`drac.aws.stages.late_metadata` instead."""
 
 from __future__ import annotations
 
