@@ -13,6 +13,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from drac.aws.identity import REPLAN_ADMIN_SOURCE, tenant_source
+from drac.metadata import SIDECAR_SUFFIX
 from drac.settings import Settings
 from infra.stages import Stages
 from infra.storage import INCOMING_PREFIX, Storage
@@ -45,6 +46,32 @@ def object_event_pattern(detail_type: str, bucket_name: str) -> dict:
         "detail": {
             "bucket": {"name": [bucket_name]},
             "object": {"key": [{"prefix": INCOMING_PREFIX}]},
+        },
+    }
+
+
+TAG_DETAIL_TYPES = ("Object Tags Added", "Object Tags Deleted")
+"""S3's EventBridge events of PutObjectTagging and DeleteObjectTagging (S3 User Guide, "Using
+EventBridge"): a document's drac- tags changed."""
+
+
+def tags_event_pattern(bucket_name: str) -> dict:
+    """EventBridge pattern for tag changes of objects under incoming/ of one bucket."""
+    pattern = object_event_pattern(TAG_DETAIL_TYPES[0], bucket_name)
+    pattern["detail-type"] = list(TAG_DETAIL_TYPES)
+    return pattern
+
+
+def sidecar_deleted_pattern(bucket_name: str) -> dict:
+    """EventBridge pattern for deleted sidecars (`*.metadata.json`, any case) of one bucket:
+    their documents' metadata changes (the starter checks the incoming/ prefix: a key field
+    takes one of prefix or suffix)."""
+    return {
+        "source": ["aws.s3"],
+        "detail-type": ["Object Deleted"],
+        "detail": {
+            "bucket": {"name": [bucket_name]},
+            "object": {"key": [{"suffix": {"equals-ignore-case": SIDECAR_SUFFIX}}]},
         },
     }
 
@@ -96,6 +123,23 @@ class Intake(Construct):
             description="Deleting an upload removes its chunks",
             event_pattern=_pattern(object_event_pattern("Object Deleted", docs.bucket_name)),
             targets=[targets.SqsQueue(self.delete_queue, dead_letter_queue=self.object_events_dlq,
+                                      retry_attempts=185, max_event_age=Duration.hours(24))],
+        )
+        # Metadata that changes after its document (drac.aws.stages.late_metadata): tag
+        # changes and deleted sidecars go to the starter too (a new or replaced sidecar is an
+        # Object Created event already).
+        self.tags_rule = events.Rule(
+            self, "ObjectTagsChanged",
+            description="Tag changes under incoming/ update the document's metadata",
+            event_pattern=_pattern(tags_event_pattern(docs.bucket_name)),
+            targets=[targets.SqsQueue(self.ingest_queue, dead_letter_queue=self.object_events_dlq,
+                                      retry_attempts=185, max_event_age=Duration.hours(24))],
+        )
+        self.sidecar_deleted_rule = events.Rule(
+            self, "SidecarDeleted",
+            description="A deleted metadata sidecar updates its document's metadata",
+            event_pattern=_pattern(sidecar_deleted_pattern(docs.bucket_name)),
+            targets=[targets.SqsQueue(self.ingest_queue, dead_letter_queue=self.object_events_dlq,
                                       retry_attempts=185, max_event_age=Duration.hours(24))],
         )
         stages.starter.add_event_source(sources.SqsEventSource(

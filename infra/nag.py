@@ -85,6 +85,15 @@ def acknowledgements(stack) -> dict[str, str]:
             "Object keys are per document and not known at deploy time; the grant is limited "
             "to this one bucket."
         )
+    artifacts = _ref(stack, storage.artifacts)
+    acks[f"AwsSolutions-IAM5[Resource::{artifacts}/runs/*]"] = (
+        "The starter reads the metadata a document's active plan version was indexed with "
+        "(runs/<document>/v<N>/metadata.json, per document): read only, runs/ only."
+    )
+    acks[f"AwsSolutions-IAM5[Resource::{artifacts}/plans/*]"] = (
+        "The starter reads the active plan version's body (plans/<document>/v<N>.json, per "
+        "document) for the strategy a metadata re-plan keeps: read only, plans/ only."
+    )
     for table in (storage.documents_table, storage.sources_table):
         acks[f"AwsSolutions-IAM5[Resource::{_ref(stack, table)}/index/*]"] = (
             "CDK table grants include the table's own indexes (live-documents on the "

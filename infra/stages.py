@@ -75,6 +75,7 @@ class Stages(Construct):
             "LEDGER_TABLE": s.ledger_table.table_name,
             "COLLECTION_ENDPOINT": search.endpoint,
             "INGEST_STATE_MACHINE_ARN": machine_arn(stack, "ingest"),
+            "REPLAN_STATE_MACHINE_ARN": machine_arn(stack, "replan"),
             SETTINGS_VARIABLE: settings.to_json(),
         })
         mk = factory.make
@@ -87,12 +88,21 @@ class Stages(Construct):
 
         # -- intake: one upload event at a time -------------------------------------------
         self.starter = mk("Starter", "starter", timeout=minutes(5))
-        s.documents.grant_read(self.starter)  # streams the upload to hash it
+        # streams the upload to hash it; reads a key's metadata when it changes later (its
+        # s3:GetObject* covers GetObjectTagging and GetObjectVersionTagging: the drac- tags)
+        s.documents.grant_read(self.starter)
         s.sources_table.grant_read_write_data(self.starter)
+        # uploads start ingests; metadata that changes later starts a re-plan of its document
         self.starter.add_to_role_policy(iam.PolicyStatement(
             actions=["states:ListExecutions", "states:StartExecution"],
-            resources=[machine_arn(stack, "ingest")],
+            resources=[machine_arn(stack, "ingest"), machine_arn(stack, "replan")],
         ))
+        # late metadata (drac.aws.stages.late_metadata): store it on the record, compare it
+        # with what the active version was indexed with, re-plan with that version's strategy
+        s.documents_table.grant_read_write_data(self.starter)
+        s.plans_table.grant_read_data(self.starter)
+        s.artifacts.grant_read(self.starter, "runs/*")  # a version's indexed metadata
+        s.artifacts.grant_read(self.starter, "plans/*")  # a version's strategy
         self.delete = mk("Delete", "delete", timeout=minutes(5), network=searchers)
         s.documents.grant_read(self.delete)  # HeadObject: does a current version remain?
         s.sources_table.grant_read_write_data(self.delete)
@@ -102,7 +112,7 @@ class Stages(Construct):
 
         # -- ingest: register, normalise, render, convert, parse -------------------------
         self.register = mk("Register", "register", memory=2048, timeout=minutes(5))
-        s.documents.grant_read(self.register)
+        s.documents.grant_read(self.register)  # GetObject* covers the version's tags too
         s.artifacts.grant_put(self.register)  # a Markdown/text upload is its own Markdown
         s.documents_table.grant_read_write_data(self.register)
         self.register.add_to_role_policy(iam.PolicyStatement(

@@ -1,9 +1,10 @@
-"""Start one ingest execution per upload (SQS batch of S3 Object Created events).
+"""Start one ingest execution per upload (SQS batch of S3 Object Created events), and apply
+metadata that changes later (sidecar events, Object Tags Added / Deleted).
 
 A repeated event of one upload maps to the same execution name and starts nothing twice. At
 most `maxRunningDocuments` executions run at once: when the pipeline is full a message is
 hidden for a growing while (1 minute, 2, 4 ... at most 30) and reported as not done, so it
-waits without burning its receives.
+waits without burning its receives; so does new metadata of a document still being ingested.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from drac.aws.events import S3EventBridgeEvent
 from drac.aws.lambda_support import MetricUnit, logger, metrics, tracer
 from drac.aws.runtime import lambda_runtime as _runtime  # tests replace _runtime
-from drac.aws.stages.starter import PipelineFull, defer, start_ingest
+from drac.aws.stages.starter import MustWait, defer, start_ingest
 
 # A batch whose every upload waits (a full pipeline) is no error: report them as not done.
 processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
@@ -32,11 +33,11 @@ def start_record(record: SQSRecord) -> dict[str, Any]:
     rt = _runtime()
     try:
         result = start_ingest(rt, event)
-    except PipelineFull:
+    except MustWait as exc:
         receives = int(record.attributes.approximate_receive_count or 1)
         seconds = defer(rt, record.event_source_arn, record.receipt_handle, receives)
-        logger.info("pipeline full; upload waits", extra={"seconds": seconds,
-                                                          "receives": receives})
+        logger.info("the event waits", extra={"seconds": seconds, "receives": receives,
+                                              "reason": str(exc)})
         metrics.add_metric(name="StartsDeferred", unit=MetricUnit.Count, value=1)
         raise
     if result.outcome == "started":

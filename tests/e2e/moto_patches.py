@@ -4,7 +4,10 @@
   arrives as "red+flower.pdf"), `etag`, `reason`, and for deletions `deletion-type`; deleting
   an object of a versioned bucket emits "Delete Marker Created", deleting a version emits
   "Permanently Deleted" (moto emits nothing for a delete marker, and for versions only when
-  the last one goes). Events go to the default bus only, as S3 sends them.
+  the last one goes). "Object Tags Added" / "Object Tags Deleted" come from PutObjectTagging
+  and DeleteObjectTagging only (S3 User Guide, "Using EventBridge"; moto tags every upload),
+  their object naming key, etag and version-id but no size or sequencer (S3 sets a sequencer
+  for PUTs and DELETEs only). Events go to the default bus only, as S3 sends them.
 - EventBridge targets: SQS targets are delivered only if the queue policy lets
   events.amazonaws.com send for this rule (aws:SourceArn); Step Functions targets (which moto
   does not deliver) are started with the target's role, which must allow
@@ -49,7 +52,7 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def s3_event(bucket: Any, detail_type: str, obj: dict[str, Any], reason: str,
+def s3_event(bucket: Any, detail_type: str, obj: dict[str, Any], reason: str | None,
              account: str, **extra: str) -> dict[str, Any]:
     """An S3 event as EventBridge delivers it (S3 User Guide, "EventBridge message structure")."""
     return {
@@ -68,7 +71,7 @@ def s3_event(bucket: Any, detail_type: str, obj: dict[str, Any], reason: str,
             "request-id": uuid.uuid4().hex[:16].upper(),
             "requester": account,
             "source-ip-address": "203.0.113.7",
-            "reason": reason,
+            **({"reason": reason} if reason else {}),
             **extra,
         },
     }
@@ -95,13 +98,20 @@ def patch_s3_notifications(monkeypatch: pytest.MonkeyPatch) -> None:
     """Send S3 events to EventBridge the way S3 does (see the module docstring)."""
     from moto.s3 import notifications
     from moto.s3.models import S3Backend
+    from moto.s3.responses import S3Response
 
     def created(account_id: str, bucket: Any, event_name: str, key: Any) -> None:
         if getattr(_quiet, "active", False):
             return
         detail_type = notifications._detail_type(event_name)
         if detail_type in {"Object Tags Added", "Object Tags Deleted"}:
-            return  # moto tags every put, even without tags; no rule listens to these
+            if getattr(_tagging_call, "active", False):  # PutObjectTagging, DeleteObjectTagging
+                obj = {"key": s3_event_key(key.name), "etag": key.etag.replace('"', "")}
+                if key.version_id and key.version_id != "null":
+                    obj["version-id"] = key.version_id
+                _deliver_to_default_bus(account_id, bucket.region_name,
+                                        s3_event(bucket, detail_type, obj, None, account_id))
+            return  # moto tags every put, even without tags: S3 sends no tag event for that
         if detail_type != "Object Created":
             raise NotImplementedError(f"S3 event {event_name} is not modelled")
         reason = {"Put": "PutObject", "Post": "POST Object", "Copy": "CopyObject",
@@ -137,6 +147,24 @@ def patch_s3_notifications(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(notifications, "_send_event_bridge_message", created)
     monkeypatch.setattr(S3Backend, "delete_object", delete_object)
+    for api in ("put_object_tagging", "delete_object_tagging"):
+        monkeypatch.setattr(S3Response, api, _tagging_api(getattr(S3Response, api)))
+
+
+_tagging_call = threading.local()
+
+
+def _tagging_api(handler: Callable[..., Any]) -> Callable[..., Any]:
+    """An S3 tagging API handler that marks its tag event as one S3 sends."""
+
+    def tagged(self: Any, *args: Any, **kwargs: Any) -> Any:
+        _tagging_call.active = True
+        try:
+            return handler(self, *args, **kwargs)
+        finally:
+            _tagging_call.active = False
+
+    return tagged
 
 
 def _input_path(event: dict[str, Any], path: str | None) -> Any:

@@ -67,11 +67,14 @@ class StackTemplate:
         """The resources of one CloudFormation type."""
         return {k: v for k, v in self.resources.items() if v["Type"] == kind}
 
-    def revoke(self, role_logical_id: str, action: str) -> StackTemplate:
+    def revoke(self, role_logical_id: str, action: str, resource: str = "") -> StackTemplate:
         """A copy whose policies attached to one role no longer grant `action` (a pattern as
-        written in the policy, e.g. `s3:GetObject*`); statements left empty are dropped."""
+        written in the policy, e.g. `s3:GetObject*`), in the statements whose resources name
+        `resource` (a logical id or part of one; empty: every statement); statements left
+        empty are dropped."""
         template = copy.deepcopy(self.template)
         found = False
+        named = resource
         for resource in template["Resources"].values():
             if resource["Type"] != "AWS::IAM::Policy":
                 continue
@@ -83,9 +86,18 @@ class StackTemplate:
                 actions = statement["Action"]
                 actions = actions if isinstance(actions, list) else [actions]
                 remaining = [a for a in actions if a != action]
-                found = found or len(remaining) < len(actions)
+                resources = statement["Resource"]
+                resources = resources if isinstance(resources, list) else [resources]
+                # CDK merges statements: the action stays granted on the other resources
+                others = [r for r in resources if named not in json.dumps(r)]
+                if len(remaining) == len(actions) or len(others) == len(resources):
+                    kept.append(statement)
+                    continue
+                found = True
                 if remaining:
                     kept.append({**statement, "Action": remaining})
+                if others:
+                    kept.append({**statement, "Action": [action], "Resource": others})
             document["Statement"] = kept
         if not found:
             raise KeyError(f"no policy of {role_logical_id} grants {action}")

@@ -37,10 +37,15 @@ class Case:
     action: str
     scenario: str
     denied: str
+    resource: str = ""
+    """Revoke it only where the statement names this resource (a logical id's start)."""
 
 
 CASES = [
     Case("starter", "states:StartExecution", "markdown", "states:StartExecution"),
+    # a late sidecar: the record's new metadata, what the active version was indexed with
+    Case("starter", "dynamodb:PutItem", "sidecar", "dynamodb:PutItem", "StorageDocumentsTable"),
+    Case("starter", "s3:GetObject*", "sidecar", "s3:GetObject", "StorageArtifacts"),
     Case("delete", "aoss:APIAccessAll", "delete", "aoss:APIAccessAll"),
     Case("register", "s3:GetObject*", "markdown", "s3:GetObject"),
     Case("normalise", "s3:GetObject*", "docx", "s3:GetObject"),
@@ -77,7 +82,9 @@ def _role_of(model: StackModel, owner: str) -> tuple[str, str]:
     return function.role.logical_id, f"{function.logical_id} (functions/{owner})"
 
 
-@pytest.fixture(params=CASES, ids=lambda case: f"{case.owner}-{case.action}")
+@pytest.fixture(
+    params=CASES, ids=lambda case: "-".join(filter(None, (case.owner, case.action, case.resource)))
+)
 def case(request: pytest.FixtureRequest) -> Case:
     return request.param
 
@@ -85,7 +92,7 @@ def case(request: pytest.FixtureRequest) -> Case:
 @pytest.fixture
 def stack(stack_template: StackTemplate, case: Case) -> StackTemplate:
     role, _label = _role_of(StackModel(stack_template), case.owner)
-    return stack_template.revoke(role, case.action)
+    return stack_template.revoke(role, case.action, case.resource)
 
 
 def _run(deployed: Cloud, scenario: str, pdf: bytes) -> None:
@@ -100,6 +107,10 @@ def _run(deployed: Cloud, scenario: str, pdf: bytes) -> None:
         boto3.client("s3", region_name=deployed.region).delete_object(
             Bucket=deployed.documents_bucket, Key=MD_KEY
         )
+        _settle_or_drain(deployed)
+    elif scenario == "sidecar":
+        sidecar = {"metadataAttributes": {"dept": "travel"}}
+        upload(deployed, json.dumps(sidecar).encode(), MD_KEY + ".metadata.json")
         _settle_or_drain(deployed)
     elif scenario == "replan":
         put_events_as(

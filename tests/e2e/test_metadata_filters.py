@@ -206,3 +206,169 @@ def test_a_sidecar_breaking_a_limit_fails_its_document_with_the_key(cloud: Any) 
     assert loud is not None and loud.status is DocumentStatus.FAILED
     assert 'x-amz-meta-drac-*): key "tenant" is reserved' in (loud.error or "")
     assert deployed.opensearch.chunks(bad.document_id) == []
+
+
+# -- metadata that changes after its document ---------------------------------------------------
+
+LATE = "incoming/acme/booking.md"
+
+
+def _ingest_queue(deployed: Cloud) -> Any:
+    (source,) = [s for s in deployed.model.event_sources if s.function.handler_dir == "starter"]
+    return source.queue
+
+
+def _filtered(deployed: Cloud, key: str, value: Any, query: str = "booking travel") -> set[str]:
+    flt = {"equals": {"key": key, "value": value}}
+    status, body = _search(
+        deployed,
+        ACME_ROLE,
+        {"query": query, "k": 20, "mode": "bm25", "filters": {"metadata": flt}},
+    )
+    assert status == 200, body
+    return _documents(body)
+
+
+@pytest.fixture
+def indexed(cloud: Any) -> tuple[Cloud, str]:
+    """acme's booking guide, uploaded with S3 user metadata and no sidecar, indexed."""
+    deployed, _bedrock, _opensearch, _pdf = cloud
+    put(deployed, LATE, BOOKING, {"drac-dept": "sales"})
+    deployed.settle()
+    document_id = document_id_for(BOOKING, "acme")
+    record = deployed.runtime.registry.get(document_id)
+    assert record is not None and record.status is DocumentStatus.INDEXED
+    assert record.metadata == {"dept": "sales"} and record.active_version == 1
+    assert _filtered(deployed, "dept", "sales") == {document_id}
+    return deployed, document_id
+
+
+def _texts(deployed: Cloud, document_id: str) -> list[tuple[str, str]]:
+    chunks = deployed.opensearch.chunks(document_id)
+    return sorted((c["text"], c["plan_version"]) for c in chunks)
+
+
+def test_a_late_sidecar_reindexes_its_document_without_converting(cloud: Any) -> None:
+    deployed, bedrock, _opensearch, pdf = cloud
+    key = "incoming/acme/stores.pdf"
+    put(deployed, key, pdf, {"drac-dept": "sales"})
+    deployed.settle()
+    document_id = document_id_for(pdf, "acme")
+    assert _filtered(deployed, "dept", "sales", "store") == {document_id}
+    before = [text for text, _ in _texts(deployed, document_id)]
+    conversions, embeddings = len(bedrock.converse_requests), len(bedrock.embed_requests)
+    assert conversions == 2  # 4 pages in batches of 2
+    invocations = len(deployed.invocations)
+    put(deployed, key + ".metadata.json", sidecar({"dept": "travel", "year": 2022}))
+    deployed.settle()
+    record = deployed.runtime.registry.get(document_id)
+    assert record is not None and record.metadata == {"dept": "travel", "year": 2022}
+    assert record.status is DocumentStatus.INDEXED and record.active_version == 2
+    # the new value finds the chunks, the old one no longer does
+    assert _filtered(deployed, "dept", "travel", "store") == {document_id}
+    assert _filtered(deployed, "year", 2022, "store") == {document_id}
+    assert _filtered(deployed, "dept", "sales", "store") == set()
+    # the same chunks, verbatim, as version 2, each indexed with the new metadata
+    assert [text for text, _ in _texts(deployed, document_id)] == before
+    chunks = deployed.opensearch.chunks(document_id)
+    assert {c["plan_version"] for c in chunks} == {"2"}
+    assert all(sorted(m["key"] for m in c["meta"]) == ["dept", "year"] for c in chunks)
+    # through the re-plan machine: no page converted again, the chunks embedded again
+    assert len(bedrock.converse_requests) == conversions
+    assert len(bedrock.embed_requests) > embeddings
+    assert len(deployed.executions("ingest")) == 1
+    (replan,) = deployed.executions("replan")
+    assert replan["status"] == "SUCCEEDED" and replan["name"].startswith(f"meta-{document_id}-")
+    since = deployed.invocations[invocations:]
+    assert {"register", "render", "convert", "parse"}.isdisjoint(since), since
+    assert {
+        "replan_manifest",
+        "section",
+        "plan_section",
+        "prepare_plan",
+        "index_chunks",
+        "activate_plan",
+    } <= set(since)
+    # deleting the sidecar brings back the object's own metadata
+    boto3.client("s3", region_name=deployed.region).delete_object(
+        Bucket=deployed.documents_bucket, Key=key + ".metadata.json"
+    )
+    deployed.settle()
+    record = deployed.runtime.registry.get(document_id)
+    assert record is not None and record.metadata == {"dept": "sales"}
+    assert _filtered(deployed, "dept", "sales", "store") == {document_id}
+    assert _filtered(deployed, "dept", "travel", "store") == set()
+    assert len(bedrock.converse_requests) == conversions
+
+
+def test_tags_added_and_deleted_later_reindex_the_metadata(indexed: tuple[Cloud, str]) -> None:
+    deployed, document_id = indexed
+    s3 = boto3.client("s3", region_name=deployed.region)
+    s3.put_object_tagging(
+        Bucket=deployed.documents_bucket,
+        Key=LATE,
+        Tagging={
+            "TagSet": [
+                {"Key": "drac-dept", "Value": "finance"},
+                {"Key": "drac-region", "Value": "eu"},
+                {"Key": "backup", "Value": "daily"},
+            ]
+        },
+    )
+    deployed.settle()
+    queue = _ingest_queue(deployed)
+    tag_events = [
+        json.loads(body)
+        for body in deployed.log.delivered(queue.arn)
+        if json.loads(body)["detail-type"] == "Object Tags Added"
+    ]
+    assert len(tag_events) == 1 and "sequencer" not in tag_events[0]["detail"]["object"]
+    record = deployed.runtime.registry.get(document_id)
+    assert record is not None and record.metadata == {"dept": "finance", "region": "eu"}
+    assert _filtered(deployed, "dept", "finance") == {document_id}
+    assert _filtered(deployed, "region", "eu") == {document_id}
+    assert _filtered(deployed, "dept", "sales") == set()  # tags win over user metadata
+    s3.delete_object_tagging(Bucket=deployed.documents_bucket, Key=LATE)
+    deployed.settle()
+    record = deployed.runtime.registry.get(document_id)
+    assert record is not None and record.metadata == {"dept": "sales"}
+    assert _filtered(deployed, "dept", "sales") == {document_id}
+    assert _filtered(deployed, "region", "eu") == set()
+    assert len(deployed.executions("ingest")) == 1
+    assert [r["status"] for r in deployed.executions("replan")] == ["SUCCEEDED"] * 2
+
+
+def test_a_sidecar_without_its_document_does_nothing(cloud: Any) -> None:
+    deployed, _bedrock, _opensearch, _pdf = cloud
+    put(deployed, "incoming/acme/ghost.md.metadata.json", sidecar({"dept": "legal"}))
+    deployed.settle()
+    assert deployed.executions("ingest") == [] and deployed.executions("replan") == []
+    assert list(deployed.runtime.registry.live()) == []
+    starter = deployed.principal(deployed.model.function_for("starter")).label
+    operations = {c.operation for c in deployed.log.calls_of(starter)}
+    assert not operations & {"StartExecution", "PutItem", "UpdateItem"}, operations
+
+
+def test_an_old_sidecar_event_does_not_win(indexed: tuple[Cloud, str]) -> None:
+    deployed, document_id = indexed
+    put(deployed, LATE + ".metadata.json", sidecar({"dept": "travel"}))
+    deployed.settle()
+    put(deployed, LATE + ".metadata.json", sidecar({"dept": "ops"}))
+    deployed.settle()
+    record = deployed.runtime.registry.get(document_id)
+    assert record is not None and record.metadata == {"dept": "ops"}
+    replans = len(deployed.executions("replan"))
+    # EventBridge delivers the first sidecar upload's event again, late (at least once)
+    queue = _ingest_queue(deployed)
+    first = next(
+        body
+        for body in deployed.log.delivered(queue.arn)
+        if json.loads(body)["detail"]["object"]["key"].endswith(".metadata.json")
+    )
+    deployed.sqs.send_message(QueueUrl=queue.url, MessageBody=first)
+    deployed.settle()
+    record = deployed.runtime.registry.get(document_id)
+    assert record is not None and record.metadata == {"dept": "ops"}
+    assert _filtered(deployed, "dept", "ops") == {document_id}
+    assert _filtered(deployed, "dept", "travel") == set()
+    assert len(deployed.executions("replan")) == replans  # nothing to re-index

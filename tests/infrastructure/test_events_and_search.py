@@ -31,6 +31,32 @@ def test_upload_and_delete_rules_match_incoming_of_the_documents_bucket(synth: S
         assert target["Arn"] == {"Fn::GetAtt": [queue_id, "Arn"]}
 
 
+def test_tag_changes_and_deleted_sidecars_reach_the_starter(synth: Synth) -> None:
+    """Metadata that changes after its document: S3's tag events (PutObjectTagging,
+    DeleteObjectTagging) under incoming/, and deleted sidecars (any case), to the ingest
+    queue; a new or replaced sidecar is an Object Created event of the created rule."""
+    documents = {"Ref": synth.logical_id(synth.stack.storage.documents)}
+    ingest_queue = synth.logical_id(synth.stack.pipeline.intake.ingest_queue)
+    tags = rule(synth, "tags_rule")
+    assert tags["EventPattern"] == {
+        "source": ["aws.s3"],
+        "detail-type": ["Object Tags Added", "Object Tags Deleted"],
+        "detail": {"bucket": {"name": [documents]},
+                   "object": {"key": [{"prefix": "incoming/"}]}},
+    }
+    sidecars = rule(synth, "sidecar_deleted_rule")
+    assert sidecars["EventPattern"] == {
+        "source": ["aws.s3"],
+        "detail-type": ["Object Deleted"],
+        "detail": {"bucket": {"name": [documents]},
+                   "object": {"key": [{"suffix": {"equals-ignore-case": ".metadata.json"}}]}},
+    }
+    for props in (tags, sidecars):
+        assert "EventBusName" not in props, "S3 events arrive on the default bus"
+        (target,) = props["Targets"]
+        assert target["Arn"] == {"Fn::GetAtt": [ingest_queue, "Arn"]}
+
+
 def test_deletion_pattern_accepts_delete_marker_events(synth: Synth) -> None:
     """In a versioned bucket a DELETE creates a marker: the event must still match."""
     pattern = rule(synth, "deleted_rule")["EventPattern"]

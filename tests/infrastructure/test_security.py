@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -72,7 +73,7 @@ def test_bedrock_is_granted_on_exactly_the_configured_models(synth: Synth) -> No
     }
 
 
-def test_starter_may_only_start_and_list_the_ingest_machine(synth: Synth) -> None:
+def test_starter_may_only_start_and_list_the_ingest_and_replan_machines(synth: Synth) -> None:
     pipeline = synth.stack.pipeline
     starter_role = role_id(synth, pipeline.stages.starter)
     # the ARN is built from the machine's name (the machine is created after its functions)
@@ -87,8 +88,10 @@ def test_starter_may_only_start_and_list_the_ingest_machine(synth: Synth) -> Non
             for action in as_list(statement["Action"]):
                 if action.startswith("states:"):
                     state_actions[action] = as_list(statement["Resource"])
-    assert state_actions == {"states:StartExecution": [ingest],
-                             "states:ListExecutions": [ingest]}
+    replan = json.loads(json.dumps(ingest).replace("Drac-ingest", "Drac-replan"))
+    # ingest per upload; re-plan when a document's metadata changes later
+    assert state_actions == {"states:StartExecution": [ingest, replan],
+                             "states:ListExecutions": [ingest, replan]}
 
 
 def test_project_functions_carry_both_layers_and_tracing(synth: Synth) -> None:

@@ -446,6 +446,11 @@ class DynamoDocumentRegistry(DocumentRegistry):
             return None
         return response.get("Attributes", {}).get("document_id")
 
+    def document_of(self, source: str) -> str | None:
+        """The document the object key holds now (its last recorded upload), if any."""
+        item = self.sources.get_item(Key={"source": source}, ConsistentRead=True).get("Item")
+        return str(item["document_id"]) if item else None
+
     def sources_of(self, document_id: str) -> list[str]:
         """The object keys that hold the document now (the index is eventually consistent:
         callers check orphans from both sides of a race, see drac.commit)."""

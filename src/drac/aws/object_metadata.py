@@ -1,15 +1,23 @@
-"""A cloud document's metadata: its S3 object's user metadata and its sidecar object.
+"""A cloud document's metadata: its S3 object's user metadata and tags, and its sidecar object.
 
-Two sources, both untrusted and checked by `drac.metadata`:
-- user metadata of the uploaded object version whose name starts with `drac-`
-  (`x-amz-meta-drac-department: legal` is `department=legal`; values read as `--meta` values
-  do); other user metadata is left alone (tools write their own there);
-- the sidecar `<key>.metadata.json` beside the object (the Bedrock Knowledge Bases
-  convention), its current version, read when the document is registered. The sidecar wins
-  over user metadata for a key both name.
+Three sources, all untrusted and checked by `drac.metadata`, merged in this order (a later one
+wins for a key two name):
+1. user metadata of the object version whose name starts with `drac-`
+   (`x-amz-meta-drac-department: legal` is `department=legal`; values read as `--meta` values
+   do); other user metadata is left alone (tools write their own there);
+2. tags of the same object version whose key starts with `drac-` (any case: tag keys keep
+   theirs), read with GetObjectTagging (S3 keeps at most 10 tags on an object); values read
+   as user metadata values do;
+3. the sidecar `<key>.metadata.json` beside the object (the Bedrock Knowledge Bases
+   convention), its current version.
 
-The starter never ingests a sidecar as a document; a sidecar uploaded after its document is
-not read until the document is uploaded again with new content (docs/aws.md says so).
+Why this order: user metadata is fixed when the version is uploaded, tags can be changed on
+it without a new upload, and the sidecar is the explicit, typed (numbers, lists, Bedrock's
+typed form) and separately versioned statement of the document's metadata, so the source
+that is easier to change on purpose wins.
+
+Register reads the uploaded version's; a sidecar or tags that change later are applied by
+`drac.aws.stages.late_metadata`, which reads the key's current version's.
 """
 
 from __future__ import annotations
@@ -28,12 +36,15 @@ from drac.metadata import (
 )
 
 USER_METADATA_PREFIX = "drac-"
+TAG_PREFIX = USER_METADATA_PREFIX
+"""Tags named `drac-<key>` are metadata; S3 allows 10 tags per object version."""
 _MISSING = ("NoSuchKey", "NoSuchVersion", "404", "NotFound")
 
 
 def document_metadata(s3: Any, bucket: str, key: str, version_id: str | None = None) -> Metadata:
-    """The metadata of one uploaded object version: `drac-` user metadata, then its sidecar
-    over it. Raises MetadataError naming the object (or sidecar) and the key."""
+    """The metadata of one object version (the current one when `version_id` is None):
+    `drac-` user metadata, its `drac-` tags over them, then its sidecar over both. Raises
+    MetadataError naming the object (or sidecar) and the key."""
     request: dict[str, Any] = {"Bucket": bucket, "Key": key}
     if version_id:
         request["VersionId"] = version_id
@@ -44,8 +55,35 @@ def document_metadata(s3: Any, bucket: str, key: str, version_id: str | None = N
         if name.lower().startswith(USER_METADATA_PREFIX)
     }
     from_user = validated(user.items(), f"s3://{bucket}/{key} (x-amz-meta-drac-*)")
+    # the tags of the version whose user metadata was read (HEAD names it when none was given)
+    from_tags = object_tags(s3, bucket, key, version_id or head.get("VersionId"))
     from_sidecar = _sidecar(s3, bucket, sidecar_name(key))  # the key with the suffix added
-    return merged(from_user, from_sidecar, origin=f"s3://{bucket}/{key}")
+    return merged(from_user, from_tags, from_sidecar, origin=f"s3://{bucket}/{key}")
+
+
+def current_metadata(s3: Any, bucket: str, key: str) -> Metadata | None:
+    """The metadata of the key's current version, or None when the key has none (deleted)."""
+    try:
+        return document_metadata(s3, bucket, key)
+    except s3.exceptions.ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") in _MISSING:
+            return None
+        raise
+
+
+def object_tags(s3: Any, bucket: str, key: str, version_id: str | None = None) -> Metadata:
+    """The `drac-` tags of an object version as metadata (GetObjectTagging; with a version id
+    it needs s3:GetObjectVersionTagging too). Raises MetadataError naming the object."""
+    request: dict[str, Any] = {"Bucket": bucket, "Key": key}
+    if version_id:
+        request["VersionId"] = version_id
+    tags = s3.get_object_tagging(**request).get("TagSet") or []
+    pairs = [
+        (str(tag["Key"])[len(TAG_PREFIX) :], scalar(str(tag.get("Value", ""))))
+        for tag in tags
+        if str(tag.get("Key", "")).lower().startswith(TAG_PREFIX)
+    ]
+    return validated(pairs, f"s3://{bucket}/{key} (drac-* tags)")
 
 
 MAX_KEY_BYTES = 1024

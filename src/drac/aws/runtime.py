@@ -39,6 +39,7 @@ class CloudResources(BaseModel):
     ledger_table: str = ""
     collection_endpoint: str = ""
     ingest_state_machine_arn: str = ""
+    replan_state_machine_arn: str = ""
     region: str = ""
 
     @classmethod

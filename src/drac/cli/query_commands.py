@@ -40,19 +40,20 @@ from drac.retrieval.rank import Mode
 @cli.command()
 @workspace_option
 def export(workspace: Path) -> None:
-    """Write every chunk of the active plan versions to stdout as JSON Lines."""
+    """Write every chunk of the active plan versions to stdout as JSON Lines, each with its
+    document's metadata (and verification flags, where the conversion was checked)."""
     ws = open_workspace(workspace)
     try:
+        metadata = ws.document_metadata()
         checked: dict[str, VerificationSummary | None] = {}
         for chunk in ws.active_chunks():
             if chunk.document_id not in checked:
                 checked[chunk.document_id] = stored_verification(ws, chunk.document_id)
             summary = checked[chunk.document_id]
-            if summary is None:
-                sys.stdout.write(json_text(chunk.model_dump_json()) + "\n")
-                continue
             line = chunk.model_dump(mode="json")
-            line["verification"] = chunk_flags(summary, chunk.pages, chunk.text)
+            line["metadata"] = metadata.get(chunk.document_id, {})
+            if summary is not None:
+                line["verification"] = chunk_flags(summary, chunk.pages, chunk.text)
             sys.stdout.write(json_text(json.dumps(line, ensure_ascii=False)) + "\n")
     finally:
         ws.close()

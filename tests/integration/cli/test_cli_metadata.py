@@ -302,3 +302,46 @@ def test_a_name_too_long_for_a_sidecar_has_none(tmp_path: Path) -> None:
     assert code == 0, output
     assert json.loads(output)["outcomes"][0]["status"] == "INDEXED"
     assert search(str(tmp_path / "ws"), "dept=hr")[0]["metadata"] == {"dept": "hr"}
+
+
+def test_export_lines_carry_exactly_their_documents_metadata(tmp_path: Path, folder: Path) -> None:
+    ws = str(tmp_path / "ws")
+    code, output = run(
+        "ingest",
+        str(folder),
+        "--workspace",
+        ws,
+        "--no-embed",
+        "--meta",
+        "project=apollo",
+        "--meta",
+        "year:=2030",
+    )
+    assert code == 0, output
+    code, output = run("export", "--workspace", ws)
+    assert code == 0, output
+    lines = [json.loads(line) for line in output.splitlines()]
+    by_source: dict[str, list[dict[str, Any]]] = {}
+    for line in lines:
+        by_source.setdefault(line["source"], []).append(line["metadata"])
+    policy = {**SIDECARS["policy.md"], "project": "apollo", "year": 2030}  # --meta over sidecar
+    contract = {
+        **SIDECARS["contract.md"],
+        "issued": "2019-01-15",
+        "project": "apollo",
+        "year": 2030,
+    }
+    assert by_source["policy.md"] and all(m == policy for m in by_source["policy.md"])
+    assert by_source["contract.md"] and all(m == contract for m in by_source["contract.md"])
+    assert by_source["notes.md"] and all(
+        m == {"project": "apollo", "year": 2030} for m in by_source["notes.md"]
+    )
+
+
+def test_export_of_a_document_without_metadata_says_so(tmp_path: Path) -> None:
+    (tmp_path / "plain.md").write_text("# Plain\n\nNo metadata here.\n")
+    ws = str(tmp_path / "ws")
+    assert run("ingest", str(tmp_path / "plain.md"), "--workspace", ws, "--no-embed")[0] == 0
+    code, output = run("export", "--workspace", ws)
+    assert code == 0 and output
+    assert all(json.loads(line)["metadata"] == {} for line in output.splitlines())

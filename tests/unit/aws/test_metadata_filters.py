@@ -12,7 +12,7 @@ from handlers import LambdaContext, load_handler
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from drac.aws.object_metadata import document_metadata
+from drac.aws.object_metadata import current_metadata, document_metadata, object_tags
 from drac.aws.opensearch import (
     META_MAPPING,
     chunk_document,
@@ -447,6 +447,86 @@ def test_object_metadata_and_the_sidecar(cloud: Any) -> None:
     )
     with pytest.raises(MetadataError, match=r"x-amz-meta-drac-\*\): key \"tenant\" is reserved"):
         document_metadata(s3, "docs", "incoming/acme/b.pdf")
+
+
+def _tag(s3: Any, key: str, tags: dict[str, str], version_id: str | None = None) -> None:
+    request: dict[str, Any] = {"Bucket": "docs", "Key": key}
+    if version_id:
+        request["VersionId"] = version_id
+    tag_set = [{"Key": k, "Value": v} for k, v in tags.items()]
+    s3.put_object_tagging(**request, Tagging={"TagSet": tag_set})
+
+
+def test_drac_tags_are_metadata_between_user_metadata_and_the_sidecar(cloud: Any) -> None:
+    rt, _ = cloud
+    s3 = rt.client("s3")
+    key = "incoming/acme/t.pdf"
+    s3.put_object(
+        Bucket="docs", Key=key, Body=b"%PDF-", Metadata={"drac-dept": "hr", "drac-year": "2020"}
+    )
+    _tag(
+        s3,
+        key,
+        {
+            "drac-dept": "legal",
+            "DRAC-Region": "eu",
+            "drac-score": "4.5",
+            "backup": "daily",
+            "cost-center": "42",
+        },
+    )
+    assert object_tags(s3, "docs", key) == {"dept": "legal", "Region": "eu", "score": 4.5}
+    # tags over user metadata, the sidecar over both
+    assert document_metadata(s3, "docs", key) == {
+        "dept": "legal",
+        "year": 2020,
+        "Region": "eu",
+        "score": 4.5,
+    }
+    s3.put_object(
+        Bucket="docs",
+        Key=key + ".metadata.json",
+        Body=json.dumps({"metadataAttributes": {"dept": "ops"}}).encode(),
+    )
+    assert document_metadata(s3, "docs", key)["dept"] == "ops"
+    s3.delete_object_tagging(Bucket="docs", Key=key)
+    assert object_tags(s3, "docs", key) == {}
+    assert document_metadata(s3, "docs", key) == {"dept": "ops", "year": 2020}
+
+
+def test_the_tags_read_are_those_of_the_version_read(cloud: Any) -> None:
+    rt, _ = cloud
+    s3 = rt.client("s3")
+    key = "incoming/acme/v.pdf"
+    first = s3.put_object(Bucket="docs", Key=key, Body=b"%PDF-1")["VersionId"]
+    _tag(s3, key, {"drac-dept": "old"}, first)
+    second = s3.put_object(Bucket="docs", Key=key, Body=b"%PDF-2")["VersionId"]
+    _tag(s3, key, {"drac-dept": "new"}, second)
+    assert document_metadata(s3, "docs", key, first) == {"dept": "old"}
+    assert document_metadata(s3, "docs", key, second) == {"dept": "new"}
+    assert current_metadata(s3, "docs", key) == {"dept": "new"}
+    s3.delete_object(Bucket="docs", Key=key)  # a delete marker: no current version
+    assert current_metadata(s3, "docs", key) is None
+    assert current_metadata(s3, "docs", "incoming/acme/never.pdf") is None
+
+
+@pytest.mark.parametrize(
+    ("tags", "message"),
+    [
+        ({"drac-tenant": "beta"}, r'\(drac-\* tags\): key "tenant" is reserved'),
+        ({"drac-a:b": "x"}, r'\(drac-\* tags\): key "a:b" may hold only'),
+        ({"drac-dept": ""}, r'\(drac-\* tags\): key "dept": a string must not be empty'),
+    ],
+)
+def test_tags_breaking_a_limit_are_refused_naming_the_tag(
+    cloud: Any, tags: dict[str, str], message: str
+) -> None:
+    rt, _ = cloud
+    s3 = rt.client("s3")
+    s3.put_object(Bucket="docs", Key="incoming/acme/bad.pdf", Body=b"%PDF-")
+    _tag(s3, "incoming/acme/bad.pdf", tags)
+    with pytest.raises(MetadataError, match=message):
+        document_metadata(s3, "docs", "incoming/acme/bad.pdf")
 
 
 def test_the_request_the_cli_sends_carries_the_filter_in_its_json_form() -> None:

@@ -1,5 +1,7 @@
 """Start one ingest execution per upload: named by the document and the upload, so a repeated
-event starts nothing twice while a re-upload of a FAILED or DELETED document starts anew."""
+event starts nothing twice while a re-upload of a FAILED or DELETED document starts anew.
+Events that change a document's metadata (a sidecar's, tag events) go to
+`drac.aws.stages.late_metadata` instead."""
 
 from __future__ import annotations
 
@@ -12,9 +14,13 @@ from pydantic import BaseModel
 from drac.aws.events import IngestInput, S3EventBridgeEvent
 from drac.aws.lambda_support import MetricUnit, correlate, logger, metrics
 from drac.aws.runtime import Runtime
-from drac.errors import DracError
+from drac.aws.stages.late_metadata import (
+    MetadataResult,
+    MustWait,
+    apply_metadata_event,
+    is_metadata_event,
+)
 from drac.ids import ContentDigest, digest_of
-from drac.metadata import is_sidecar
 
 READ_CHUNK = 1024 * 1024
 BACKOFF_BASE_S = 60
@@ -22,7 +28,7 @@ BACKOFF_MAX_S = 1800
 """Waiting messages come back after 1, 2, 4 ... minutes, at most every half hour."""
 
 
-class PipelineFull(DracError):
+class PipelineFull(MustWait):
     """Too many documents are being ingested; this message waits its turn."""
 
 
@@ -39,22 +45,21 @@ def execution_name(document_id: str, key: str, order: str) -> str:
     return f"{document_id}-{digest_of([key, order], 16)}"
 
 
-def start_ingest(rt: Runtime, event: S3EventBridgeEvent) -> StartResult:
+def start_ingest(rt: Runtime, event: S3EventBridgeEvent) -> StartResult | MetadataResult:
     """Start the ingest of one uploaded object version, keys only in the execution input.
 
     Folder keys and zero-byte objects are ignored; an event older than the key's last recorded
-    upload is stale. Raises PipelineFull when the ingest machine already runs its maximum of
-    documents (the message then waits, see `backoff_seconds`).
+    upload is stale. A sidecar's events and tag events are metadata, never documents: they go
+    to `drac.aws.stages.late_metadata`. Raises PipelineFull when the ingest machine already
+    runs its maximum of documents, MetadataWaits when new metadata must wait for its
+    document (the message then waits, see `backoff_seconds`).
     """
     obj = event.detail
-    if obj.is_folder or obj.size == 0:
-        logger.info("not a document; ignored", extra={"key": obj.key, "size": obj.size})
-        return StartResult(outcome="ignored")
-    if is_sidecar(obj.key):
-        # metadata, never a document: read when its document is registered
-        logger.info("metadata sidecar; read with its document, not ingested",
-                    extra={"key": obj.key})
-        metrics.add_metric(name="SidecarsSeen", unit=MetricUnit.Count, value=1)
+    if is_metadata_event(event):
+        return apply_metadata_event(rt, event)
+    if event.detail_type != "Object Created" or obj.is_folder or obj.size == 0:
+        logger.info("not a document; ignored", extra={"key": obj.key, "size": obj.size,
+                                                      "detail_type": event.detail_type})
         return StartResult(outcome="ignored")
     sfn = rt.client("stepfunctions")
     machine = rt.resources.ingest_state_machine_arn
