@@ -78,6 +78,17 @@ def stored_rows_differ(record: DocumentRecord, asked: TableRows) -> bool:
     return (record.table_rows or "pipe") != asked
 
 
+def replan_advice(record: DocumentRecord, asked: TableRows) -> str | None:
+    """What to tell a user re-planning a document whose stored rows `stored_rows_differ`
+    from `asked` (a re-plan keeps the stored elements); else None."""
+    if not stored_rows_differ(record, asked):
+        return None
+    return (
+        f"rows are stored as {record.table_rows or 'pipe'}, not {asked}: a re-plan keeps the "
+        f"stored elements; re-ingest with --force --table-rows {asked} to rewrite them"
+    )
+
+
 def _starts_blank(markdown: str, position: int) -> bool:
     end = markdown.find("\n", position)
     line = markdown[position:] if end < 0 else markdown[position:end]
