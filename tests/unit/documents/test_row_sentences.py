@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-import pytest
+import re
+from collections.abc import Sequence
 
+import pytest
+from pdfs import Text, make_pdf
+
+from drac.documents.convert import ConversionOptions, convert_to_markdown
 from drac.documents.row_sentences import rows_as_sentences, stored_rows_differ
-from drac.models import DocumentRecord, ElementKind
+from drac.documents.spreadsheets import SpreadsheetOptions
+from drac.models import DocumentRecord, ElementKind, TableRows, TokenUsage
 from drac.parsing import parse_markdown
+from drac.ports import MemoryLedger, ModelReply, VisionModel
 
 LIMIT = 1200
 
@@ -121,3 +128,38 @@ def test_the_document_records_which_rows_it_stores_and_text_formats_never_differ
     assert not stored_rows_differ(sheet, "sentences")  # unknown: its rows say (the advice)
     sheet.table_rows = "pipe"
     assert stored_rows_differ(sheet, "sentences")
+
+
+class PipeTableVision(VisionModel):
+    """A vision model that disobeys the prompt and answers each page with a pipe table."""
+
+    name = "pipe-tables"
+
+    def convert(self, system: str, prompt: str, images: Sequence[bytes]) -> ModelReply:
+        pages = [int(n) for n in re.findall(r"image \d+ is page (\d+)", prompt)]
+        text = "\n\n".join(
+            f"<!-- Page {n} -->\n\n| Item | Qty |\n|---|---|\n| bolt {n} | {n} |" for n in pages
+        )
+        return ModelReply(text=text, model="m", usage=TokenUsage(), latency_ms=1)
+
+
+@pytest.mark.parametrize("table_rows", ["pipe", "sentences"])
+def test_a_vision_models_tables_follow_the_option_and_its_kept_batches_stay_its_answer(
+    table_rows: TableRows,
+):
+    pdf = make_pdf([(612, 792, [Text(f"bolt {n} {n}", 72, 700)]) for n in (1, 2)])
+    result = convert_to_markdown(
+        pdf,
+        "doc.pdf",
+        options=ConversionOptions(verify_scans=False),
+        vision=PipeTableVision(),
+        ledger=MemoryLedger(),
+        document_id="d",
+        spreadsheet=SpreadsheetOptions(table_rows=table_rows),
+    )
+    rows = ["Item: bolt 1; Qty: 1.", "Item: bolt 2; Qty: 2."]
+    if table_rows == "sentences":
+        assert [line for line in result.markdown.splitlines() if "bolt" in line] == rows
+    else:
+        assert "| bolt 1 | 1 |" in result.markdown and rows[0] not in result.markdown
+    assert ["| bolt 1 | 1 |" in batch.markdown for batch in result.batches] == [True]
