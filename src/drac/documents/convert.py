@@ -160,8 +160,14 @@ def _tables_written(result: ConversionResult, tables: SpreadsheetOptions) -> Con
     so reusing one never reuses the other form)."""
     if tables.table_rows != "sentences":
         return result
-    markdown, _ = rows_as_sentences(result.markdown, tables.max_element_chars)
-    return result.model_copy(update={"markdown": markdown})
+    markdown, stats = rows_as_sentences(result.markdown, tables.max_element_chars)
+    warnings = list(result.warnings)
+    if stats.split_rows:
+        warnings.append(
+            f"{stats.split_rows} table rows longer than the {tables.max_element_chars}-character "
+            "element limit were written as several sentences, each repeating the first column"
+        )
+    return result.model_copy(update={"markdown": markdown, "warnings": warnings})
 
 
 def _convert_offline(

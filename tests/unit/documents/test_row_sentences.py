@@ -135,10 +135,15 @@ class PipeTableVision(VisionModel):
 
     name = "pipe-tables"
 
+    def __init__(self, note: str = "") -> None:
+        self.note = note  # a third column, when not empty
+
     def convert(self, system: str, prompt: str, images: Sequence[bytes]) -> ModelReply:
         pages = [int(n) for n in re.findall(r"image \d+ is page (\d+)", prompt)]
+        head, rule, cell = ("| Note ", "---|", f" {self.note} |") if self.note else ("", "", "")
         text = "\n\n".join(
-            f"<!-- Page {n} -->\n\n| Item | Qty |\n|---|---|\n| bolt {n} | {n} |" for n in pages
+            f"<!-- Page {n} -->\n\n| Item | Qty {head}|\n|---|---|{rule}\n| bolt {n} | {n} |{cell}"
+            for n in pages
         )
         return ModelReply(text=text, model="m", usage=TokenUsage(), latency_ms=1)
 
@@ -163,3 +168,19 @@ def test_a_vision_models_tables_follow_the_option_and_its_kept_batches_stay_its_
     else:
         assert "| bolt 1 | 1 |" in result.markdown and rows[0] not in result.markdown
     assert ["| bolt 1 | 1 |" in batch.markdown for batch in result.batches] == [True]
+
+
+def test_a_row_too_long_for_one_element_is_split_with_a_warning():
+    pdf = make_pdf([(612, 792, [Text("bolt 1 1", 72, 700)])])
+    result = convert_to_markdown(
+        pdf,
+        "doc.pdf",
+        options=ConversionOptions(verify_scans=False),
+        vision=PipeTableVision(note="long words " * 30),
+        ledger=MemoryLedger(),
+        document_id="d",
+        spreadsheet=SpreadsheetOptions(table_rows="sentences", max_element_chars=200),
+    )
+    pieces = [line for line in result.markdown.splitlines() if line.startswith("Item: bolt 1")]
+    assert len(pieces) >= 2 and all(len(piece) <= 200 for piece in pieces)
+    assert any("1 table rows longer than the 200-character" in w for w in result.warnings)
