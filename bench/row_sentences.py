@@ -97,6 +97,28 @@ def _rows(report: EvalReport, label: str) -> list[str]:
     ]
 
 
+def _verdict(report: EvalReport) -> str:
+    """Per retriever, sentences minus pipe in R@k, MRR and NDCG@k (all queries)."""
+    metrics = (f"R@{report.k}", "MRR", f"NDCG@{report.k}")
+    by = {(r.chunk_set, r.retriever): r.overall for r in report.results}
+    parts = []
+    for retriever in dict.fromkeys(r.retriever for r in report.results):
+        pipe, sentences = (
+            by[("table_rows=pipe", retriever)],
+            by[("table_rows=sentences", retriever)],
+        )
+        deltas = ", ".join(f"{m} {sentences[m] - pipe[m]:+.3f}" for m in metrics)
+        parts.append(f"{retriever} {deltas}")
+    return "Sentences minus pipe, all queries: " + "; ".join(parts) + "."
+
+
+def _sentence_wins(report: EvalReport) -> list[bool]:
+    """Per retriever, whether sentences score a higher R@k than pipe (all queries)."""
+    by = {(r.chunk_set, r.retriever): r.overall[f"R@{report.k}"] for r in report.results}
+    retrievers = dict.fromkeys(r.retriever for r in report.results)
+    return [by[("table_rows=sentences", r)] > by[("table_rows=pipe", r)] for r in retrievers]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--formats", default="pdf")
@@ -120,6 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     lines: list[str] = []
     dump: dict[str, object] = {}
     started = time.perf_counter()
+    wins: list[bool] = []
     for fmt in formats:
         root = Path(tempfile.mkdtemp(prefix=f"drac-rows-{fmt}-"))
         try:
@@ -148,9 +171,17 @@ def main(argv: list[str] | None = None) -> int:
             report = evaluate(sets, chosen, embedder, k=args.k)
             reports[label] = report.model_dump(mode="json")
             lines += _rows(report, f"{label} ({report.queries_used})")
-        lines.append("")
+            if label == "all":
+                verdict = _verdict(report)
+                wins += _sentence_wins(report)
+        lines += ["", verdict, ""]
         dump[fmt] = {"counts": counts, "reports": reports}
     elapsed = time.perf_counter() - started
+    better = "sentences" if sum(wins) > len(wins) / 2 else "pipe"
+    lines.append(
+        f"Sentences beat pipe in R@{args.k} on {sum(wins)} of {len(wins)} format and retriever "
+        f"pairs (all queries): the better default is **{better}**."
+    )
     text = "\n".join(lines)
     print(text)
     if args.json:

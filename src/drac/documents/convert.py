@@ -30,7 +30,7 @@ from drac.documents.render import (
     pdf_facts,
     render_pages,
 )
-from drac.documents.row_sentences import rows_as_sentences
+from drac.documents.row_sentences import GROWTH, rows_as_sentences
 from drac.documents.slides import HeadingHint, apply_headings, slide_headings
 from drac.documents.spreadsheets import SpreadsheetOptions, read_spreadsheet
 from drac.documents.text import decode_text
@@ -160,8 +160,13 @@ def _tables_written(result: ConversionResult, tables: SpreadsheetOptions) -> Con
     so reusing one never reuses the other form)."""
     if tables.table_rows != "sentences":
         return result
-    markdown, stats = rows_as_sentences(result.markdown, tables.max_element_chars)
+    markdown, stats, kept = rows_as_sentences(result.markdown, tables.max_element_chars)
     warnings = list(result.warnings)
+    if kept:
+        warnings.append(
+            f"{kept} tables kept as pipe tables: their rows as sentences would have made the "
+            f"document more than {GROWTH} times longer"
+        )
     if stats.split_rows:
         warnings.append(
             f"{stats.split_rows} table rows longer than the {tables.max_element_chars}-character "

@@ -11,6 +11,7 @@ quotes and every other byte stay as they were.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from drac.documents.detect import DocumentFormat
 from drac.documents.spreadsheets.rows import RowStats, SentenceRows, paragraph, sentence_text
@@ -18,45 +19,73 @@ from drac.models import DocumentRecord, TableRows
 from drac.parsing.blocks import split_blocks
 
 _ALIGNMENT = frozenset(":-")
+GROWTH = 8
+MIN_GROWTH_CHARS = 4 * 1024 * 1024
+"""The sentences may make a document at most this much longer (every row repeats its headers:
+a hostile table of long headers and many short rows would otherwise grow without bound);
+tables past it stay pipe tables, with a warning."""
 
 
-def rows_as_sentences(markdown: str, limit: int) -> tuple[str, RowStats]:
+class RowSentences(NamedTuple):
+    """A rewritten document, its rows written, and the tables left as pipe tables."""
+
+    markdown: str
+    stats: RowStats
+    kept_tables: int = 0
+
+
+def rows_as_sentences(markdown: str, limit: int) -> RowSentences:
     """`markdown` with each top-level pipe table's rows written as one sentence each (rows
     longer than `limit` characters split by column groups, each repeating the first column),
     and how many rows were written. Everything that is not such a table is kept verbatim.
 
     Ragged rows keep every cell (a missing cell is empty, an extra one has no header); empty
     cells are left out of their row's sentence; a table without header names writes its
-    values alone; a header-only table becomes one sentence of its names.
+    values alone; a header-only table becomes one sentence of its names. Tables past the growth
+    budget (`GROWTH`) are kept as they are and counted.
     """
     if "|" not in markdown:
-        return markdown, RowStats()
+        return RowSentences(markdown, RowStats())
     out: list[str] = []
     stats = RowStats()
-    cursor = 0
+    budget = max(MIN_GROWTH_CHARS, GROWTH * len(markdown))
+    kept = 0
+    cursor = 0  # the end of what `out` holds
+    position = 0  # the end of the last block seen
     for kind, text, _ in split_blocks(markdown):
+        # blocks are verbatim slices, in order, apart only by blank lines and thematic breaks
+        start = markdown.find(text, position)
+        position = start + len(text)
         if kind not in ("table", "paragraph") or "|" not in text:
             continue
         found = _table_lines(text)
         if found is None:
             continue
         before, table, after = found
-        start = markdown.find(text, cursor)  # blocks come in order, separated by blank lines
-        if start < 0:  # cannot happen: each block is a verbatim slice
+        growth = _most_growth(table)
+        if growth > budget:
+            kept += 1
             continue
+        budget -= growth
         out.append(markdown[cursor:start])
         sentences = _sentences(table, limit, stats)
         pieces = [piece for piece in (before.rstrip("\n"), *sentences, after.rstrip("\n")) if piece]
         if start > cursor and not _blank_line_before(markdown, start):
             out.append("\n")  # the first sentence must not continue a paragraph above
         out.append("\n\n".join(pieces) + "\n")
-        cursor = start + len(text)
+        cursor = position
         if cursor < len(markdown) and not _starts_blank(markdown, cursor):
             out.append("\n")  # nor the last one run into the block below
     if not out:
-        return markdown, stats
+        return RowSentences(markdown, stats, kept)
     out.append(markdown[cursor:])
-    return "".join(out), stats
+    return RowSentences("".join(out), stats, kept)
+
+
+def _most_growth(lines: Sequence[str]) -> int:
+    """At most how many characters the table's sentences add: each row repeats every name."""
+    names = sum(len(name) + 4 for name in _row_cells(lines[0]) or [])
+    return max(0, len(lines) - 2) * names + names
 
 
 def _blank_line_before(markdown: str, position: int) -> bool:

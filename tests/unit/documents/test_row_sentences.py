@@ -26,11 +26,11 @@ def test_each_row_becomes_one_sentence_carrying_its_headers_and_the_rest_stays_v
     before = "<!-- Page 1 -->\n\n# Fleet\n\nOur engines:\n\n"
     table = "| Model | Engine | Price |\n|---|:---:|---:|\n| A | V8 | 100 |\n| B | V6 | 90 |\n"
     after = "\nPrices in **USD**.\n\n<!-- Page 2 -->\n\n## Notes\n\n- one\n- two\n"
-    markdown, stats = rows_as_sentences(before + table + after, LIMIT)
+    markdown, stats, kept = rows_as_sentences(before + table + after, LIMIT)
     assert markdown == (
         before + "Model: A; Engine: V8; Price: 100.\n\nModel: B; Engine: V6; Price: 90.\n" + after
     )
-    assert (stats.rows, stats.split_rows) == (2, 0)
+    assert (stats.rows, stats.split_rows, kept) == (2, 0, 0)
 
 
 def test_the_sentences_are_paragraphs_one_element_per_row_and_other_elements_are_unchanged():
@@ -95,8 +95,14 @@ def test_tables_inside_code_lists_and_quotes_and_text_without_tables_are_untouch
         "> | a | b |\n> |---|---|\n> | 1 | 2 |\n\n"
         "a | b is not a table\n"
     )
-    out, stats = rows_as_sentences(markdown, LIMIT)
+    out, stats, _ = rows_as_sentences(markdown, LIMIT)
     assert out is markdown and stats.rows == 0
+
+
+def test_a_table_written_the_same_inside_a_code_block_above_is_found_where_it_is():
+    table = "| a | b |\n|---|---|\n| 1 | 2 |\n"
+    markdown = f"```\n{table}```\n\n{table}"
+    assert rewritten(markdown) == f"```\n{table}```\n\na: 1; b: 2.\n"
 
 
 def test_a_table_right_after_a_paragraph_or_before_text_stays_apart_from_it():
@@ -110,7 +116,7 @@ def test_a_row_longer_than_the_limit_is_split_by_column_groups_repeating_its_key
     header = "| Key | " + " | ".join(f"Column {n}" for n in range(8)) + " |"
     row = "| k1 | " + " | ".join("v" * 60 for _ in range(8)) + " |"
     markdown = f"{header}\n|{'---|' * 9}\n{row}\n"
-    out, stats = rows_as_sentences(markdown, 200)
+    out, stats, _ = rows_as_sentences(markdown, 200)
     pieces = out.strip().split("\n\n")
     assert stats.split_rows == 1 and len(pieces) > 1
     assert all(len(piece) <= 200 and piece.startswith("Key: k1; ") for piece in pieces)
