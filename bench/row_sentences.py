@@ -196,7 +196,8 @@ def main(argv: list[str] | None = None) -> int:
             "`--table-rows pipe` and `--table-rows sentences`, and both chunk sets scored on "
             f"the corpus queries (top {args.k}, embedder {args.embedder.rsplit('/', 1)[-1]}; "
             "nothing tuned; each half of the queries shown to say whether the order holds on "
-            "both).\n\n" + text
+            "both). The scores are `drac eval`'s: `drac eval queries.csv -w WS --embedder "
+            "local:PATH` on either workspace prints the same numbers.\n\n" + text
         )
         write_section("row-sentences", body)
     return 0
