@@ -96,7 +96,7 @@ class Section(Frozen):
 
 
 TableRows = Literal["pipe", "sentences"]
-"""How a spreadsheet row is written: a pipe-table row under its header, or a sentence."""
+"""How a table row is written: a pipe-table row under its header, or a sentence."""
 
 
 class Strategy(Frozen):
@@ -127,8 +127,9 @@ class Strategy(Frozen):
     )
     table_rows: TableRows = Field(
         default="pipe",
-        description="spreadsheet rows as pipe-table rows or 'Column: value; ...' sentences "
-        "(read at ingest; a re-plan keeps the stored elements)",
+        description="table rows (spreadsheets, and the tables of converted documents) as "
+        "pipe-table rows or 'Column: value; ...' sentences (written at ingest; a re-plan "
+        "keeps the stored elements)",
     )
     hold_back_flags: int | None = Field(
         default=None,
@@ -282,6 +283,11 @@ class DocumentRecord(BaseModel):
         default=0, ge=0, description="page batches that became error markers (PARTIAL)"
     )
     attempt: int = Field(default=0, ge=0, description="ingest attempts of this content")
+    table_rows: TableRows | None = Field(
+        default=None,
+        description="how the stored elements write table rows (the ingest's option; None: "
+        "recorded by no ingest, pipe unless a spreadsheet's rows say otherwise)",
+    )
     owner: str | None = Field(
         default=None, description="the run ingesting the document now (cloud: its execution)"
     )

@@ -19,6 +19,7 @@ from drac.documents.check import check_batch, clean_model_markdown, page_texts, 
 from drac.documents.convert import decode_text
 from drac.documents.detect import DocumentFormat, detect_format
 from drac.documents.offline import offline_markdown
+from drac.documents.row_sentences import rows_as_sentences
 from drac.errors import DracError
 from drac.ingest import parse_document
 from drac.models import Element, ElementKind, ParseConfig, Strategy
@@ -47,6 +48,7 @@ ENTRY_POINTS: dict[str, Callable[[str], object]] = {
     "expand_ranges": lambda text: expand_ranges([text], ["p1", "p2"]),
     "parse_document": lambda text: parse_document(text, Strategy()),
     "split_text": lambda text: split_text(text, 1200),
+    "rows_as_sentences": lambda text: rows_as_sentences(text, 1200),
     "planner preview": _element_preview,
 }
 

@@ -30,6 +30,7 @@ from drac.cli.options import (
     workspace_option,
 )
 from drac.cli.terminal import markup
+from drac.documents.row_sentences import replan_advice
 from drac.documents.spreadsheets import SPREADSHEET_FORMATS, table_rows_advice
 from drac.errors import DracError, WorkspaceError
 from drac.local.database import WorkspaceUnusableError
@@ -293,7 +294,10 @@ def _planning_total(counts: Sequence[PlanningCounts]) -> PlanningCounts:
 
 
 def _table_rows_note(ws: Workspace, record: DocumentRecord, strategy: Strategy) -> list[str]:
-    """Say so when a spreadsheet's stored rows are written another way than asked."""
+    """Say so when a document's stored rows are written another way than asked."""
+    recorded = replan_advice(record, strategy.table_rows)
+    if recorded is not None:
+        return [recorded]
     if record.format not in SPREADSHEET_FORMATS:
         return []
     advice = table_rows_advice(record.format, ws.get_elements(record.document_id), strategy)

@@ -140,8 +140,9 @@ def strategy_options(function: F) -> F:
             "--table-rows",
             type=click.Choice(["pipe", "sentences"]),
             default=None,
-            help="Spreadsheet rows as pipe-table rows (default) or 'Column: value; ...' "
-            "sentences; read at ingest (a re-plan keeps the stored rows).",
+            help="Table rows (spreadsheets and the tables of converted documents) as "
+            "pipe-table rows (default) or 'Column: value; ...' sentences; written at ingest "
+            "(ingesting again with the other converts again; a re-plan keeps the stored rows).",
         ),
         click.option(
             "--hold-back-flags",

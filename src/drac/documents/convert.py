@@ -30,6 +30,7 @@ from drac.documents.render import (
     pdf_facts,
     render_pages,
 )
+from drac.documents.row_sentences import GROWTH, rows_as_sentences
 from drac.documents.slides import HeadingHint, apply_headings, slide_headings
 from drac.documents.spreadsheets import SpreadsheetOptions, read_spreadsheet
 from drac.documents.text import decode_text
@@ -90,8 +91,9 @@ def convert_to_markdown(
     Markdown and text are used as-is; spreadsheets are read as tables (`spreadsheet` says
     how; one page per sheet); other formats are normalised to PDF, rendered and converted
     in page batches by the vision model (or offline from the text layer when `vision` is
-    None). A failed batch becomes error markers and the result is "partial". A batch whose
-    pages render as a batch of the `earlier` version did reuses that batch's Markdown.
+    None), their tables' rows written as `spreadsheet.table_rows` asks. A failed batch becomes
+    error markers and the result is "partial". A batch whose pages render as a batch of the
+    `earlier` version did reuses that batch's Markdown.
     """
     if len(data) > options.max_file_bytes:
         raise DocumentError(
@@ -149,7 +151,28 @@ def convert_to_markdown(
         )
     if detection.format is not DocumentFormat.PDF:
         result.normalised_pdf = pdf
-    return result
+    return _tables_written(result, spreadsheet or SpreadsheetOptions())
+
+
+def _tables_written(result: ConversionResult, tables: SpreadsheetOptions) -> ConversionResult:
+    """The conversion with its tables' rows as `tables.table_rows` asks: one sentence per row
+    for "sentences" (the batches kept for the next version hold the converter's own answer,
+    so reusing one never reuses the other form)."""
+    if tables.table_rows != "sentences":
+        return result
+    markdown, stats, kept = rows_as_sentences(result.markdown, tables.max_element_chars)
+    warnings = list(result.warnings)
+    if kept:
+        warnings.append(
+            f"{kept} tables kept as pipe tables: their rows as sentences would have made the "
+            f"document more than {GROWTH} times longer"
+        )
+    if stats.split_rows:
+        warnings.append(
+            f"{stats.split_rows} table rows longer than the {tables.max_element_chars}-character "
+            "element limit were written as several sentences, each repeating the first column"
+        )
+    return result.model_copy(update={"markdown": markdown, "warnings": warnings})
 
 
 def _convert_offline(

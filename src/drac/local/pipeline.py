@@ -21,6 +21,7 @@ from drac.commit import plan_chunks
 from drac.documents.boxes import with_boxes
 from drac.documents.convert import ConversionOptions, ConversionResult, convert_to_markdown
 from drac.documents.detect import DocumentFormat, detect_format
+from drac.documents.row_sentences import stored_rows_differ
 from drac.documents.spreadsheets import SPREADSHEET_FORMATS, table_rows_advice
 from drac.documents.verify import review_conversion
 from drac.errors import DocumentError, DracError
@@ -250,7 +251,12 @@ def ingest_file(
         # the same content under two paths: the second waits, then finds it UNCHANGED
         with workspace.document_lock(record.document_id):
             existing = workspace.get_document(record.document_id)
-            if existing is not None and existing.live and not settings.force:
+            if (
+                existing is not None
+                and existing.live
+                and not settings.force
+                and not stored_rows_differ(existing, settings.strategy.table_rows)
+            ):
                 workspace.add_source(record.source_path or record.source, existing.document_id)
                 outcome = _unchanged(path, existing, workspace, settings.strategy, started)
                 if existing.metadata != metadata:  # a new sidecar or --meta: only it changes
@@ -393,6 +399,7 @@ def _ingest(
     )
     failures = [*conversion.failures, *reviewed.failures]
     record.format = conversion.format
+    record.table_rows = settings.strategy.table_rows
     record.pages = conversion.pages
     record.warnings = [*conversion.warnings, *failures]
     if reviewed.warning:

@@ -28,6 +28,7 @@ _COLUMNS = (
     "error",
     "conversion_failures",
     "attempt",
+    "table_rows",
     "owner",
     "metadata",
     "created_at",

@@ -15,6 +15,7 @@ CREATE TABLE IF NOT EXISTS documents (
     error          TEXT,
     conversion_failures INTEGER NOT NULL DEFAULT 0,
     attempt        INTEGER NOT NULL DEFAULT 0,
+    table_rows     TEXT,
     owner          TEXT,
     metadata       TEXT NOT NULL DEFAULT '{}',
     created_at     TEXT NOT NULL,

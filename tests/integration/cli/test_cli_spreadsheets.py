@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from sheet_workbooks import SALES_COLUMNS, sales_rows, xlsx
 from drac.cli import _register_commands, cli
 from drac.documents.spreadsheets.numfmt import format_cell
 from drac.local.workspace import Workspace
-from drac.models import Chunk, ElementKind
+from drac.models import Chunk, Element, ElementKind
 
 _register_commands()
 HEADER_LINE = "| " + " | ".join(SALES_COLUMNS) + " |"
@@ -133,16 +134,34 @@ def test_a_replan_with_other_table_rows_says_to_reingest_with_force(sales, tmp_p
     assert code == 0 and summary["outcomes"][0]["warnings"] == []
 
 
-def test_an_unchanged_workbook_asked_for_other_rows_says_to_force(sales, tmp_path):
+def test_an_unchanged_workbook_asked_for_other_rows_is_read_again(sales, tmp_path):
+    """The option is recorded with the document (issue 17): asking for the other rows reads the
+    workbook again; a workspace that recorded none says to force, as its rows tell."""
     path, _ = sales
     workspace = str(tmp_path / "ws")
     assert run("ingest", str(path), "-w", workspace)[0] == 0
+    code, summary = run("ingest", str(path), "-w", workspace, "--strategy", "sentences", "--json")
+    assert code == 0 and summary["outcomes"][0]["status"] == "INDEXED"
+    assert not any(e.kind is ElementKind.TABLE_ROW for e in _elements(tmp_path / "ws"))
+    code, summary = run("ingest", str(path), "-w", workspace, "--json")
+    assert summary["outcomes"][0]["status"] == "INDEXED"  # back to pipe rows
+    with sqlite3.connect(tmp_path / "ws" / "drac.sqlite") as conn:
+        conn.execute("UPDATE documents SET table_rows = NULL")  # as an earlier drac left it
+    conn.close()
     code, summary = run("ingest", str(path), "-w", workspace, "--strategy", "sentences", "--json")
     [outcome] = summary["outcomes"]
     assert code == 0 and outcome["status"] == "UNCHANGED"
     assert "rows are stored as pipe, not sentences" in outcome["warnings"][0]
     code, summary = run("ingest", str(path), "-w", workspace, "--json")
     assert summary["outcomes"][0]["warnings"] == []  # asked as stored: nothing to say
+
+
+def _elements(workspace: Path) -> list[Element]:
+    ws = Workspace(workspace, create=False)
+    try:
+        return [e for record in ws.documents() for e in ws.get_elements(record.document_id)]
+    finally:
+        ws.close()
 
 
 def test_a_folder_picks_up_csv_tsv_and_workbooks(tmp_path):

@@ -15,9 +15,9 @@ _PIPE = re.compile(r"(\\*)\|")
 Fits = Callable[[list[tuple[str, str]]], bool]
 # Below this many characters per piece, repeating the key would drown the cell's text.
 _MIN_PIECE = 100
-# A paragraph starting like this would become a heading, a code fence, an HTML block or a
-# thematic break (which is no content at all).
-_BLOCK_START = re.compile(r"#|```|~~~|<|(?:[-*_][ \t]*){3,}$")
+# A paragraph starting like this would become a heading, a code fence, an HTML block, a quote,
+# a list item or a thematic break (which is no content at all).
+_BLOCK_START = re.compile(r"#|```|~~~|<|>|(?:[-*_][ \t]*){3,}$|(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
 
 
 def pipe_cell(text: str) -> str:
@@ -36,12 +36,17 @@ def sentence_text(text: str) -> str:
 def paragraph(text: str) -> str:
     """One-line text as a paragraph the parser keeps as such (a leading block marker is
     backslash-escaped, as Markdown escapes it)."""
-    return "\\" + text if _BLOCK_START.match(text) else text
+    if not _BLOCK_START.match(text):
+        return text
+    digits = len(text) - len(text.lstrip("0123456789"))
+    return text[:digits] + "\\" + text[digits:]  # an ordinal is escaped at its dot
 
 
 def sentence(pairs: Sequence[tuple[str, str]]) -> str:
-    """'Header: value; Header: value.' for the pairs whose value is not empty."""
-    return paragraph("; ".join(f"{name}: {value}" for name, value in pairs if value) + ".")
+    """'Header: value; Header: value.' for the pairs whose value is not empty (a value whose
+    header has no name stands alone)."""
+    parts = (f"{name}: {value}" if name else value for name, value in pairs if value)
+    return paragraph("; ".join(parts) + ".")
 
 
 @dataclass
