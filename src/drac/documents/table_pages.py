@@ -1,0 +1,226 @@
+"""The file's own tables put on the pages of its PDF, in place of what the text layer made.
+
+Each table read from the file (`drac.documents.file_tables`) is looked for, in document
+order, in the page Markdown the offline converter made of LibreOffice's PDF: a run of lines
+(table rows, paragraphs, list items: however the text layer read it) whose words are all the
+table's words, starting at a line holding the first word of its header. The run may go on
+over page breaks (each page may repeat the header, as LibreOffice repeats a DOCX header
+row). When the run holds at least `MIN_COVERAGE` of the table's words, its lines are replaced
+by the table as a pipe table; a table over several pages is cut there, each piece under the
+header, a row going on the page where most of its words are, so each row is cited at its
+page. A table whose text is not found so (a word the table does not hold, a heading or a
+comment in the way, too little of it shown) is left as the text layer read it: no text is
+lost, none is added but the table's own.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from drac.documents.file_tables import FileTable
+from drac.documents.spreadsheets.rows import pipe_cell
+
+MIN_COVERAGE = 0.8
+"""The share of a table's words its run of lines must show for the table to replace it."""
+_PIECE_SHARE = 0.25
+"""At most this share of a line's words may be pieces of the table's words (a word a narrow
+column broke in two, "Destinati" and "on")."""
+_WORD = re.compile(r"[^\W_]+")
+_PAGE = re.compile(r"^<!--\s*Page\s+\d+\s*-->$")
+_SEPARATOR = re.compile(r"^\|(?:\s*:?-{3,}:?\s*\|)+$")
+
+
+def place_tables(
+    pages: Sequence[str], tables: Sequence[FileTable], *, slide_pages: bool = False
+) -> list[str]:
+    """The pages' Markdown (one string per page, each starting with its page marker) with each
+    table found in them replaced by the file's table (the module docstring says how).
+
+    `slide_pages`: page N is shown slide N (a deck), so a slide's table is looked for on its
+    own page only."""
+    lines = [page.split("\n") for page in pages]
+    words = [[_words(line) for line in page] for page in lines]
+    replacements: dict[int, list[tuple[int, int, str]]] = {}  # page -> (first, last, text)
+    cursor = (0, 0)
+    for table in tables:
+        if slide_pages and table.slide is not None:
+            if table.slide > len(pages):
+                continue
+            start = max(cursor, (table.slide - 1, 0))
+            end = table.slide  # a slide's table stays on its page
+        else:
+            start, end = cursor, len(pages)
+        run = _find_run(lines, words, table, start, end)
+        if run is None:
+            continue
+        for page, (first, last, text) in _pieces(table, run).items():
+            replacements.setdefault(page, []).append((first, last, text))
+        cursor = run.end
+    out = []
+    for index, page in enumerate(lines):
+        for first, last, text in sorted(replacements.get(index, ()), reverse=True):
+            page[first : last + 1] = [text] if text else []
+        out.append(re.sub(r"\n{3,}", "\n\n", "\n".join(page)).strip("\n"))
+    return out
+
+
+def table_markdown(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A pipe table of `header` and `rows`, each cell escaped (pipes, newlines, comments)."""
+    lines = ["| " + " | ".join(pipe_cell(cell) for cell in header) + " |"]
+    lines.append("|" + " --- |" * len(header))
+    lines += ["| " + " | ".join(pipe_cell(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+@dataclass
+class _Run:
+    """Where a table's text is: per page, its first and last line and the table words there."""
+
+    lines: dict[int, tuple[int, int]] = field(default_factory=dict)
+    consumed: dict[int, int] = field(default_factory=dict)
+    end: tuple[int, int] = (0, 0)
+
+
+def _words(text: str) -> list[str]:
+    if text.startswith("<!--") or _SEPARATOR.match(text.strip()):
+        return []
+    return _WORD.findall(text.casefold())
+
+
+def _cell_words(table: FileTable) -> tuple[list[str], list[list[str]]]:
+    header = [w for cell in table.header for w in _WORD.findall(cell.casefold())]
+    rows = [[w for cell in row for w in _WORD.findall(cell.casefold())] for row in table.rows]
+    return header, rows
+
+
+def _find_run(
+    lines: list[list[str]],
+    words: list[list[list[str]]],
+    table: FileTable,
+    start: tuple[int, int],
+    end: int,
+) -> _Run | None:
+    """The first run of lines from `start` (before page `end`) that shows the table."""
+    header, rows = _cell_words(table)
+    everything = Counter(header + [w for row in rows for w in row])
+    first_word = (header or next((row for row in rows if row), []))[:1]
+    if not first_word or not everything:
+        return None
+    total = sum(everything.values())
+    vocabulary = tuple(everything)
+    page, line = start
+    while page < end:
+        while line < len(lines[page]):
+            if first_word[0] in words[page][line]:
+                run = _grow(lines, words, (page, line), everything, Counter(header), vocabulary)
+                consumed = sum(run.consumed.values()) if run else 0
+                if run is not None and consumed >= MIN_COVERAGE * total:
+                    return run
+            line += 1
+        page, line = page + 1, 0
+    return None
+
+
+def _grow(
+    lines: list[list[str]],
+    words: list[list[list[str]]],
+    start: tuple[int, int],
+    everything: Counter[str],
+    header: Counter[str],
+    vocabulary: tuple[str, ...],
+) -> _Run | None:
+    """The lines from `start` on that hold only the table's words (see module docstring)."""
+    remaining = everything.copy()
+    repeat: Counter[str] = Counter()  # the header once more on each page the table goes on
+    run = _Run()
+    page, line = start
+    while page < len(lines):
+        page_lines = lines[page]
+        while line < len(page_lines):
+            text = page_lines[line].strip()
+            found = words[page][line]
+            if _PAGE.match(text) or (not found and (not text or _SEPARATOR.match(text))):
+                line += 1
+                continue
+            if not found:
+                return _finished(run, page, line)  # a comment, or a line of no words
+            if text.startswith("#") and not all(word in header for word in found):
+                return _finished(run, page, line)
+            taken = _take(found, remaining, repeat, vocabulary)
+            if taken is None:
+                return _finished(run, page, line)
+            first, _ = run.lines.get(page, (line, line))
+            run.lines[page] = (first, line)
+            run.consumed[page] = run.consumed.get(page, 0) + taken
+            line += 1
+            if not remaining:
+                return _finished(run, page, line)
+        page, line = page + 1, 0
+        repeat = header.copy()
+    return _finished(run, page, line)
+
+
+def _take(
+    found: list[str], remaining: Counter[str], repeat: Counter[str], vocabulary: tuple[str, ...]
+) -> int | None:
+    """Take a line's words from the table's (or the repeated header's); how many table words
+    it held, or None (and nothing taken) when it holds a word the table does not."""
+    table_words = remaining.copy()
+    header_words = repeat.copy()
+    taken = pieces = 0
+    for word in found:
+        if table_words[word] > 0:
+            table_words[word] -= 1
+            taken += 1
+        elif header_words[word] > 0:
+            header_words[word] -= 1
+        elif len(word) >= 2 and any(word in whole for whole in vocabulary if whole != word):
+            pieces += 1
+        else:
+            return None
+    if pieces > _PIECE_SHARE * len(found):
+        return None
+    remaining.clear()
+    remaining.update(+table_words)
+    repeat.clear()
+    repeat.update(+header_words)
+    return taken
+
+
+def _finished(run: _Run, page: int, line: int) -> _Run | None:
+    if not run.lines:
+        return None
+    run.end = (page, line)
+    return run
+
+
+def _pieces(table: FileTable, run: _Run) -> dict[int, tuple[int, int, str]]:
+    """Per page of the run: the lines to replace and the table piece (header and the rows
+    whose middle word falls on that page) that replaces them."""
+    header, rows = _cell_words(table)
+    pages = sorted(run.lines)
+    shown = sum(run.consumed.values())
+    total = len(header) + sum(len(row) for row in rows)
+    scale = shown / total if total else 1.0
+    bounds = []
+    reached = 0
+    for page in pages:
+        reached += run.consumed[page]
+        bounds.append(reached)
+    owner: dict[int, list[tuple[str, ...]]] = {page: [] for page in pages}
+    position = float(len(header))
+    for row, row_words in zip(table.rows, rows, strict=True):
+        middle = (position + len(row_words) / 2) * scale
+        position += len(row_words)
+        index = next((i for i, bound in enumerate(bounds) if middle <= bound), len(pages) - 1)
+        owner[pages[index]].append(row)
+    pieces = {}
+    for number, page in enumerate(pages):
+        first, last = run.lines[page]
+        piece_rows = owner[page]
+        text = table_markdown(table.header, piece_rows) if piece_rows or number == 0 else ""
+        pieces[page] = (first, last, text)
+    return pieces
