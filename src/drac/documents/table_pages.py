@@ -77,11 +77,23 @@ def table_markdown(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 @dataclass
 class _Run:
-    """Where a table's text is: per page, its first and last line and the table words there."""
+    """Where a table's text is: per page, its first and last line and the table words there,
+    and the words before the table on its first line (a caption run into its header)."""
 
     lines: dict[int, tuple[int, int]] = field(default_factory=dict)
     consumed: dict[int, int] = field(default_factory=dict)
     end: tuple[int, int] = (0, 0)
+    lead: str = ""
+
+
+@dataclass
+class _Words:
+    """A table's words: all of them (with counts), its header's, and how many in all."""
+
+    everything: Counter[str]
+    header: Counter[str]
+    first: str
+    total: int
 
 
 def _words(text: str) -> list[str]:
@@ -106,21 +118,28 @@ def _find_run(
     """The first run of lines from `start` (before page `end`) that shows the table."""
     header, rows = _cell_words(table)
     everything = Counter(header + [w for row in rows for w in row])
-    first_word = (header or next((row for row in rows if row), []))[:1]
-    if not first_word or not everything:
+    first = (header or next((row for row in rows if row), []))[:1]
+    if not first:
         return None
-    total = sum(everything.values())
-    vocabulary = tuple(everything)
+    known = _Words(everything, Counter(header), first[0], sum(everything.values()))
     page, line = start
     while page < end:
         while line < len(lines[page]):
-            if first_word[0] in words[page][line]:
-                run = _grow(lines, words, (page, line), everything, Counter(header), vocabulary)
-                consumed = sum(run.consumed.values()) if run else 0
-                if run is not None and consumed >= MIN_COVERAGE * total:
+            at = _first_word(words[page][line], known.first)
+            if at is not None:
+                run = _grow(lines, words, (page, line), at, known)
+                if run is not None and sum(run.consumed.values()) >= MIN_COVERAGE * known.total:
                     return run
             line += 1
         page, line = page + 1, 0
+    return None
+
+
+def _first_word(found: list[str], first: str) -> int | None:
+    """Where in a line the table's first word starts (itself, or its first piece)."""
+    for index, word in enumerate(found):
+        if word == first or (len(word) >= 2 and first.startswith(word)):
+            return index
     return None
 
 
@@ -128,60 +147,101 @@ def _grow(
     lines: list[list[str]],
     words: list[list[list[str]]],
     start: tuple[int, int],
-    everything: Counter[str],
-    header: Counter[str],
-    vocabulary: tuple[str, ...],
+    at: int,
+    known: _Words,
 ) -> _Run | None:
-    """The lines from `start` on that hold only the table's words (see module docstring)."""
-    remaining = everything.copy()
+    """The lines from `start` on that hold only the table's words (see module docstring);
+    on the first line, the words before the `at`-th belong to the text before the table."""
+    remaining = known.everything.copy()
     repeat: Counter[str] = Counter()  # the header once more on each page the table goes on
+    vocabulary = tuple(known.everything)
     run = _Run()
     page, line = start
+    last = start  # the last line that held table words
     while page < len(lines):
         page_lines = lines[page]
         while line < len(page_lines):
             text = page_lines[line].strip()
             found = words[page][line]
+            if (page, line) == start and at:
+                # a caption the text layer ran into the header's first cell or a heading;
+                # in a sentence, the first word is just a word
+                run.lead = _lead(text, at, found) if text.startswith(("|", "#")) else ""
+                if not run.lead:
+                    return None
+                found = found[at:]
             if _PAGE.match(text) or (not found and (not text or _SEPARATOR.match(text))):
                 line += 1
                 continue
             if not found:
-                return _finished(run, page, line)  # a comment, or a line of no words
-            if text.startswith("#") and not all(word in header for word in found):
-                return _finished(run, page, line)
+                return _finished(run, last)  # a comment, or a line of no words
+            if text.startswith("#") and not run.lead:
+                if not all(word in known.header for word in found):
+                    return _finished(run, last)
             taken = _take(found, remaining, repeat, vocabulary)
             if taken is None:
-                return _finished(run, page, line)
-            first, _ = run.lines.get(page, (line, line))
-            run.lines[page] = (first, line)
-            run.consumed[page] = run.consumed.get(page, 0) + taken
+                return _finished(run, last)
+            if taken:
+                first, _ = run.lines.get(page, (line, line))
+                run.lines[page] = (first, line)
+                run.consumed[page] = run.consumed.get(page, 0) + taken
+                last = (page, line)
             line += 1
             if not remaining:
-                return _finished(run, page, line)
+                return _finished(run, last)
         page, line = page + 1, 0
-        repeat = header.copy()
-    return _finished(run, page, line)
+        repeat = known.header.copy()
+    return _finished(run, last)
+
+
+def _lead(text: str, at: int, found: list[str]) -> str:
+    """The text of a line before its `at`-th word, without table pipes ("" if not found)."""
+    if len(text.casefold()) != len(text):
+        return ""
+    spans = list(_WORD.finditer(text.casefold()))
+    if len(spans) != len(found) or at >= len(spans):
+        return ""
+    lead = text[: spans[at].start()].strip().strip("|").strip()
+    return lead.removesuffix("**").rstrip() if lead.count("**") % 2 else lead
 
 
 def _take(
     found: list[str], remaining: Counter[str], repeat: Counter[str], vocabulary: tuple[str, ...]
 ) -> int | None:
     """Take a line's words from the table's (or the repeated header's); how many table words
-    it held, or None (and nothing taken) when it holds a word the table does not."""
+    it held, or None (and nothing taken) when it holds a word the table does not.
+
+    A narrow column breaks a word into pieces ("St or ag e"): pieces that join into a table
+    word count as that word; a word run into the next ("24hrstotal") counts as both; a few
+    other pieces (the start or end of a table word) are let through."""
     table_words = remaining.copy()
     header_words = repeat.copy()
-    taken = pieces = 0
-    for word in found:
-        if table_words[word] > 0:
-            table_words[word] -= 1
-            taken += 1
-        elif header_words[word] > 0:
-            header_words[word] -= 1
-        elif len(word) >= 2 and any(word in whole for whole in vocabulary if whole != word):
-            pieces += 1
+    taken = pieces = index = 0
+    while index < len(found):
+        for words in (table_words, header_words):
+            end = _joined_word(found, index, words)
+            if end is not None:
+                words["".join(found[index:end])] -= 1
+                taken += end - index if words is table_words else 0
+                index = end
+                break
+            parts = _run_together(found[index], words)
+            if parts:
+                for part in parts:
+                    words[part] -= 1
+                taken += len(parts) if words is table_words else 0
+                index += 1
+                break
         else:
-            return None
-    if pieces > _PIECE_SHARE * len(found):
+            word = found[index]
+            if not any(
+                len(whole) > len(word) and (whole.startswith(word) or whole.endswith(word))
+                for whole in vocabulary
+            ):
+                return None
+            pieces += 1
+            index += 1
+    if pieces > max(1.0, _PIECE_SHARE * len(found)):
         return None
     remaining.clear()
     remaining.update(+table_words)
@@ -190,10 +250,41 @@ def _take(
     return taken
 
 
-def _finished(run: _Run, page: int, line: int) -> _Run | None:
+_MAX_PIECES = 8
+
+
+def _joined_word(found: list[str], index: int, words: Counter[str]) -> int | None:
+    """Where the table word starting at `found[index]` ends: the word itself, or pieces of
+    the line that join into one (None when neither is one of `words`)."""
+    joined = ""
+    for end in range(index, min(len(found), index + _MAX_PIECES)):
+        joined += found[end]
+        if words[joined] > 0:
+            return end + 1
+        if end == index and not any(joined in w for w in words):
+            return None
+    return None
+
+
+def _run_together(word: str, words: Counter[str]) -> list[str]:
+    """Two or three of `words` that make `word` when run together, or []."""
+    for cut in range(1, len(word)):
+        head, tail = word[:cut], word[cut:]
+        if words[head] <= 0:
+            continue
+        if words[tail] > (1 if tail == head else 0):
+            return [head, tail]
+        for second in range(1, len(tail)):
+            middle, rest = tail[:second], tail[second:]
+            if words[middle] > 0 and words[rest] > 0 and len({head, middle, rest}) == 3:
+                return [head, middle, rest]
+    return []
+
+
+def _finished(run: _Run, last: tuple[int, int]) -> _Run | None:
     if not run.lines:
         return None
-    run.end = (page, line)
+    run.end = (last[0], last[1] + 1)
     return run
 
 
@@ -222,5 +313,7 @@ def _pieces(table: FileTable, run: _Run) -> dict[int, tuple[int, int, str]]:
         first, last = run.lines[page]
         piece_rows = owner[page]
         text = table_markdown(table.header, piece_rows) if piece_rows or number == 0 else ""
+        if number == 0 and run.lead:
+            text = f"{run.lead}\n\n{text}"
         pieces[page] = (first, last, text)
     return pieces
