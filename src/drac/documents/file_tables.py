@@ -327,7 +327,8 @@ class _HtmlTables(HTMLParser):
 
     def handle_data(self, data: str) -> None:
         if self.open and not self.skipping and self.depth <= _MAX_HTML_DEPTH:
-            self.open[-1].text(data)
+            # a line break in the source is a space; only <br> and blocks break a cell's text
+            self.open[-1].text(data.replace("\r", " ").replace("\n", " "))
 
     def tables(self) -> list[FileTable]:
         """The data tables found, in the order they open in the file."""

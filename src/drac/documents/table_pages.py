@@ -84,6 +84,7 @@ class _Run:
     consumed: dict[int, int] = field(default_factory=dict)
     end: tuple[int, int] = (0, 0)
     lead: str = ""
+    remaining: Counter[str] = field(default_factory=Counter)  # the table words not shown
 
 
 @dataclass
@@ -174,23 +175,30 @@ def _grow(
                 line += 1
                 continue
             if not found:
-                return _finished(run, last)  # a comment, or a line of no words
-            if text.startswith("#") and not run.lead:
-                if not all(word in known.header for word in found):
-                    return _finished(run, last)
+                break  # a comment, or a line of no words
+            if (
+                text.startswith("#")
+                and not run.lead
+                and not all(word in known.header for word in found)
+            ):
+                break
             taken = _take(found, remaining, repeat, vocabulary)
             if taken is None:
-                return _finished(run, last)
+                break
+            first, _ = run.lines.get(page, (line, line))
+            run.lines[page] = (first, line)  # a repeated header, a piece: table lines too
+            run.consumed[page] = run.consumed.get(page, 0) + taken
             if taken:
-                first, _ = run.lines.get(page, (line, line))
-                run.lines[page] = (first, line)
-                run.consumed[page] = run.consumed.get(page, 0) + taken
                 last = (page, line)
             line += 1
             if not remaining:
-                return _finished(run, last)
-        page, line = page + 1, 0
-        repeat = known.header.copy()
+                break
+        else:
+            page, line = page + 1, 0
+            repeat = known.header.copy()
+            continue
+        break
+    run.remaining = remaining
     return _finished(run, last)
 
 
@@ -282,20 +290,44 @@ def _run_together(word: str, words: Counter[str]) -> list[str]:
 
 
 def _finished(run: _Run, last: tuple[int, int]) -> _Run | None:
-    if not run.lines:
+    """The run up to its last line of table words (lines after it are the text layer's)."""
+    page, line = last
+    if page not in run.lines or not run.consumed.get(page):
         return None
-    run.end = (last[0], last[1] + 1)
+    for later in [number for number in run.lines if number > page]:
+        del run.lines[later], run.consumed[later]
+    run.lines[page] = (run.lines[page][0], line)
+    run.end = (page, line + 1)
     return run
+
+
+def _shown_rows(rows: list[list[str]], remaining: Counter[str]) -> int:
+    """How many rows from the first the run showed: trailing rows whose words mostly were
+    not in it are left to the text layer (where the run stopped, the text layer holds them
+    run into other text)."""
+    left = remaining.copy()
+    count = len(rows)
+    for row in reversed(rows):
+        missing = 0
+        for word in row:
+            if left[word] > 0:
+                left[word] -= 1
+                missing += 1
+        if not row or 2 * missing < len(row):
+            break
+        count -= 1
+    return count
 
 
 def _pieces(table: FileTable, run: _Run) -> dict[int, tuple[int, int, str]]:
     """Per page of the run: the lines to replace and the table piece (header and the rows
     whose middle word falls on that page) that replaces them."""
     header, rows = _cell_words(table)
+    count = _shown_rows(rows, run.remaining)
     pages = sorted(run.lines)
     shown = sum(run.consumed.values())
-    total = len(header) + sum(len(row) for row in rows)
-    scale = shown / total if total else 1.0
+    total = len(header) + sum(len(row) for row in rows[:count])
+    scale = min(1.0, shown / total) if total else 1.0
     bounds = []
     reached = 0
     for page in pages:
@@ -303,7 +335,7 @@ def _pieces(table: FileTable, run: _Run) -> dict[int, tuple[int, int, str]]:
         bounds.append(reached)
     owner: dict[int, list[tuple[str, ...]]] = {page: [] for page in pages}
     position = float(len(header))
-    for row, row_words in zip(table.rows, rows, strict=True):
+    for row, row_words in zip(table.rows[:count], rows, strict=False):
         middle = (position + len(row_words) / 2) * scale
         position += len(row_words)
         index = next((i for i, bound in enumerate(bounds) if middle <= bound), len(pages) - 1)
