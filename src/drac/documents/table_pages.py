@@ -8,7 +8,9 @@ over page breaks (each page may repeat the header, as LibreOffice repeats a DOCX
 row). When the run holds at least `MIN_COVERAGE` of the table's words, its lines are replaced
 by the table as a pipe table; a table over several pages is cut there, each piece under the
 header, a row going on the page where most of its words are, so each row is cited at its
-page. A table whose text is not found so (a word the table does not hold, a heading or a
+page. Words before the table's first word on the run's first line (a caption the text layer
+ran into the header cell, or a sentence ending before the table) stay as a paragraph above
+it; trailing rows the run did not show stay as the text layer read them. A table whose text is not found so (a word the table does not hold, a heading or a
 comment in the way, too little of it shown) is left as the text layer read it: no text is
 lost, none is added but the table's own.
 """
@@ -28,6 +30,7 @@ MIN_COVERAGE = 0.8
 _PIECE_SHARE = 0.25
 """At most this share of a line's words may be pieces of the table's words (a word a narrow
 column broke in two, "Destinati" and "on")."""
+_SENTENCE_ENDS = (".", ":", "!", "?")
 _WORD = re.compile(r"[^\W_]+")
 _PAGE = re.compile(r"^<!--\s*Page\s+\d+\s*-->$")
 _SEPARATOR = re.compile(r"^\|(?:\s*:?-{3,}:?\s*\|)+$")
@@ -165,9 +168,12 @@ def _grow(
             text = page_lines[line].strip()
             found = words[page][line]
             if (page, line) == start and at:
-                # a caption the text layer ran into the header's first cell or a heading;
-                # in a sentence, the first word is just a word
-                run.lead = _lead(text, at, found) if text.startswith(("|", "#")) else ""
+                # a caption the text layer ran into the header's first cell or a heading,
+                # or a paragraph it ran into the table; inside a sentence, the first word
+                # is just a word
+                run.lead = _lead(text, at, found)
+                if not text.startswith(("|", "#")) and not run.lead.endswith(_SENTENCE_ENDS):
+                    run.lead = ""
                 if not run.lead:
                     return None
                 found = found[at:]
