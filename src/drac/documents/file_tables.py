@@ -201,7 +201,7 @@ def _docx_text(paragraph: ElementTree.Element) -> str:
 
 def _pptx_tables(data: bytes) -> list[FileTable]:
     package = _Package(data)
-    tables = []
+    tables: list[FileTable] = []
     for number, part in enumerate(_shown_slides(package), start=1):
         step(f"reading the tables of slide {number}")
         for table in package.xml(part).iter(f"{_A}tbl"):

@@ -10,9 +10,10 @@ by the table as a pipe table; a table over several pages is cut there, each piec
 header, a row going on the page where most of its words are, so each row is cited at its
 page. Words before the table's first word on the run's first line (a caption the text layer
 ran into the header cell, or a sentence ending before the table) stay as a paragraph above
-it; trailing rows the run did not show stay as the text layer read them. A table whose text is not found so (a word the table does not hold, a heading or a
-comment in the way, too little of it shown) is left as the text layer read it: no text is
-lost, none is added but the table's own.
+it; trailing rows the run did not show stay as the text layer read them. A table whose
+text is not found so (a word the table does not hold, a heading or a comment in the way,
+too little of it shown) is left as the text layer read it: no text is lost, none is added
+but the table's own.
 """
 
 from __future__ import annotations
@@ -63,10 +64,10 @@ def place_tables(
             replacements.setdefault(page, []).append((first, last, text))
         cursor = run.end
     out = []
-    for index, page in enumerate(lines):
+    for index, page_lines in enumerate(lines):
         for first, last, text in sorted(replacements.get(index, ()), reverse=True):
-            page[first : last + 1] = [text] if text else []
-        out.append(re.sub(r"\n{3,}", "\n\n", "\n".join(page)).strip("\n"))
+            page_lines[first : last + 1] = [text] if text else []
+        out.append(re.sub(r"\n{3,}", "\n\n", "\n".join(page_lines)).strip("\n"))
     return out
 
 

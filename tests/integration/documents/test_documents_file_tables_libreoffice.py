@@ -14,7 +14,7 @@ from drac.ports import MemoryLedger
 from tests.decks import Slide
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "unit" / "documents"))
-from file_table_fixtures import (  # noqa: E402
+from file_table_fixtures import (
     docx_paragraph,
     docx_table,
     html_table,
@@ -38,7 +38,9 @@ def _pages(data: bytes, name: str) -> dict[int, str]:
         document_id="d1",
     ).markdown  # fmt: skip
     parts = re.split(r"<!-- Page (\d+) -->", markdown)
-    return {int(number): text.strip() for number, text in zip(parts[1::2], parts[2::2])}
+    return {
+        int(number): text.strip() for number, text in zip(parts[1::2], parts[2::2], strict=True)
+    }
 
 
 @pytest.mark.parametrize("kind", ["docx", "pptx", "html"])
@@ -63,7 +65,7 @@ def test_a_table_over_two_pages_has_each_row_once_on_its_page_under_the_header()
     pages = _pages(data, "timetable.docx")
     assert len(pages) >= 2
     found = []
-    for number, text in sorted(pages.items()):
+    for _, text in sorted(pages.items()):
         lines = [line for line in text.split("\n") if line.startswith("| CW")]
         assert text.count("| Flight | From | To |") == 1  # each piece under the header
         found += lines
@@ -74,6 +76,7 @@ def test_a_table_over_two_pages_has_each_row_once_on_its_page_under_the_header()
 def test_a_cell_with_a_pipe_and_a_newline_comes_back_escaped():
     rows = [["Key", "Value"], ["a|b", "first line\nsecond line"], ["c", "d"]]
     pages = _pages(make_docx(docx_paragraph("Notes.") + docx_table(rows)), "notes.docx")
-    assert "| Key | Value |\n| --- | --- |\n| a\\|b | first line<br>second line |\n| c | d |" in (
-        pages[1]
+    assert (
+        "| Key | Value |\n| --- | --- |\n| a\\|b | first line<br>second line |\n| c | d |"
+        in (pages[1])
     )

@@ -18,7 +18,7 @@ Rows = list[list[str]]
 
 def docx_paragraph(text: str) -> str:
     """One WordprocessingML paragraph."""
-    return f"<w:p><w:r><w:t xml:space=\"preserve\">{escape(text)}</w:t></w:r></w:p>"
+    return f'<w:p><w:r><w:t xml:space="preserve">{escape(text)}</w:t></w:r></w:p>'
 
 
 def docx_table(rows: Rows, header_rows: int = 1) -> str:

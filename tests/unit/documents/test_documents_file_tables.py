@@ -47,8 +47,8 @@ def test_merged_cells_keep_their_text_in_the_first_column_and_in_every_row():
     assert table.header == ("Class", "Fare", "")
     assert table.rows == (("Economy", "Saver", "100"), ("Economy", "Flex", "150"))
     merged = docx_table([["Class", "Fare"], ["Economy", "100"], ["", "150"]]).replace(
-        "<w:tr><w:tc><w:tcPr/><w:p><w:r><w:t xml:space=\"preserve\"></w:t></w:r></w:p>",
-        '<w:tr><w:tc><w:tcPr><w:vMerge/></w:tcPr><w:p/>',
+        '<w:tr><w:tc><w:tcPr/><w:p><w:r><w:t xml:space="preserve"></w:t></w:r></w:p>',
+        "<w:tr><w:tc><w:tcPr><w:vMerge/></w:tcPr><w:p/>",
     )
     (table,) = tables_here(make_docx(merged), "docx")
     assert table.rows == (("Economy", "100"), ("Economy", "150"))
@@ -120,9 +120,7 @@ def test_a_caption_run_into_the_header_stays_as_text_above_the_table():
 
 
 def test_a_slides_table_is_looked_for_on_its_own_page_only():
-    table = FileTable(
-        header=tuple(GRID[0]), rows=tuple(tuple(row) for row in GRID[1:]), slide=2
-    )
+    table = FileTable(header=tuple(GRID[0]), rows=tuple(tuple(row) for row in GRID[1:]), slide=2)
     text = "Model Range Price\n\nA350 15,000 km $317M\n\nA380 14,800 km $445M"
     pages = [f"<!-- Page 1 -->\n\n{text}", "<!-- Page 2 -->\n\nNo table here."]
     assert place_tables(pages, [table], slide_pages=True) == pages
