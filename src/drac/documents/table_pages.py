@@ -202,7 +202,9 @@ def _grow(
                 break
         else:
             page, line = page + 1, 0
-            repeat = known.header.copy()
+            # the header repeated at the page's top, and once more where the text layer
+            # made it the key of the row the page break cut
+            repeat = known.header + known.header
             continue
         break
     run.remaining = remaining

@@ -80,3 +80,19 @@ def test_a_cell_with_a_pipe_and_a_newline_comes_back_escaped():
         "| Key | Value |\n| --- | --- |\n| a\\|b | first line<br>second line |\n| c | d |"
         in (pages[1])
     )
+
+
+def test_a_corpus_timetable_keeps_every_cell_with_its_key_and_header():
+    from shared_paths import CLOUDWAY, require
+
+    from drac.evaluation.fidelity import score_conversion
+
+    stem = "Mumbai Inbound & Outbound Flights"
+    source = (require(CLOUDWAY) / "md" / f"{stem}.md").read_text(encoding="utf-8")
+    data = (CLOUDWAY / "docx" / f"{stem}.docx").read_bytes()
+    pages = _pages(data, f"{stem}.docx")
+    markdown = "\n\n".join(f"<!-- Page {n} -->\n\n{text}" for n, text in sorted(pages.items()))
+    fidelity = score_conversion(source, markdown)
+    assert fidelity.table_cells > 500
+    assert fidelity.table_fidelity == 1.0  # 0.72 from the text layer's tables alone
+    assert fidelity.word_recall > 0.999
