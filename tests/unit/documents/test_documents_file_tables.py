@@ -156,3 +156,19 @@ def test_a_part_declaring_entities_or_a_zip_bomb_gives_no_tables():
     assert len(bomb.getvalue()) < 1024 * 1024
     assert tables_here(bomb.getvalue(), "docx") == []
     assert tables_here(b"not a zip", "pptx") == []
+
+
+def test_a_file_past_the_workers_limits_keeps_the_text_layers_tables_with_a_warning(
+    monkeypatch,
+):
+    from drac.documents import file_tables
+    from drac.documents.containment import GIB, Limits
+
+    tight = Limits(memory_bytes=1 * GIB, cpu_s=0.3, step_cpu_s=0.3, wall_s=30.0,
+                   preload=("drac.documents.file_tables",))  # fmt: skip
+    monkeypatch.setattr(file_tables, "FILE_TABLE_LIMITS", tight)
+    rows = "".join(f"<tr><td>{n}</td><td>x</td></tr>" for n in range(4000))
+    html = make_html(f"<table><tr><th>Key</th><th>Value</th></tr>{rows}</table>" * 40)
+    tables, warnings = read_file_tables(html, DocumentFormat.HTML)
+    assert tables == []
+    assert len(warnings) == 1 and "CPU" in warnings[0] and "text layer" in warnings[0]
