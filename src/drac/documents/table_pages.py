@@ -183,11 +183,8 @@ def _grow(
                 continue
             if not found:
                 break  # a comment, or a line of no words
-            if (
-                text.startswith("#")
-                and not run.lead
-                and not all(word in known.header for word in found)
-            ):
+            heading = text.startswith("#") and not run.lead
+            if heading and (page, line) == start and not all(w in known.header for w in found):
                 break
             taken = _take(found, remaining, repeat, vocabulary)
             if taken is None:
@@ -195,7 +192,9 @@ def _grow(
             first, _ = run.lines.get(page, (line, line))
             run.lines[page] = (first, line)  # a repeated header, a piece: table lines too
             run.consumed[page] = run.consumed.get(page, 0) + taken
-            if taken:
+            if taken and (not heading or (page, line) == start):
+                # a heading of table words (a bold header line the text layer took for one)
+                # is the table's only when table lines follow it
                 last = (page, line)
             line += 1
             if not remaining:

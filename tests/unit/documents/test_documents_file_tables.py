@@ -172,3 +172,18 @@ def test_a_file_past_the_workers_limits_keeps_the_text_layers_tables_with_a_warn
     tables, warnings = read_file_tables(html, DocumentFormat.HTML)
     assert tables == []
     assert len(warnings) == 1 and "CPU" in warnings[0] and "text layer" in warnings[0]
+
+
+def test_a_header_line_taken_for_a_heading_is_replaced_but_a_heading_after_the_table_stays():
+    rows = (("Pencil Pro", "$109"), ("Pad Pro Max", "$399"), ("Stand", "$72"))
+    table = FileTable(header=("Product", "Price (USD)"), rows=rows)
+    pages = [
+        "<!-- Page 1 -->\n\n**Product Price**\n\n#### (USD)\n\nPencil Pro $109\n\n"
+        "Pad Pro Max $399\n\n### Stand\n\nOur stands."
+    ]
+    # the third row is not on the page (the text layer lost it): the heading holding its
+    # word stays a heading, and the table holds the rows the page shows
+    want = table_markdown(table.header, rows[:2])
+    assert place_tables(pages, [table]) == [
+        f"<!-- Page 1 -->\n\n{want}\n\n### Stand\n\nOur stands."
+    ]
