@@ -72,6 +72,8 @@ def test_a_cell_with_a_pipe_and_a_newline_is_escaped():
     assert "| a\\|b | first line<br>second line |" in text.split("\n")
     (from_html,) = tables_here(make_html(html_table(rows)), "html")
     assert from_html == table
+    marker = table_markdown(("Key", "Value"), [("x", "<!-- Page 9 -->")])
+    assert "<!--" not in marker  # a cell cannot fake a page marker
 
 
 def test_the_text_layers_table_on_its_page_is_replaced_and_nothing_else():
