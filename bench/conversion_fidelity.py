@@ -2,7 +2,7 @@
 
 Usage:
     python bench/conversion_fidelity.py [--formats pdf,docx,pptx,html] [--pdf-cache DIR]
-                                        [--speed REF] [--write]
+                                        [--speed REF] [--file-tables] [--write]
 
 Every document of the corpus (both companies) exists as Markdown (the ground truth) and as PDF,
 DOCX, PPTX and HTML. Each rendition is converted offline as `drac ingest` does (the same
@@ -10,7 +10,12 @@ scorer as `drac eval-conversion`, `drac.evaluation.fidelity`) and scored: word r
 precision, reading order, headings (text and level), table cells with their row key and
 column header in one element, list items kept as lists, paragraphs split mid-sentence,
 unprintable characters. --pdf-cache DIR keeps the PDFs LibreOffice makes of DOCX, PPTX and
-HTML (keyed by the file's SHA-256) and converts those: only the text-layer path is scored then.
+HTML (keyed by the file's SHA-256) and converts those through the rest of the product's path
+(`convert_to_markdown` with LibreOffice's step taken from the cache: slide titles and the file's
+own tables included).
+--file-tables also converts every rendition without the file's own tables (the text layer's
+tables only), interleaved with the conversion with them, and reports both tables and the
+conversion time per format both ways.
 --speed REF also times `offline_markdown` over the corpus PDFs with this tree's code and with
 the code of git revision REF, interleaved, three rounds (the performance budget), and with
 --pdf-cache scores the code at REF too (the table before the change).
@@ -20,6 +25,7 @@ the code of git revision REF, interleaved, three rounds (the performance budget)
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import hashlib
 import importlib
@@ -28,19 +34,23 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 
 from _common import CORPUS, REPO, machine, write_section
 
+from drac.documents import convert as convert_module
 from drac.documents.convert import convert_to_markdown
-from drac.documents.detect import detect_format
-from drac.documents.normalise import normalise_to_pdf
+from drac.documents.detect import DocumentFormat, detect_format
+from drac.documents.normalise import Converted, normalise_to_pdf
 from drac.documents.offline import OfflinePage, offline_markdown
 from drac.documents.options import ConversionOptions
 from drac.evaluation.fidelity_corpus import (
     Rendition,
+    ScoredRendition,
+    SourceDocument,
     fidelity_table,
     find_documents,
     score_folder,
@@ -62,20 +72,65 @@ def product_conversion(path: Path) -> Rendition:
     return Rendition(result.markdown, tuple(result.warnings))
 
 
+def cached_pdf(cache: Path, data: bytes, fmt: DocumentFormat) -> bytes:
+    """LibreOffice's PDF of an office or HTML file, made once and kept in `cache`."""
+    target = cache / f"{hashlib.sha256(data).hexdigest()}.pdf"
+    if not target.exists():
+        target.write_bytes(normalise_to_pdf(data, fmt))
+    return target.read_bytes()
+
+
+@contextlib.contextmanager
+def product_path(cache: Path, file_tables: bool = True) -> Iterator[None]:
+    """`convert_to_markdown` with LibreOffice's PDFs taken from `cache` (and, unless
+    `file_tables`, without the file's own tables: the text layer's only)."""
+    cache.mkdir(parents=True, exist_ok=True)
+    normalise, read_tables = convert_module.normalise, convert_module.read_file_tables
+
+    def cached(data: bytes, fmt: DocumentFormat, **_: object) -> Converted:
+        if fmt is DocumentFormat.PDF:
+            return Converted(data, [])
+        return Converted(cached_pdf(cache, data, fmt), [])
+
+    convert_module.normalise = cached  # type: ignore[assignment]
+    if not file_tables:
+        convert_module.read_file_tables = lambda data, fmt: ([], [])  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        convert_module.normalise = normalise  # type: ignore[assignment]
+        convert_module.read_file_tables = read_tables  # type: ignore[assignment]
+
+
+def cached_product_conversion(
+    cache: Path, file_tables: bool = True, times: dict[str, list[float]] | None = None
+) -> Callable[[Path], Rendition]:
+    """The product's offline conversion with LibreOffice's step cached; each conversion's
+    seconds added to `times` under its format."""
+
+    def convert(path: Path) -> Rendition:
+        with product_path(cache, file_tables):
+            started = time.perf_counter()
+            rendition = product_conversion(path)
+            elapsed = time.perf_counter() - started
+        if times is not None:
+            times.setdefault(path.suffix.lower().lstrip("."), []).append(elapsed)
+        return rendition
+
+    return convert
+
+
 def cached_pdf_conversion(
     cache: Path, converter: Callable[[bytes], list[OfflinePage]] = offline_markdown
 ) -> Callable[[Path], Rendition]:
-    """The offline converter over LibreOffice's PDF of each file, made once and cached."""
+    """The text-layer converter alone over LibreOffice's PDF of each file (cached)."""
     cache.mkdir(parents=True, exist_ok=True)
 
     def convert(path: Path) -> Rendition:
         data = path.read_bytes()
         fmt = detect_format(data, path.name).format
         if fmt.value != "pdf":
-            target = cache / f"{hashlib.sha256(data).hexdigest()}.pdf"
-            if not target.exists():
-                target.write_bytes(normalise_to_pdf(data, fmt))
-            data = target.read_bytes()
+            data = cached_pdf(cache, data, fmt)
         pages = converter(data)
         warnings = tuple(w for page in pages for w in page.warnings)
         return Rendition("\n\n".join(page.markdown for page in pages) + "\n", warnings)
@@ -119,15 +174,61 @@ def speed(ref: str, rounds: int = 3) -> str:
     )
 
 
+@functools.cache
+def _corpus() -> tuple[SourceDocument, ...]:
+    return tuple(find_documents(CORPUS))
+
+
+def _alone(path: Path) -> SourceDocument:
+    """The corpus document of one rendition, with that rendition only."""
+    document = next(d for d in _corpus() if path in d.renditions)
+    return replace(document, renditions=(path,))
+
+
+def conversion_times(with_tables: dict[str, list[float]], without: dict[str, list[float]]) -> str:
+    """Seconds per format to convert the corpus with and without the file's own tables."""
+    lines = [
+        "| format | docs | seconds with the file's tables | without | change |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for fmt in sorted(with_tables):
+        new, old = sum(with_tables[fmt]), sum(without.get(fmt, [0.0]))
+        change = f"{new / old - 1:+.0%}" if old else "n/a"
+        lines.append(f"| {fmt} | {len(with_tables[fmt])} | {new:.2f} | {old:.2f} | {change} |")
+    return (
+        "Conversion time (the product's offline path, LibreOffice's PDF taken from the cache,"
+        " so the share is of the rest; LibreOffice's own conversion takes seconds more"
+        " per file):\n\n" + "\n".join(lines)
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--formats", default="pdf,docx,pptx,html")
     parser.add_argument("--pdf-cache", type=Path, default=None)
     parser.add_argument("--speed", metavar="REF", default=None)
+    parser.add_argument("--file-tables", action="store_true")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
     formats = frozenset(f.strip() for f in args.formats.split(",") if f.strip())
-    convert = cached_pdf_conversion(args.pdf_cache) if args.pdf_cache else product_conversion
+    with_times: dict[str, list[float]] = {}
+    without_times: dict[str, list[float]] = {}
+    convert = (
+        cached_product_conversion(args.pdf_cache, times=with_times)
+        if args.pdf_cache
+        else product_conversion
+    )
+    without: list[ScoredRendition] = []
+    if args.file_tables:
+        if not args.pdf_cache:
+            parser.error("--file-tables needs --pdf-cache")
+        plain = cached_product_conversion(args.pdf_cache, False, without_times)
+
+        def convert(path: Path, with_tables: Callable[[Path], Rendition] = convert) -> Rendition:
+            # interleaved, so that load from others weighs on both alike
+            without.extend(score_folder([_alone(path)], plain, formats))
+            return with_tables(path)
+
     started = time.perf_counter()
     scored = score_folder(find_documents(CORPUS), convert, formats)
     elapsed = time.perf_counter() - started
@@ -144,10 +245,23 @@ def main() -> int:
         before = f"The same with the converter at `{args.speed}` (before):\n\n" + fidelity_table(
             totals(old_scored, lambda s: s.format), "format"
         )
+    if without:
+        before = (
+            "The same without the file's own tables (the text layer's tables only, before this"
+            " change), converted interleaved with the above:\n\n"
+            + fidelity_table(totals(without, lambda s: s.format), "format")
+            + "\n\nPer company:\n\n"
+            + fidelity_table(
+                totals(without, lambda s: f"{s.document.group} / {s.format}"), "company / format"
+            )
+            + "\n\n"
+            + conversion_times(with_times, without_times)
+        )
     print(by_format, by_company, before, timing, sep="\n\n")
     if args.write:
         cache = f" --pdf-cache {args.pdf_cache}" if args.pdf_cache else ""
         speed_flag = f" --speed {args.speed}" if args.speed else ""
+        speed_flag += " --file-tables" if args.file_tables else ""
         body = (
             "## Conversion fidelity: the offline converter against the corpus' Markdown\n\n"
             f"Command: `python bench/conversion_fidelity.py --formats {args.formats}{cache}"

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 from drac.documents.batches import BatchResult, join_batches
 from drac.documents.containment import GIB, Limits, contained_call
 from drac.documents.detect import DocumentFormat, detect_format
+from drac.documents.file_tables import FileTable, read_file_tables
 from drac.documents.incremental import (
     EarlierVersion,
     StoredBatch,
@@ -33,6 +34,7 @@ from drac.documents.render import (
 from drac.documents.row_sentences import GROWTH, rows_as_sentences
 from drac.documents.slides import HeadingHint, apply_headings, slide_headings
 from drac.documents.spreadsheets import SpreadsheetOptions, read_spreadsheet
+from drac.documents.table_pages import place_tables
 from drac.documents.text import decode_text
 from drac.documents.verify import PageVerification, verify_markdown
 from drac.errors import DocumentError
@@ -136,7 +138,11 @@ def convert_to_markdown(
     warnings.extend(normalise_warnings)
     if vision is None:
         headings = slide_headings(data) if detection.format is DocumentFormat.PPTX else []
-        result = _convert_offline(pdf, detection.format, warnings, options, progress, headings)
+        tables, table_warnings = read_file_tables(data, detection.format)
+        warnings.extend(table_warnings)
+        result = _convert_offline(
+            pdf, detection.format, warnings, options, progress, headings, tables
+        )
     else:
         result = _convert_with_model(
             pdf,
@@ -182,16 +188,25 @@ def _convert_offline(
     options: ConversionOptions,
     progress: Progress | None,
     headings: list[list[HeadingHint]],
+    tables: list[FileTable] | None = None,
 ) -> ConversionResult:
-    """The text layer's Markdown; scans read by OCR; a deck's slide titles made headings."""
+    """The text layer's Markdown; scans read by OCR; a deck's slide titles made headings and
+    the file's own tables (DOCX, PPTX, HTML) put in place of the text layer's."""
     found = contained_call(
         "drac.documents.render:offline_here", pdf, options.max_pages,
         limits=PDF_LIMITS, what="while opening the PDF",
     )  # fmt: skip
     pages = [OfflinePage.model_validate(page) for page in found["pages"]]
     warnings.extend(str(warning) for warning in found["warnings"])
-    if len(headings) != len(pages):  # not one slide per page: keep the converter's headings
+    slide_pages = len(headings) == len(pages)
+    if not slide_pages:  # not one slide per page: keep the converter's headings
         headings = [[] for _ in pages]
+    if tables:
+        placed = place_tables([page.markdown for page in pages], tables, slide_pages=slide_pages)
+        pages = [
+            page.model_copy(update={"markdown": text})
+            for page, text in zip(pages, placed, strict=True)
+        ]
     scanned = [page.number for page in pages if not page.has_text_layer]
     read = read_scanned_pages(pdf, scanned, options) if scanned and ocr_available() else {}
     markdown = []

@@ -1,0 +1,191 @@
+"""Tables read from a DOCX, PPTX or HTML file's own structure, and put on their pages."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+from file_table_fixtures import (
+    docx_paragraph,
+    docx_table,
+    html_table,
+    make_docx,
+    make_html,
+    make_pptx_with_tables,
+)
+
+from drac.documents.detect import DocumentFormat
+from drac.documents.file_tables import FileTable, read_file_tables, tables_here
+from drac.documents.table_pages import place_tables, table_markdown
+from tests.decks import Slide
+
+GRID = [["Model", "Range", "Price"], ["A350", "15,000 km", "$317M"], ["A380", "14,800 km", "$445M"]]
+EXPECTED = (
+    "| Model | Range | Price |\n| --- | --- | --- |\n"
+    "| A350 | 15,000 km | $317M |\n| A380 | 14,800 km | $445M |"
+)
+
+
+def test_a_3x3_table_with_a_header_is_read_from_each_format():
+    docx = make_docx(docx_paragraph("Fleet") + docx_table(GRID))
+    pptx = make_pptx_with_tables([(Slide("Intro"), None), (Slide("Fleet"), GRID)])
+    html = make_html("<h1>Fleet</h1>" + html_table(GRID))
+    want = FileTable(header=tuple(GRID[0]), rows=tuple(tuple(row) for row in GRID[1:]))
+    assert tables_here(docx, "docx") == [want]
+    assert tables_here(html, "html") == [want]
+    assert tables_here(pptx, "pptx") == [want.model_copy(update={"slide": 2})]
+    assert table_markdown(want.header, want.rows) == EXPECTED
+
+
+def test_merged_cells_keep_their_text_in_the_first_column_and_in_every_row():
+    html = make_html(
+        "<table><tr><th>Class</th><th colspan='2'>Fare</th></tr>"
+        "<tr><td rowspan='2'>Economy</td><td>Saver</td><td>100</td></tr>"
+        "<tr><td>Flex</td><td>150</td></tr></table>"
+    )
+    (table,) = tables_here(html, "html")
+    assert table.header == ("Class", "Fare", "")
+    assert table.rows == (("Economy", "Saver", "100"), ("Economy", "Flex", "150"))
+    merged = docx_table([["Class", "Fare"], ["Economy", "100"], ["", "150"]]).replace(
+        '<w:tr><w:tc><w:tcPr/><w:p><w:r><w:t xml:space="preserve"></w:t></w:r></w:p>',
+        "<w:tr><w:tc><w:tcPr><w:vMerge/></w:tcPr><w:p/>",
+    )
+    (table,) = tables_here(make_docx(merged), "docx")
+    assert table.rows == (("Economy", "100"), ("Economy", "150"))
+
+
+def test_layout_tables_and_one_column_tables_are_left_to_the_text_layer():
+    inner = html_table(GRID)
+    outer = f"<table><tr><td>Menu</td><td>{inner}</td></tr><tr><td>a</td><td>b</td></tr></table>"
+    assert tables_here(make_html(outer), "html") == tables_here(make_html(inner), "html")
+    single = make_html("<table><tr><th>Only</th></tr><tr><td>one</td></tr></table>")
+    assert tables_here(single, "html") == []
+    prose = " ".join(["word"] * 100)
+    assert tables_here(make_html(html_table([["A", "B"], [prose, "x"]])), "html") == []
+
+
+def test_a_cell_with_a_pipe_and_a_newline_is_escaped():
+    rows = [["Key", "Value"], ["a|b", "first line\nsecond line"], ["c", "d"]]
+    (table,) = tables_here(make_docx(docx_table(rows)), "docx")
+    assert table.rows[0] == ("a|b", "first line\nsecond line")
+    text = table_markdown(table.header, table.rows)
+    assert "| a\\|b | first line<br>second line |" in text.split("\n")
+    (from_html,) = tables_here(make_html(html_table(rows)), "html")
+    assert from_html == table
+    marker = table_markdown(("Key", "Value"), [("x", "<!-- Page 9 -->")])
+    assert "<!--" not in marker  # a cell cannot fake a page marker
+
+
+def test_the_text_layers_table_on_its_page_is_replaced_and_nothing_else():
+    pages = [
+        "<!-- Page 1 -->\n\n# Fleet\n\nOur aircraft.",
+        "<!-- Page 2 -->\n\nThe long-haul fleet:\n\n| Model Range | Price |\n| --- | --- |\n"
+        "| A350 15,000 km | $317M |\n\nA380 14,800 km $445M\n\nAfter the table.",
+    ]
+    table = FileTable(header=tuple(GRID[0]), rows=tuple(tuple(row) for row in GRID[1:]))
+    out = place_tables(pages, [table])
+    assert out[0] == pages[0]
+    assert out[1] == f"<!-- Page 2 -->\n\nThe long-haul fleet:\n\n{EXPECTED}\n\nAfter the table."
+
+
+def test_a_table_over_two_pages_is_cut_at_the_page_break_each_piece_under_its_header():
+    rows = [["Flight", "From"]] + [[f"CW{n}", f"City {n}"] for n in range(1, 7)]
+    table = FileTable(header=tuple(rows[0]), rows=tuple(tuple(row) for row in rows[1:]))
+    first = "\n".join(f"CW{n} City {n}" for n in range(1, 5))
+    pages = [
+        f"<!-- Page 1 -->\n\nIntro.\n\nFlight From\n\n{first}",
+        "<!-- Page 2 -->\n\n| Flight | From |\n| --- | --- |\n| CW5 | City 5 |\n"
+        "| CW6 | City 6 |\n\nThe end.",
+    ]
+    out = place_tables(pages, [table])
+    assert out[0] == "<!-- Page 1 -->\n\nIntro.\n\n" + table_markdown(rows[0], rows[1:5])
+    assert out[1] == "<!-- Page 2 -->\n\n" + table_markdown(rows[0], rows[5:]) + "\n\nThe end."
+
+
+def test_a_table_whose_text_is_not_on_the_pages_leaves_them_as_they_are():
+    table = FileTable(header=tuple(GRID[0]), rows=tuple(tuple(row) for row in GRID[1:]))
+    pages = [
+        "<!-- Page 1 -->\n\nModel Range Price are discussed here, with the A350 first.",
+        "<!-- Page 2 -->\n\n| Model | Range |\n| --- | --- |\n| A350 | 15,000 km |",
+    ]
+    # page 1: a sentence holding the header's words; page 2: a third of the table only
+    assert place_tables(pages, [table]) == pages
+
+
+def test_a_caption_run_into_the_header_stays_as_text_above_the_table():
+    table = FileTable(header=tuple(GRID[0]), rows=tuple(tuple(row) for row in GRID[1:]))
+    pages = [
+        "<!-- Page 1 -->\n\n| 1. Fleet Model | Range | Price |\n| --- | --- | --- |\n"
+        "| A350 | 15,000 km | $317M |\n| A380 | 14,800 km | $445M |"
+    ]
+    assert place_tables(pages, [table]) == [f"<!-- Page 1 -->\n\n1. Fleet\n\n{EXPECTED}"]
+
+
+def test_a_slides_table_is_looked_for_on_its_own_page_only():
+    table = FileTable(header=tuple(GRID[0]), rows=tuple(tuple(row) for row in GRID[1:]), slide=2)
+    text = "Model Range Price\n\nA350 15,000 km $317M\n\nA380 14,800 km $445M"
+    pages = [f"<!-- Page 1 -->\n\n{text}", "<!-- Page 2 -->\n\nNo table here."]
+    assert place_tables(pages, [table], slide_pages=True) == pages
+    assert place_tables(pages, [table])[0] == f"<!-- Page 1 -->\n\n{EXPECTED}"
+
+
+def test_a_huge_row_count_or_deep_nesting_falls_back_within_the_limits():
+    many = [["Key", "Value"]] + [[str(n), "x"] for n in range(6000)]
+    tables, warnings = read_file_tables(make_docx(docx_table(many)), DocumentFormat.DOCX)
+    assert (tables, warnings) == ([], [])  # past the row cap: the text layer's table stays
+    nested = make_html("<table><tr><td>" * 50_000 + "deep" + "</td></tr></table>" * 50_000)
+    tables, warnings = read_file_tables(nested, DocumentFormat.HTML)
+    assert tables == [] and warnings == []
+    deep = make_docx("<w:tbl><w:tr><w:tc>" * 200_000 + "</w:tc></w:tr></w:tbl>" * 200_000)
+    tables, warnings = read_file_tables(deep, DocumentFormat.DOCX)
+    assert tables == []  # the worker refuses or crashes alone; the call returns cleanly
+    assert all("could not be read" in warning for warning in warnings)
+
+
+def test_a_part_declaring_entities_or_a_zip_bomb_gives_no_tables():
+    entity = (
+        '<?xml version="1.0"?><!DOCTYPE w:document [<!ENTITY e "Model">]>'
+        '<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">'
+        "<w:body>" + docx_table([["&e;", "B"], ["1", "2"]]) + "</w:body></w:document>"
+    )
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("word/document.xml", entity)
+    assert tables_here(buffer.getvalue(), "docx") == []
+    bomb = io.BytesIO()
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("word/document.xml", b" " * (40 * 1024 * 1024))
+    assert len(bomb.getvalue()) < 1024 * 1024
+    assert tables_here(bomb.getvalue(), "docx") == []
+    assert tables_here(b"not a zip", "pptx") == []
+
+
+def test_a_file_past_the_workers_limits_keeps_the_text_layers_tables_with_a_warning(
+    monkeypatch,
+):
+    from drac.documents import file_tables
+    from drac.documents.containment import GIB, Limits
+
+    tight = Limits(memory_bytes=1 * GIB, cpu_s=0.3, step_cpu_s=0.3, wall_s=30.0,
+                   preload=("drac.documents.file_tables",))  # fmt: skip
+    monkeypatch.setattr(file_tables, "FILE_TABLE_LIMITS", tight)
+    rows = "".join(f"<tr><td>{n}</td><td>x</td></tr>" for n in range(4000))
+    html = make_html(f"<table><tr><th>Key</th><th>Value</th></tr>{rows}</table>" * 40)
+    tables, warnings = read_file_tables(html, DocumentFormat.HTML)
+    assert tables == []
+    assert len(warnings) == 1 and "CPU" in warnings[0] and "text layer" in warnings[0]
+
+
+def test_a_header_line_taken_for_a_heading_is_replaced_but_a_heading_after_the_table_stays():
+    rows = (("Pencil Pro", "$109"), ("Pad Pro Max", "$399"), ("Stand", "$72"))
+    table = FileTable(header=("Product", "Price (USD)"), rows=rows)
+    pages = [
+        "<!-- Page 1 -->\n\n**Product Price**\n\n#### (USD)\n\nPencil Pro $109\n\n"
+        "Pad Pro Max $399\n\n### Stand\n\nOur stands."
+    ]
+    # the third row is not on the page (the text layer lost it): the heading holding its
+    # word stays a heading, and the table holds the rows the page shows
+    want = table_markdown(table.header, rows[:2])
+    assert place_tables(pages, [table]) == [
+        f"<!-- Page 1 -->\n\n{want}\n\n### Stand\n\nOur stands."
+    ]
