@@ -32,7 +32,7 @@ from drac.documents.render import (
     render_pages,
 )
 from drac.documents.row_sentences import GROWTH, rows_as_sentences
-from drac.documents.slides import HeadingHint, apply_headings, slide_headings
+from drac.documents.slides import HeadingHint, apply_headings, read_slide_headings
 from drac.documents.spreadsheets import SpreadsheetOptions, read_spreadsheet
 from drac.documents.table_pages import place_tables
 from drac.documents.text import decode_text
@@ -137,7 +137,10 @@ def convert_to_markdown(
     )
     warnings.extend(normalise_warnings)
     if vision is None:
-        headings = slide_headings(data) if detection.format is DocumentFormat.PPTX else []
+        headings: list[list[HeadingHint]] = []
+        if detection.format is DocumentFormat.PPTX:
+            headings, heading_warnings = read_slide_headings(data)
+            warnings.extend(heading_warnings)
         tables, table_warnings = read_file_tables(data, detection.format)
         warnings.extend(table_warnings)
         result = _convert_offline(

@@ -104,3 +104,52 @@ def test_a_list_item_or_a_wrong_level_heading_takes_the_hinted_level():
     assert apply_headings(page, hints) == (
         "<!-- Page 2 -->\n\n## 1. CORPORATE\n\n- other item\n\n### Eligibility"
     )
+
+
+def _slow_deck(slides: int) -> bytes:
+    """A deck whose every slide part is a maximal 16 MiB of nested runs (tiny when zipped):
+    reading its titles costs seconds of CPU per slide."""
+    body = '<a:r><a:t>x</a:t></a:r>' * (16 * 1024 * 1024 // 24 - 40)
+    part = (
+        '<p:sld xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main" '
+        'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"><p:cSld><p:spTree>'
+        f"<p:sp><p:txBody><a:p>{body}</a:p></p:txBody></p:sp></p:spTree></p:cSld></p:sld>"
+    )
+    return make_pptx(
+        [Slide("Title")] * slides,
+        parts={f"ppt/slides/slide{n}.xml": part for n in range(1, slides + 1)},
+    )
+
+
+def test_a_deck_past_the_reading_limits_gives_no_hints_and_a_warning(monkeypatch):
+    """Before: the titles were read in drac's own process with no limit on the whole deck
+    (16 MiB a part, any number of parts), so a 1 MB deck could hold drac for minutes. Now
+    they are read in a contained worker; past its CPU limit the deck keeps the converter's
+    headings, with a warning naming the limit."""
+    from drac.documents import slides
+    from drac.documents.containment import Limits
+
+    monkeypatch.setattr(
+        slides, "SLIDE_LIMITS", Limits(cpu_s=1.0, step_cpu_s=1.0, wall_s=20.0,
+                                       preload=("drac.documents.slides",)),
+    )  # fmt: skip
+    hints, warnings = slides.read_slide_headings(_slow_deck(8))
+    assert hints == []
+    assert len(warnings) == 1 and "CPU" in warnings[0] and "slide titles" in warnings[0]
+
+
+def test_slide_titles_are_read_in_the_contained_worker(monkeypatch):
+    from drac.documents import slides
+
+    targets: list[str] = []
+    real = slides.contained_call
+
+    def recorded(target, *args, **kwargs):
+        targets.append(target)
+        return real(target, *args, **kwargs)
+
+    monkeypatch.setattr(slides, "contained_call", recorded)
+    hints, warnings = slides.read_slide_headings(make_pptx(HANDBOOK))
+    assert targets == ["drac.documents.slides:slide_headings"]
+    assert [(hint.level, hint.text) for hint in hints[0]] == [(1, "Acme Travel Handbook")]
+    assert warnings == []
