@@ -30,7 +30,7 @@ from drac.filters import FilterError, MetadataFilter, parse_expressions
 from drac.local.search import default_mode, search_workspace
 from drac.local.verification import stored_verification
 from drac.local.workspace import Workspace
-from drac.models import Chunk, DocumentRecord, Element, Strategy
+from drac.models import Chunk, DocumentRecord, Element, Strategy, VerificationCounts
 from drac.planning import PlanningCounts, planning_counts
 from drac.planning.llm import one_line, preview
 from drac.ports import ModelCallError, SearchHit
@@ -261,7 +261,7 @@ def status(workspace: Path, as_json: bool) -> None:
         counts = Counter(chunk.document_id for chunk in ws.active_chunks())
         saved = ws.saved_strategy()
         planning = _model_planning(ws, documents)
-        checked = {d.document_id: stored_verification(ws, d.document_id) for d in documents}
+        checked = {d.document_id: _verification_of(ws, d) for d in documents}
         verified = {key: value for key, value in checked.items() if value is not None}
     finally:
         ws.close()
@@ -272,7 +272,7 @@ def status(workspace: Path, as_json: bool) -> None:
                     **d.model_dump(mode="json"),
                     "chunks": counts[d.document_id],
                     "planning": planning.get(d.document_id),
-                    "verification": _verification_counts(verified.get(d.document_id)),
+                    "verification": _counts_json(verified.get(d.document_id)),
                 }
                 for d in documents
             ]
@@ -315,23 +315,25 @@ def status(workspace: Path, as_json: bool) -> None:
     )
 
 
-def _verification_counts(summary: VerificationSummary | None) -> dict[str, object] | None:
-    if summary is None:
-        return None
-    return {
-        "pages_checked": summary.checked,
-        **{kind: summary.total(kind) for kind in ("unsupported", "missing", "suspect_rows")},
-        "flagged_pages": [page.page for page in summary.flagged],
-        "held_back": list(summary.held_back),
-    }
+def _verification_of(ws: Workspace, record: DocumentRecord) -> VerificationCounts | None:
+    """The record's verification counts; for a document ingested before the record kept
+    them, the counts of its stored summary."""
+    if record.verification is not None:
+        return record.verification
+    summary = stored_verification(ws, record.document_id)
+    return summary.counts() if summary is not None else None
 
 
-def _verification_cell(summary: VerificationSummary | None) -> str:
-    if summary is None:
+def _counts_json(counts: VerificationCounts | None) -> dict[str, object] | None:
+    return counts.model_dump(mode="json") if counts is not None else None
+
+
+def _verification_cell(counts: VerificationCounts | None) -> str:
+    if counts is None:
         return "-"
-    counts = [summary.total(kind) for kind in ("unsupported", "missing", "suspect_rows")]
-    cell = "/".join(map(str, counts))
-    return f"[red]{cell}[/]" if any(counts) else cell
+    shown = [counts.unsupported, counts.missing, counts.suspect_rows]
+    cell = "/".join(map(str, shown))
+    return f"[red]{cell}[/]" if any(shown) else cell
 
 
 def shown_sources(documents: Sequence[DocumentRecord]) -> dict[str, str]:

@@ -125,6 +125,7 @@ _ADDED_COLUMNS = {
     "attempt": "INTEGER NOT NULL DEFAULT 0",
     "owner": "TEXT",
     "metadata": "TEXT NOT NULL DEFAULT '{}'",
+    "verification": "TEXT",
 }
 
 
@@ -139,7 +140,7 @@ def _migrate(conn: sqlite3.Connection) -> None:
     try:
         for name, kind in missing.items():
             conn.execute(f"ALTER TABLE documents ADD COLUMN {name} {kind}")
-        if set(missing) - {"metadata"}:  # a workspace from before sources were recorded
+        if set(missing) - {"metadata", "verification"}:  # from before sources were recorded
             conn.execute(
                 "INSERT OR IGNORE INTO sources (source, document_id, ord, updated_at)"
                 " SELECT source_path, document_id, printf('%020d', rowid), updated_at"

@@ -17,6 +17,7 @@ CREATE TABLE IF NOT EXISTS documents (
     attempt        INTEGER NOT NULL DEFAULT 0,
     owner          TEXT,
     metadata       TEXT NOT NULL DEFAULT '{}',
+    verification   TEXT,
     created_at     TEXT NOT NULL,
     updated_at     TEXT NOT NULL
 );
