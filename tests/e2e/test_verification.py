@@ -63,9 +63,10 @@ def test_the_record_counts_an_invented_number_and_the_api_returns_the_counts(
     assert record is not None and record.verification == VerificationCounts(
         pages_checked=4, flagged_pages=1, unsupported=1, missing=1, suspect_rows=0, held_back=0
     )
-    item = boto3.resource("dynamodb", region_name="us-east-1").Table(
+    table = boto3.resource("dynamodb", region_name="us-east-1").Table(
         deployed.runtime.resources.documents_table
-    ).get_item(Key={"document_id": document_id})["Item"]
+    )
+    item = table.get_item(Key={"document_id": document_id})["Item"]
     assert set(item["verification"]) == set(VerificationCounts.model_fields)  # counts only
     assert INVENTED not in json.dumps(item, default=str)  # the tokens stay in S3
     expected = record.verification.model_dump(mode="json")

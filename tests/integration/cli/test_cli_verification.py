@@ -75,10 +75,11 @@ def test_each_fault_is_flagged_on_its_page_and_an_honest_answer_flags_nothing(
     _, clean = _ingest(server, tmp_path, "honest")
     document = _status(server, clean)
     assert document["status"] == "INDEXED"
+    # the record's counts, as the cloud's record keeps them
     assert document["verification"] == {
         "pages_checked": 4, "flagged_pages": 0, "unsupported": 0, "missing": 0,
         "suspect_rows": 0, "held_back": 0,
-    }  # fmt: skip: the record's counts, as the cloud's record keeps them
+    }  # fmt: skip
     assert not any("verification" in warning for warning in document["warnings"])
 
     server.page_answer = unfaithful()

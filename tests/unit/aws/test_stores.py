@@ -167,7 +167,7 @@ def test_the_verification_counts_round_trip_as_six_numbers(cloud: Any) -> None:
     counts = VerificationCounts(
         pages_checked=5000, flagged_pages=4999, unsupported=10**9, missing=7, suspect_rows=3,
         held_back=4999,
-    )
+    )  # fmt: skip
     record = DocumentRecord(document_id="d1", source="a.pdf", sha256="0" * 64)
     rt.registry.put(record.model_copy(update={"verification": counts}))
     item = rt.registry.table.get_item(Key={"document_id": "d1"})["Item"]
