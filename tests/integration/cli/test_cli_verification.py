@@ -6,6 +6,7 @@ flagged pages out of the index (the document PARTIAL)."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 from pdfs import Text, make_pdf, text_page
@@ -90,6 +91,11 @@ def test_each_fault_is_flagged_on_its_page_and_an_honest_answer_flags_nothing(
     assert counts["flagged_pages"] == 3 and counts["pages_checked"] == 4
     assert counts["unsupported"] == 1 and counts["suspect_rows"] == 1 and counts["held_back"] == 0
     assert counts["missing"] >= 4  # page 1's dropped row (3) and page 2's replaced price
+    database = sqlite3.connect(workspace / "drac.sqlite")  # a record from before the field
+    with database:
+        database.execute("UPDATE documents SET verification = NULL")
+    database.close()
+    assert _status(server, workspace)["verification"] == counts  # from the stored summary
     code, out = run(server, "show", name, "-w", str(workspace), "--json")
     pages = {page["page"]: page for page in json.loads(out)["verification"]["pages"]}
     assert set(pages) == {1, 2, 3, 4}
