@@ -263,6 +263,18 @@ class DocumentStatus(StrEnum):
     DELETED = "DELETED"
 
 
+class VerificationCounts(Frozen):
+    """A document's verification in counts, as its record keeps it (the flagged tokens stay in
+    the stored summary: a record's size must not grow with what a model wrote)."""
+
+    pages_checked: int = Field(ge=0, description="pages compared with their own text")
+    flagged_pages: int = Field(ge=0, description="pages with at least one flag")
+    unsupported: int = Field(ge=0, description="tokens the model wrote that the page lacks")
+    missing: int = Field(ge=0, description="tokens of the page the model dropped")
+    suspect_rows: int = Field(ge=0, description="table rows whose values do not co-occur")
+    held_back: int = Field(ge=0, description="pages not indexed for their flags")
+
+
 class DocumentRecord(BaseModel):
     """What the system knows about one ingested document."""
 
@@ -295,6 +307,11 @@ class DocumentRecord(BaseModel):
         default_factory=dict,
         description="the document's own metadata (sidecar, --meta, S3 user metadata), checked "
         "by drac.metadata; filterable at search",
+    )
+    verification: VerificationCounts | None = Field(
+        default=None,
+        description="how a vision model's pages compared with their text (None: not checked, "
+        "e.g. converted offline); the tokens are in the stored summary",
     )
     created_at: str = ""
     updated_at: str = ""

@@ -1,5 +1,6 @@
 """A new version of an S3 key re-converts only the batches with a changed page, through the
-real state machines on moto (batches of 2 pages in the test deployment)."""
+real state machines on moto (batches of 2 pages in the test deployment; 5 where pages are put
+in front of whole batches)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ from boto3.dynamodb.conditions import Key
 from page_model import document_pdf, labels
 
 from drac.aws import keys
-from drac.documents.check import page_texts
+from drac.documents.check import MARKER, page_texts
 from drac.documents.incremental import REUSED
 from drac.documents.offline import offline_markdown
 from drac.ids import document_id_for
 from drac.models import DocumentStatus
+from drac.settings import Settings
 from tests.e2e.conftest import upload
 from tests.e2e.harness import Cloud
 
@@ -99,3 +101,59 @@ def test_a_removed_page_converts_every_batch_after_it_in_the_cloud(cloud: Any) -
     assert _converted_pages(bedrock, calls) == [[3, 4], [5, 6], [7, 8], [9]]
     assert _stored_pages(deployed, second) == _expected_pages(document_pdf(after))
     assert deployed.runtime.registry.get(second).pages == 9  # type: ignore[union-attr]
+
+
+def _outcomes(deployed: Cloud, document_id: str) -> list[str]:
+    ledger = deployed.runtime.ledger.table.query(
+        KeyConditionExpression=Key("document_id").eq(document_id)
+    )
+    return [item["outcome"] for item in ledger["Items"] if item["stage"] == "conversion"]
+
+
+def test_pages_put_in_front_of_whole_batches_reuse_every_batch_after_them(
+    cloud: Any, monkeypatch: Any
+) -> None:
+    """Five new pages in front of a 40-page document in batches of 5: the 8 old batches
+    are found where they now are (one batch later), only the new pages are converted."""
+    deployed, bedrock, opensearch, _ = cloud
+    environment = deployed.environment
+
+    def in_batches_of_five(function: Any) -> tuple[Any, Settings]:
+        resources, settings = environment(function)
+        return resources, settings.model_copy(update={"batch_size": 5})
+
+    monkeypatch.setattr(deployed, "environment", in_batches_of_five)
+    knows = bedrock.add_pdf
+
+    def answers_as_a_model_does(pdf: bytes) -> None:
+        """One marker a page, as the prompt asks (the fake's page text is offline Markdown,
+        which carries its own marker: a batch with a repeated marker is not moved)."""
+        knows(pdf)
+        for digest, text in bedrock.page_texts.items():
+            bedrock.page_texts[digest] = MARKER.sub("", text).strip()
+
+    monkeypatch.setattr(bedrock, "add_pdf", answers_as_a_model_does)
+    before = labels(PAGES)
+    after = [f"Inserted page {n}" for n in range(1, 6)] + before
+    first = _ingested(deployed, bedrock, document_pdf(before))
+    calls = len(bedrock.converse_requests)
+    assert calls == PAGES // 5
+    edited = document_pdf(after)  # one PDF: its bytes name the document
+    second = _ingested(deployed, bedrock, edited)
+
+    assert _converted_pages(bedrock, calls) == [[1, 2, 3, 4, 5]]
+    outcomes = _outcomes(deployed, second)
+    assert sum(o.startswith(REUSED + ":") for o in outcomes) == 8
+    assert sum(o == "ok" for o in outcomes) == 1
+    assert f"{REUSED}: pages 6-10 unchanged since {first}" in outcomes
+    assert f"{REUSED}: pages 41-45 unchanged since {first}" in outcomes
+    assert _stored_pages(deployed, second) == _expected_pages(edited)
+    # the chunks are a full conversion's: the same bytes under another tenant (no earlier
+    # version) convert all 9 batches and give the same chunk texts
+    full = document_id_for(edited, "beta")
+    calls = len(bedrock.converse_requests)
+    upload(deployed, edited, "incoming/beta/report.pdf")
+    assert all(run["status"] == "SUCCEEDED" for run in deployed.wait("ingest"))
+    assert len(bedrock.converse_requests) - calls == 9
+    chunks = [c["text"] for c in opensearch.chunks(second)]
+    assert chunks and chunks == [c["text"] for c in opensearch.chunks(full)]

@@ -1,6 +1,7 @@
 """The cloud checks a vision model's pages against their text layer (issue 21): the summary is
-stored beside the conversion, named on the record, published as CloudWatch metrics, and the
-strategy's hold-back option leaves the flagged page out of the index (PARTIAL)."""
+stored beside the conversion, counted on the record (and returned with the retrieval API's
+hits), published as CloudWatch metrics, and the strategy's hold-back option leaves the
+flagged page out of the index (PARTIAL)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ from drac.aws import keys
 from drac.documents.offline import offline_markdown
 from drac.documents.render import RenderOptions, render_pages
 from drac.ids import document_id_for
-from drac.models import DocumentStatus, Strategy
+from drac.models import DocumentStatus, Strategy, VerificationCounts
 from drac.settings import Settings
+from tests.e2e.conftest import ACME_ROLE
+from tests.e2e.harness import Cloud
 from tests.fakes import _digest
 
 KEY = "incoming/acme/store_locations.pdf"
@@ -35,6 +38,55 @@ def _upload(deployed: Any, pdf: bytes) -> None:
     boto3.client("s3", region_name="us-east-1").put_object(
         Bucket=deployed.documents_bucket, Key=KEY, Body=pdf
     )
+
+
+def _retrieved_verification(deployed: Cloud, query: str) -> list[Any]:
+    """The `verification` of every hit the retrieval API returns to acme's application."""
+    answer = deployed.invoke_url(
+        deployed.model.function_for("retrieve"), deployed.caller(ACME_ROLE), {"query": query}
+    )
+    assert answer["statusCode"] == 200, answer
+    chunks = json.loads(answer["body"])["chunks"]
+    assert chunks
+    return [chunk["verification"] for chunk in chunks]
+
+
+def test_the_record_counts_an_invented_number_and_the_api_returns_the_counts(
+    cloud: Any,
+) -> None:
+    deployed, bedrock, _, pdf = cloud
+    document_id = document_id_for(pdf, "acme")
+    _invent_a_number_on_page_two(bedrock, pdf)
+    _upload(deployed, pdf)
+    assert [run["status"] for run in deployed.wait("ingest")] == ["SUCCEEDED"]
+    record = deployed.runtime.registry.get(document_id)
+    assert record is not None and record.verification == VerificationCounts(
+        pages_checked=4, flagged_pages=1, unsupported=1, missing=1, suspect_rows=0, held_back=0
+    )
+    table = boto3.resource("dynamodb", region_name="us-east-1").Table(
+        deployed.runtime.resources.documents_table
+    )
+    item = table.get_item(Key={"document_id": document_id})["Item"]
+    assert set(item["verification"]) == set(VerificationCounts.model_fields)  # counts only
+    assert INVENTED not in json.dumps(item, default=str)  # the tokens stay in S3
+    expected = record.verification.model_dump(mode="json")
+    found = _retrieved_verification(deployed, INVENTED)
+    assert found == [expected] * len(found)
+
+
+def test_an_honest_conversion_counts_zeros_on_the_record(cloud: Any) -> None:
+    deployed, _, _, pdf = cloud
+    document_id = document_id_for(pdf, "acme")
+    _upload(deployed, pdf)
+    assert [run["status"] for run in deployed.wait("ingest")] == ["SUCCEEDED"]
+    record = deployed.runtime.registry.get(document_id)
+    assert record is not None and record.verification == VerificationCounts(
+        pages_checked=4, flagged_pages=0, unsupported=0, missing=0, suspect_rows=0, held_back=0
+    )
+    assert not any(w.startswith("verification:") for w in record.warnings)
+    expected = record.verification.model_dump(mode="json")
+    found = _retrieved_verification(deployed, "500034")
+    assert found == [expected] * len(found)
 
 
 def test_the_summary_is_on_the_record_in_the_artifacts_and_in_the_metrics(
@@ -88,3 +140,4 @@ def test_the_hold_back_option_leaves_the_flagged_page_out(
     chunks = opensearch.chunks(document_id)
     assert chunks and all(INVENTED not in chunk["text"] for chunk in chunks)
     assert '"PagesHeldBack":[1.0]' in capsys.readouterr().out
+    assert record.verification is not None and record.verification.held_back == 1

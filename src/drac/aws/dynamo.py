@@ -519,6 +519,9 @@ def _item(record: DocumentRecord) -> dict[str, Any]:
                     " more warnings"]
     item = {k: v for k, v in record.model_dump(mode="json").items() if v is not None}
     item["warnings"] = warnings
+    # `verification` is a map of six counts (about 130 bytes, far below DynamoDB's 400 KB item
+    # limit: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Constraints.html);
+    # the flagged tokens, which grow with the document, stay in documents/<id>/verification.json
     item.pop("metadata", None)
     if record.metadata:  # as JSON text: DynamoDB takes no floats, and keys stay verbatim
         item["metadata"] = json.dumps(record.metadata, ensure_ascii=False, sort_keys=True)

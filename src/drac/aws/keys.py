@@ -84,6 +84,8 @@ def earlier_version_key(document_id: str) -> str:
     return f"{DOCUMENTS}/{document_id}/earlier.json"
 
 
-def reusable_batch_key(document_id: str, batch: int) -> str:
-    """One converted batch with its pages' digests, for the next version of the document."""
-    return f"{DOCUMENTS}/{document_id}/batches/{batch:05d}.reuse.json"
+def reuse_key(document_id: str, digest: str) -> str:
+    """One converted batch with its pages' digests, for the next version of the document,
+    named by the digest of those page digests, the model and the prompt (so a batch is found
+    wherever it now falls in the document)."""
+    return f"{DOCUMENTS}/{document_id}/reuse/{digest}.json"

@@ -2,20 +2,32 @@
 
 Register, which knows the version the S3 key held before (the starter's `previous_document`)
 and may read the documents table, writes a pointer to it beside the new document's files;
-each ConvertBatch reads the pointer and the earlier version's batch of the same number, and
-keeps its own batch for the version after. The Convert function's permissions stay as they
-were: it reads and writes the artifacts bucket only.
+each ConvertBatch reads the pointer and looks up the earlier version's batch with exactly its
+page images, model and prompt under `documents/<earlier id>/reuse/<batch digest>.json` (one
+read, wherever the batch falls in either version: pages put in front of whole batches still
+reuse them), and keeps its own batch the same way for the version after. The Convert
+function's permissions stay as they were: it reads and writes the artifacts bucket only.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from pydantic import ValidationError
 
 from drac.aws import keys
 from drac.aws.runtime import Runtime
-from drac.documents.incremental import EarlierVersion, StoredBatch, is_document_id
+from drac.documents.incremental import EarlierVersion, StoredBatch, is_document_id, prompt_digest
+from drac.ids import digest_of
+
+_BATCH_DOMAIN = "drac-batch-v1"
+
+
+def batch_digest(digests: Sequence[str], model: str, prompt: str) -> str:
+    """The name of a converted batch among its document's kept batches: equal for the same
+    page images in the same order asked of the same model with the same prompt."""
+    return digest_of([_BATCH_DOMAIN, model, prompt, *digests], length=64)
 
 
 def point_to_earlier(
@@ -32,21 +44,31 @@ def point_to_earlier(
     rt.artifacts.put_text(keys.earlier_version_key(document_id), pointer)
 
 
-def earlier_batch(rt: Runtime, document_id: str, batch: int) -> EarlierVersion | None:
-    """The earlier version with its batch of the same number, if both are stored."""
+def earlier_batch(
+    rt: Runtime, document_id: str, digests: Sequence[str], model: str
+) -> EarlierVersion | None:
+    """The earlier version with its kept batch of exactly these page images (in order),
+    this model and the current prompt, if both are stored."""
+    if not digests:
+        return None
     try:
         pointer = json.loads(rt.artifacts.get_text(keys.earlier_version_key(document_id)))
         previous = str(pointer["document_id"])
         if not is_document_id(previous):
             return None
-        stored = rt.artifacts.get_text(keys.reusable_batch_key(previous, batch))
-        kept = StoredBatch.model_validate_json(stored)
+        digest = batch_digest(digests, model, prompt_digest())
+        kept = StoredBatch.model_validate_json(
+            rt.artifacts.get_text(keys.reuse_key(previous, digest))
+        )
     except (KeyError, TypeError, ValueError, ValidationError):
         return None
     return EarlierVersion(document_id=previous, batches=[kept])
 
 
-def keep_batch(rt: Runtime, document_id: str, batch: int, kept: StoredBatch | None) -> None:
-    """Store a converted batch for the next version (nothing for a failed batch)."""
-    if kept is not None:
-        rt.artifacts.put_text(keys.reusable_batch_key(document_id, batch), kept.model_dump_json())
+def keep_batch(rt: Runtime, document_id: str, kept: StoredBatch | None) -> None:
+    """Store a converted batch for the next version, under its batch digest (nothing for a
+    failed batch)."""
+    if kept is None:
+        return
+    digest = batch_digest(kept.digests, kept.model, kept.prompt)
+    rt.artifacts.put_text(keys.reuse_key(document_id, digest), kept.model_dump_json())

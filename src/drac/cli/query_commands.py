@@ -27,10 +27,11 @@ from drac.documents.verify import VerificationSummary, chunk_flags
 from drac.embedders.factory import CHOICES, embedder_from_spec, is_configured
 from drac.errors import DracError
 from drac.filters import FilterError, MetadataFilter, parse_expressions
+from drac.local.box_status import BoxCounts, PageBoxCounts, page_box_counts, workspace_box_counts
 from drac.local.search import default_mode, search_workspace
 from drac.local.verification import stored_verification
 from drac.local.workspace import Workspace
-from drac.models import Chunk, DocumentRecord, Element, Strategy
+from drac.models import Chunk, DocumentRecord, Element, Strategy, VerificationCounts
 from drac.planning import PlanningCounts, planning_counts
 from drac.planning.llm import one_line, preview
 from drac.ports import ModelCallError, SearchHit
@@ -262,8 +263,9 @@ def status(workspace: Path, as_json: bool) -> None:
         counts = Counter(chunk.document_id for chunk in ws.active_chunks())
         saved = ws.saved_strategy()
         planning = _model_planning(ws, documents)
-        checked = {d.document_id: stored_verification(ws, d.document_id) for d in documents}
+        checked = {d.document_id: _verification_of(ws, d) for d in documents}
         verified = {key: value for key, value in checked.items() if value is not None}
+        placed = workspace_box_counts(ws)
     finally:
         ws.close()
     if as_json:
@@ -273,7 +275,8 @@ def status(workspace: Path, as_json: bool) -> None:
                     **d.model_dump(mode="json"),
                     "chunks": counts[d.document_id],
                     "planning": planning.get(d.document_id),
-                    "verification": _verification_counts(verified.get(d.document_id)),
+                    "verification": _counts_json(verified.get(d.document_id)),
+                    "boxes": _boxes_json(placed.get(d.document_id)),
                 }
                 for d in documents
             ]
@@ -288,6 +291,8 @@ def status(workspace: Path, as_json: bool) -> None:
         table.add_column("llm/repaired/rules", no_wrap=True)
     if verified:  # a vision model's pages checked against their text layer
         table.add_column("unsupported/missing/merged", no_wrap=True)
+    if placed:  # elements placed on their PDF page: with boxes / without
+        table.add_column("boxed/unaligned", no_wrap=True)
     if any(notes.values()):
         table.add_column("note", overflow="fold")
     for d in documents:
@@ -302,6 +307,7 @@ def status(workspace: Path, as_json: bool) -> None:
             f"v{d.active_version}" if d.active_version else "-",
             *([_planning_cell(planning.get(d.document_id))] if planning else []),
             *([_verification_cell(verified.get(d.document_id))] if verified else []),
+            *([_boxes_cell(placed.get(d.document_id))] if placed else []),
             *note,
         )
     stdout.print(table)
@@ -316,23 +322,53 @@ def status(workspace: Path, as_json: bool) -> None:
     )
 
 
-def _verification_counts(summary: VerificationSummary | None) -> dict[str, object] | None:
-    if summary is None:
-        return None
-    return {
-        "pages_checked": summary.checked,
-        **{kind: summary.total(kind) for kind in ("unsupported", "missing", "suspect_rows")},
-        "flagged_pages": [page.page for page in summary.flagged],
-        "held_back": list(summary.held_back),
-    }
+def _verification_of(ws: Workspace, record: DocumentRecord) -> VerificationCounts | None:
+    """The record's verification counts; for a document ingested before the record kept
+    them, the counts of its stored summary."""
+    if record.verification is not None:
+        return record.verification
+    summary = stored_verification(ws, record.document_id)
+    return summary.counts() if summary is not None else None
 
 
-def _verification_cell(summary: VerificationSummary | None) -> str:
-    if summary is None:
+def _counts_json(counts: VerificationCounts | None) -> dict[str, object] | None:
+    return counts.model_dump(mode="json") if counts is not None else None
+
+
+def _verification_cell(counts: VerificationCounts | None) -> str:
+    if counts is None:
         return "-"
-    counts = [summary.total(kind) for kind in ("unsupported", "missing", "suspect_rows")]
-    cell = "/".join(map(str, counts))
-    return f"[red]{cell}[/]" if any(counts) else cell
+    shown = [counts.unsupported, counts.missing, counts.suspect_rows]
+    cell = "/".join(map(str, shown))
+    return f"[red]{cell}[/]" if any(shown) else cell
+
+
+def _boxes_json(counts: BoxCounts | None) -> dict[str, int] | None:
+    return counts.model_dump() if counts is not None else None
+
+
+def _boxes_cell(counts: BoxCounts | None) -> str:
+    if counts is None:
+        return "-"
+    cell = f"{counts.boxed}/{counts.not_aligned}"
+    return f"[yellow]{cell}[/]" if counts.not_aligned else cell
+
+
+def _print_boxes(pages: Sequence[PageBoxCounts]) -> None:
+    """Per page: the elements placed with boxes (partly found ones counted apart) and those
+    not aligned, by id."""
+    boxed = sum(page.boxed for page in pages)
+    missing = sum(page.not_aligned for page in pages)
+    stdout.print(f"[bold]boxes[/] {boxed} element(s) with boxes, {missing} not aligned")
+    for page in pages:
+        partly = f" ({page.partial} partly)" if page.partial else ""
+        line = f"  page {page.page}: {page.boxed} with boxes{partly}, {page.not_aligned}"
+        line += " not aligned"
+        if page.unaligned_ids:
+            shown = " ".join(markup(printable(i)) for i in page.unaligned_ids[:20])
+            more = f" … {len(page.unaligned_ids) - 20} more" if len(page.unaligned_ids) > 20 else ""
+            line += f": {shown}{more}"
+        stdout.print(line, highlight=False)
 
 
 def shown_sources(documents: Sequence[DocumentRecord]) -> dict[str, str]:
@@ -439,6 +475,7 @@ def _show(ws: Workspace, record: DocumentRecord, version: int | None, as_json: b
         raise click.ClickException(str(exc)) from exc
     versions = ws.plans.versions(record.document_id)
     verification = stored_verification(ws, record.document_id)
+    placed = page_box_counts(elements)
     if as_json:
         print_json(
             {
@@ -448,6 +485,7 @@ def _show(ws: Workspace, record: DocumentRecord, version: int | None, as_json: b
                 "plan": plan,
                 "versions": versions,
                 "verification": verification,
+                "boxes": [page.model_dump(mode="json") for page in placed],
             }
         )
         return
@@ -463,6 +501,8 @@ def _show(ws: Workspace, record: DocumentRecord, version: int | None, as_json: b
         stdout.print(f"[yellow]warning[/] {markup(warning)}")
     if verification is not None:
         _print_verification(verification)
+    if placed:
+        _print_boxes(placed)
     stdout.print(_outline(elements))
     stdout.print(f"\n[bold]{len(sections)} section(s)[/]")
     for section in sections:

@@ -26,6 +26,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from drac.documents.check import MARKER, page_texts
+from drac.models import VerificationCounts
 
 MAX_LISTED = 40
 """Tokens (or rows) listed per page and kind; counts are always complete."""
@@ -130,6 +131,17 @@ class VerificationSummary(BaseModel):
     def flagged(self) -> tuple[PageVerification, ...]:
         """The pages with at least one flag."""
         return tuple(page for page in self.pages if page.flags)
+
+    def counts(self) -> VerificationCounts:
+        """The summary in counts, as the document's record keeps it."""
+        return VerificationCounts(
+            pages_checked=self.checked,
+            flagged_pages=len(self.flagged),
+            unsupported=self.total("unsupported"),
+            missing=self.total("missing"),
+            suspect_rows=self.total("suspect_rows"),
+            held_back=len(self.held_back),
+        )
 
 
 def verify_page(

@@ -126,6 +126,7 @@ _ADDED_COLUMNS = {
     "owner": "TEXT",
     "metadata": "TEXT NOT NULL DEFAULT '{}'",
     "table_rows": "TEXT",
+    "verification": "TEXT",
 }
 
 
@@ -140,7 +141,7 @@ def _migrate(conn: sqlite3.Connection) -> None:
     try:
         for name, kind in missing.items():
             conn.execute(f"ALTER TABLE documents ADD COLUMN {name} {kind}")
-        if set(missing) - {"metadata", "table_rows"}:  # from before sources were recorded
+        if set(missing) - {"metadata", "table_rows", "verification"}:  # before sources existed
             conn.execute(
                 "INSERT OR IGNORE INTO sources (source, document_id, ord, updated_at)"
                 " SELECT source_path, document_id, printf('%020d', rowid), updated_at"

@@ -405,6 +405,7 @@ def _ingest(
     if reviewed.warning:
         record.warnings.append(reviewed.warning)
     record.conversion_failures = len(failures)
+    record.verification = reviewed.summary.counts() if conversion.verification else None
     scans_only = conversion.status == "partial" and not failures
     if scans_only:
         record.warnings.insert(0, SCAN_HINT)

@@ -31,6 +31,7 @@ _COLUMNS = (
     "table_rows",
     "owner",
     "metadata",
+    "verification",
     "created_at",
     "updated_at",
 )
@@ -58,6 +59,8 @@ class SqliteDocumentRegistry(DocumentRegistry):
         values = record.model_dump(mode="json")
         values["warnings"] = json.dumps(record.warnings, ensure_ascii=False)
         values["metadata"] = json.dumps(record.metadata, ensure_ascii=False)
+        checked = record.verification
+        values["verification"] = checked.model_dump_json() if checked is not None else None
         marks = ", ".join("?" * len(_COLUMNS))
         with self.db.transaction() as conn:
             conn.execute(
@@ -177,4 +180,6 @@ def _record(row: sqlite3.Row | Mapping[str, Any]) -> DocumentRecord:
     data = dict(row)
     data["warnings"] = json.loads(data["warnings"] or "[]")
     data["metadata"] = json.loads(data.get("metadata") or "{}")
+    checked = data.get("verification")
+    data["verification"] = json.loads(checked) if checked else None
     return DocumentRecord.model_validate(data)

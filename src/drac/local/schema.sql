@@ -18,6 +18,7 @@ CREATE TABLE IF NOT EXISTS documents (
     table_rows     TEXT,
     owner          TEXT,
     metadata       TEXT NOT NULL DEFAULT '{}',
+    verification   TEXT,
     created_at     TEXT NOT NULL,
     updated_at     TEXT NOT NULL
 );

@@ -23,6 +23,7 @@ from drac.models import (
     ElementKind,
     LedgerEntry,
     SectionPlan,
+    VerificationCounts,
 )
 from tests.unit.aws.conftest import make_table
 
@@ -159,3 +160,16 @@ def test_claims_are_ordered_and_a_retried_claim_reports_the_same_previous(cloud:
     assert registry.release_source("k", "01") is None  # an older delete
     assert registry.release_source("k", "03") == "d2"
     assert registry.sources_of("d2") == []
+
+
+def test_the_verification_counts_round_trip_as_six_numbers(cloud: Any) -> None:
+    rt, _ = cloud
+    counts = VerificationCounts(
+        pages_checked=5000, flagged_pages=4999, unsupported=10**9, missing=7, suspect_rows=3,
+        held_back=4999,
+    )  # fmt: skip
+    record = DocumentRecord(document_id="d1", source="a.pdf", sha256="0" * 64)
+    rt.registry.put(record.model_copy(update={"verification": counts}))
+    item = rt.registry.table.get_item(Key={"document_id": "d1"})["Item"]
+    assert len(json.dumps(item["verification"], default=str)) < 200  # whatever the document
+    assert rt.registry.get("d1").verification == counts

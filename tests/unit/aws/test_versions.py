@@ -1,4 +1,5 @@
-"""Register points a new version of a key at the earlier one only within the tenant."""
+"""Register points a new version of a key at the earlier one only within the tenant; a
+ConvertBatch finds the earlier version's batch by its page images, model and prompt."""
 
 from __future__ import annotations
 
@@ -31,33 +32,44 @@ def _kept(document_id: str) -> StoredBatch:
     )
 
 
-def test_an_earlier_version_of_the_same_tenant_lends_its_batch_of_the_same_number(
+def test_an_earlier_version_lends_the_batch_with_the_same_pages_wherever_it_was(
     cloud: Any,
 ) -> None:
     rt, _ = cloud
     _record(rt, OLD, "acme")
-    keep_batch(rt, OLD, 3, _kept(OLD))
+    keep_batch(rt, OLD, _kept(OLD))
     point_to_earlier(rt, NEW, OLD, "acme")
-    earlier = earlier_batch(rt, NEW, 3)
+    earlier = earlier_batch(rt, NEW, ["a", "b"], "m")
     assert earlier is not None and earlier.document_id == OLD
     assert [b.markdown for b in earlier.batches] == [_kept(OLD).markdown]
-    assert earlier_batch(rt, NEW, 4) is None  # no batch 4 was kept
+    assert earlier_batch(rt, NEW, ["b", "a"], "m") is None  # the same pages in another order
+    assert earlier_batch(rt, NEW, ["a"], "m") is None  # part of the batch
+    assert earlier_batch(rt, NEW, ["a", "b"], "other model") is None
+    assert earlier_batch(rt, NEW, [], "m") is None
+
+
+def test_a_batch_asked_with_another_prompt_is_not_found(cloud: Any) -> None:
+    rt, _ = cloud
+    _record(rt, OLD, "acme")
+    keep_batch(rt, OLD, _kept(OLD).model_copy(update={"prompt": "an older prompt"}))
+    point_to_earlier(rt, NEW, OLD, "acme")
+    assert earlier_batch(rt, NEW, ["a", "b"], "m") is None
 
 
 def test_another_tenants_document_or_the_same_document_is_never_pointed_at(cloud: Any) -> None:
     rt, _ = cloud
     _record(rt, OLD, "beta")
-    keep_batch(rt, OLD, 0, _kept(OLD))
+    keep_batch(rt, OLD, _kept(OLD))
     point_to_earlier(rt, NEW, OLD, "acme")
     point_to_earlier(rt, NEW, NEW, "acme")
     point_to_earlier(rt, NEW, "../../secrets", "acme")
     assert not rt.artifacts.exists(keys.earlier_version_key(NEW))
-    assert earlier_batch(rt, NEW, 0) is None
+    assert earlier_batch(rt, NEW, ["a", "b"], "m") is None
 
 
 def test_a_pointer_naming_something_else_than_a_document_is_ignored(cloud: Any) -> None:
     rt, _ = cloud
     rt.artifacts.put_text(keys.earlier_version_key(NEW), '{"document_id": "../pages/x"}')
-    assert earlier_batch(rt, NEW, 0) is None
+    assert earlier_batch(rt, NEW, ["a", "b"], "m") is None
     rt.artifacts.put_text(keys.earlier_version_key(NEW), "[1, 2]")
-    assert earlier_batch(rt, NEW, 0) is None
+    assert earlier_batch(rt, NEW, ["a", "b"], "m") is None

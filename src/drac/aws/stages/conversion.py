@@ -26,7 +26,7 @@ from drac.aws.stages.fanout import (
 from drac.aws.versions import earlier_batch, keep_batch
 from drac.documents.batches import BatchResult, StoredPage, failed_batch
 from drac.documents.detect import DocumentFormat
-from drac.documents.incremental import convert_or_reuse
+from drac.documents.incremental import convert_or_reuse, page_digests
 from drac.documents.normalise import normalise
 from drac.documents.render import RenderOptions, page_batches, pdf_facts, render_pages
 from drac.errors import DocumentError
@@ -189,17 +189,19 @@ def convert_pages(rt: Runtime, event: ConvertInput) -> BatchDone:
 
     Raises ModelThrottled or TransientError when the model call may succeed later, so Step
     Functions backs off and retries; any other model failure is stored as error markers.
-    A batch whose pages render as the earlier version's batch did reuses its Markdown.
+    A batch whose pages render as one of the earlier version's batches did (wherever it was)
+    reuses its Markdown.
     """
     item = event.input
     pages = _pages(rt, item)
-    earlier = earlier_batch(rt, item.document_id, item.batch)
+    vision = rt.vision_model()
+    earlier = earlier_batch(rt, item.document_id, page_digests(pages), vision.name)
     with retried_by_step_functions():
         result, kept = convert_or_reuse(
-            rt.vision_model(), pages, item.page_count, item.document_id, rt.ledger, earlier,
+            vision, pages, item.page_count, item.document_id, rt.ledger, earlier,
             on_retryable="raise",
         )
-    keep_batch(rt, item.document_id, item.batch, kept)
+    keep_batch(rt, item.document_id, kept)
     _store(rt, item, result)
     return BatchDone(batch=item.batch, ok=result.failure is None)
 

@@ -65,6 +65,7 @@ def parse_converted(rt: Runtime, event: ParseInput) -> ParseResult:
         warnings=[*([reviewed.warning] if reviewed.warning else []), *joined.warnings],
         failures=failures,
     )
+    checked = reviewed.summary.counts() if reviewed.summary.pages else None
     if reviewed.summary.pages:  # a vision model's pages, checked against their text layer
         rt.artifacts.put_text(
             keys.verification_key(document_id), reviewed.summary.model_dump_json(indent=1)
@@ -86,6 +87,7 @@ def parse_converted(rt: Runtime, event: ParseInput) -> ParseResult:
         status=DocumentStatus.CONVERTED,
         warnings=[*(record.warnings if record else []), *warnings],
         conversion_failures=len(joined.failures),
+        verification=checked,  # counts only: the tokens stay in verification.json
     )
     return ParseResult(
         elements=len(parsed.elements),

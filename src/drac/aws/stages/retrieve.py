@@ -18,6 +18,7 @@ from drac.aws.identity import CallerScope, Forbidden
 from drac.aws.opensearch import metadata_query, tenant_filters
 from drac.aws.runtime import Runtime
 from drac.filters import MetadataFilter, matches
+from drac.models import VerificationCounts
 from drac.ports import SearchHit
 from drac.provenance import PageBoxes
 from drac.retrieval.rank import Mode, fuse
@@ -91,6 +92,11 @@ class RetrievedChunk(BaseModel):
     metadata: dict[str, str | int | float | bool | list[str]] = Field(
         default_factory=dict, description="the document's metadata"
     )
+    verification: VerificationCounts | None = Field(
+        default=None,
+        description="how the document's vision-model pages compared with their text layer "
+        "(its record's counts; null when no page was checked)",
+    )
 
 
 class RetrieveResponse(BaseModel):
@@ -150,7 +156,7 @@ def retrieve(rt: Runtime, request: RetrieveRequest) -> RetrieveResponse:
             source_key=record.source_path, tenant=chunk.tenant, pages=list(chunk.pages),
             breadcrumb=chunk.breadcrumb, text=chunk.text, plan_version=chunk.plan_version,
             score=hit.score, boxes=list(chunk.boxes), unaligned=list(chunk.unaligned),
-            metadata=record.metadata,
+            metadata=record.metadata, verification=record.verification,
         ))
         if len(chunks) == request.k:
             break
