@@ -32,7 +32,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "show": ("drac.cli.query_commands", "Show one document: its elements, sections and plan "
              "as an outline."),
     "export": ("drac.cli.query_commands", "Write every chunk of the active plan versions to "
-               "stdout as JSON Lines."),
+               "stdout as JSON Lines, each with its document's metadata (and verification "
+               "flags, where the conversion was checked)."),
     "inspect": ("drac.cli.inspect_command", "Write a self-contained HTML report of documents "
                 "and their chunks."),
     "render": ("drac.cli.render_command", "Render each FILE's pages to "

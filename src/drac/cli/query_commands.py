@@ -37,6 +37,9 @@ from drac.planning.llm import one_line, preview
 from drac.ports import ModelCallError, SearchHit
 from drac.retrieval.rank import Mode
 
+SOURCE_WIDTH = 32
+"""Characters of a source name `drac status` shows before it folds the name."""
+
 
 @cli.command()
 @workspace_option
@@ -285,8 +288,15 @@ def status(workspace: Path, as_json: bool) -> None:
     table = Table(title=f"drac workspace {markup(str(workspace))}")
     notes = {d.document_id: d.error or (d.warnings[0] if d.warnings else "") for d in documents}
     names = shown_sources(documents)
+    # a name is folded only past SOURCE_WIDTH: the note column gives way first
+    source_width = min(SOURCE_WIDTH, max((len(name) for name in names.values()), default=0))
     for column in ("document", "source", "format", "status", "pages", "chunks", "plan"):
-        table.add_column(column, no_wrap=column != "source", overflow="fold")
+        table.add_column(
+            column,
+            no_wrap=column != "source",
+            overflow="fold",
+            min_width=source_width if column == "source" else None,
+        )
     if planning:  # sections planned by the model / repaired / fallen back to rules
         table.add_column("llm/repaired/rules", no_wrap=True)
     if verified:  # a vision model's pages checked against their text layer

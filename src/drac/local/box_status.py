@@ -42,10 +42,11 @@ class PageBoxCounts(BoxCounts):
 def workspace_box_counts(ws: Workspace) -> dict[str, BoxCounts]:
     """Every document's counts, by document id, in one query over the stored elements
     (documents whose elements carry no boxes are absent)."""
+    # a damaged element row is skipped here (json_valid first): `drac show` and `check` name it
     rows = ws.db.query(
-        "SELECT document_id, json_extract(data, '$.boxes.status') AS status, count(*) AS n"
-        " FROM elements WHERE json_extract(data, '$.boxes.status') IS NOT NULL"
-        " GROUP BY document_id, status"
+        "SELECT document_id, status, count(*) AS n FROM (SELECT document_id, CASE WHEN"
+        " json_valid(data) THEN json_extract(data, '$.boxes.status') END AS status"
+        " FROM elements) WHERE status IS NOT NULL GROUP BY document_id, status"
     )
     known = {status.value for status in BoxStatus}
     found: dict[str, dict[str, int]] = {}
