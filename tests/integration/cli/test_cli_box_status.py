@@ -7,27 +7,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from click.testing import CliRunner
 from pdfs import Text, make_pdf, text_page
+from test_cli_boxes import LINES, ingest_claims_and_notes, run
 from test_cli_with_model_server import ModelServer, server
 from test_cli_with_model_server import run as run_with_model
 
-from drac.cli import _register_commands, cli
-
-_register_commands()
 __all__ = ["server"]  # the fixture, shared with the model-server tests
 
-LINES = [
-    Text("Luggage claims", 72, 720, 16),
-    Text("Lost luggage is refunded up to 1,300 euros per", 72, 690),
-    Text("passenger when the claim is filed within seven days.", 72, 676),
-]
 INVENTED = "Refunds are also paid in gold bars to every passenger who asks twice."
-
-
-def run(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    return result.exit_code, result.output
 
 
 def _by_source(out: str) -> dict[str, dict]:
@@ -37,13 +24,7 @@ def _by_source(out: str) -> dict[str, dict]:
 def test_an_offline_pdf_shows_every_element_boxed_and_a_markdown_file_none(
     tmp_path: Path,
 ) -> None:
-    pdf = tmp_path / "claims.pdf"
-    pdf.write_bytes(make_pdf([text_page(LINES), text_page([Text("Page two text", 72, 700)])]))
-    notes = tmp_path / "notes.md"
-    notes.write_text("# Notes\n\nLost luggage notes without pages.\n")
-    ws = tmp_path / "ws"
-    code, out = run("ingest", str(pdf), str(notes), "-w", str(ws), "--no-embed")
-    assert code == 0, out
+    ws = ingest_claims_and_notes(tmp_path)
 
     code, out = run("show", "claims.pdf", "-w", str(ws), "--json")
     assert code == 0, out

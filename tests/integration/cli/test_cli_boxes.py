@@ -26,7 +26,9 @@ def run(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-def test_a_pdfs_chunks_carry_boxes_in_export_and_search(tmp_path: Path) -> None:
+def ingest_claims_and_notes(tmp_path: Path) -> Path:
+    """A workspace holding a two-page PDF (claims.pdf) and a Markdown file without pages
+    (notes.md), ingested offline; returns the workspace."""
     pdf = tmp_path / "claims.pdf"
     pdf.write_bytes(make_pdf([text_page(LINES), text_page([Text("Page two text", 72, 700)])]))
     notes = tmp_path / "notes.md"
@@ -34,6 +36,11 @@ def test_a_pdfs_chunks_carry_boxes_in_export_and_search(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     code, out = run("ingest", str(pdf), str(notes), "-w", str(ws), "--no-embed")
     assert code == 0, out
+    return ws
+
+
+def test_a_pdfs_chunks_carry_boxes_in_export_and_search(tmp_path: Path) -> None:
+    ws = ingest_claims_and_notes(tmp_path)
 
     code, out = run("export", "-w", str(ws))
     assert code == 0

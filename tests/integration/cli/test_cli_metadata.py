@@ -78,6 +78,16 @@ def workspace(tmp_path: Path, folder: Path) -> str:
     return ws
 
 
+def ingest_with_meta(tmp_path: Path, paths: list[Path], pairs: list[str]) -> str:
+    """Ingests the paths offline without embedding, each pair given as one `--meta`;
+    returns the workspace."""
+    ws = str(tmp_path / "ws")
+    meta = [arg for pair in pairs for arg in ("--meta", pair)]
+    code, output = run("ingest", *map(str, paths), "--workspace", ws, "--no-embed", *meta)
+    assert code == 0, output
+    return ws
+
+
 def search(ws: str, *filters: str, query: str = "holiday") -> list[dict[str, Any]]:
     args = ["search", query, "--workspace", ws, "--embedder", "none", "--json", "-k", "20"]
     for flt in filters:
@@ -131,22 +141,11 @@ def test_search_with_each_operator(
 
 
 def test_meta_sets_and_overrides_metadata(tmp_path: Path, folder: Path) -> None:
-    ws = str(tmp_path / "ws")
-    code, output = run(
-        "ingest",
-        str(folder / "policy.md"),
-        str(folder / "notes.md"),
-        "--workspace",
-        ws,
-        "--no-embed",
-        "--meta",
-        "project=apollo",
-        "--meta",
-        "year:=2030",
-        "--meta",
-        "code=007",
+    ws = ingest_with_meta(
+        tmp_path,
+        [folder / "policy.md", folder / "notes.md"],
+        ["project=apollo", "year:=2030", "code=007"],
     )
-    assert code == 0, output
     hits = {h["source"]: h["metadata"] for h in search(ws)}
     assert hits["notes.md"] == {"project": "apollo", "year": 2030, "code": "007"}
     assert hits["policy.md"]["year"] == 2030 and hits["policy.md"]["dept"] == "hr"
@@ -305,19 +304,7 @@ def test_a_name_too_long_for_a_sidecar_has_none(tmp_path: Path) -> None:
 
 
 def test_export_lines_carry_exactly_their_documents_metadata(tmp_path: Path, folder: Path) -> None:
-    ws = str(tmp_path / "ws")
-    code, output = run(
-        "ingest",
-        str(folder),
-        "--workspace",
-        ws,
-        "--no-embed",
-        "--meta",
-        "project=apollo",
-        "--meta",
-        "year:=2030",
-    )
-    assert code == 0, output
+    ws = ingest_with_meta(tmp_path, [folder], ["project=apollo", "year:=2030"])
     code, output = run("export", "--workspace", ws)
     assert code == 0, output
     lines = [json.loads(line) for line in output.splitlines()]
