@@ -6,14 +6,15 @@ order, in the page Markdown the offline converter made of LibreOffice's PDF: a r
 table's words, starting at a line holding the first word of its header. The run may go on
 over page breaks (each page may repeat the header, as LibreOffice repeats a DOCX header
 row). When the run holds at least `MIN_COVERAGE` of the table's words, its lines are replaced
-by the table as a pipe table; a table over several pages is cut there, each piece under the
-header, a row going on the page where most of its words are, so each row is cited at its
-page. Words before the table's first word on the run's first line (a caption the text layer
-ran into the header cell, or a sentence ending before the table) stay as a paragraph above
-it; trailing rows the run did not show stay as the text layer read them. A table whose
-text is not found so (a word the table does not hold, a heading or a comment in the way,
-too little of it shown) is left as the text layer read it: no text is lost, none is added
-but the table's own.
+by the table as a pipe table (a table wider than the page, whose last columns LibreOffice
+cut off, is measured by the columns shown, and placed whole); a table over several pages
+is cut there, each piece under the header, a row going on the page where most of its words
+are, so each row is cited at its page. Words before the table's first word on the run's
+first line (a caption the text layer ran into the header cell, or a sentence ending before
+the table) stay as a paragraph above it; trailing rows the run did not show stay as the
+text layer read them. A table whose text is not found so (a word the table does not hold, a
+heading or a comment in the way, too little of it shown) is left as the text layer read it:
+no text is lost, none is added but the table's own.
 """
 
 from __future__ import annotations
@@ -27,7 +28,10 @@ from drac.documents.file_tables import FileTable
 from drac.documents.spreadsheets.rows import pipe_cell
 
 MIN_COVERAGE = 0.8
-"""The share of a table's words its run of lines must show for the table to replace it."""
+"""The share of a table's words its run of lines must show for the table to replace it
+(of the columns the page shows: see `_clipped_columns`)."""
+_CLIPPED_SHARE = 0.9
+"""A last column of which the run left this share of words unseen was cut off the page."""
 _PIECE_SHARE = 0.25
 """At most this share of a line's words may be pieces of the table's words (a word a narrow
 column broke in two, "Destinati" and "on")."""
@@ -89,16 +93,16 @@ class _Run:
     end: tuple[int, int] = (0, 0)
     lead: str = ""
     remaining: Counter[str] = field(default_factory=Counter)  # the table words not shown
+    clipped: frozenset[int] = frozenset()  # last columns the page did not show at all
 
 
 @dataclass
 class _Words:
-    """A table's words: all of them (with counts), its header's, and how many in all."""
+    """A table's words: all of them (with counts), its header's, and its first."""
 
     everything: Counter[str]
     header: Counter[str]
     first: str
-    total: int
 
 
 def _words(text: str) -> list[str]:
@@ -107,10 +111,45 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(text.casefold())
 
 
-def _cell_words(table: FileTable) -> tuple[list[str], list[list[str]]]:
-    header = [w for cell in table.header for w in _WORD.findall(cell.casefold())]
-    rows = [[w for cell in row for w in _WORD.findall(cell.casefold())] for row in table.rows]
-    return header, rows
+def _cell_words(
+    table: FileTable, without: frozenset[int] = frozenset()
+) -> tuple[list[str], list[list[str]]]:
+    """The words of the header and of each row, leaving out the columns `without`."""
+
+    def words(cells: Sequence[str]) -> list[str]:
+        kept = (cell for column, cell in enumerate(cells) if column not in without)
+        return [w for cell in kept for w in _WORD.findall(cell.casefold())]
+
+    return words(table.header), [words(row) for row in table.rows]
+
+
+def _clipped_columns(table: FileTable, remaining: Counter[str]) -> frozenset[int]:
+    """The table's last columns of which the run showed (almost) no word: LibreOffice cuts
+    a table wider than the page at its right edge (an HTML table of 11 columns shows 8)."""
+    left = remaining.copy()
+    clipped: set[int] = set()
+    for column in reversed(range(1, len(table.header))):
+        words = _cell_words(table, frozenset(range(len(table.header))) - {column})
+        column_words = words[0] + [w for row in words[1] for w in row]
+        unseen = 0
+        for word in column_words:
+            if left[word] > 0:
+                left[word] -= 1
+                unseen += 1
+        if not column_words or unseen < _CLIPPED_SHARE * len(column_words):
+            break
+        clipped.add(column)
+    return frozenset(clipped)
+
+
+def _covers(run: _Run, table: FileTable) -> bool:
+    """Whether the run showed enough of the table: `MIN_COVERAGE` of the words of the
+    columns the page shows, and at least half of its columns."""
+    if 2 * len(run.clipped) > len(table.header):
+        return False
+    header, rows = _cell_words(table, run.clipped)
+    shown = len(header) + sum(len(row) for row in rows)
+    return sum(run.consumed.values()) >= MIN_COVERAGE * shown
 
 
 def _find_run(
@@ -126,25 +165,35 @@ def _find_run(
     first = (header or next((row for row in rows if row), []))[:1]
     if not first:
         return None
-    known = _Words(everything, Counter(header), first[0], sum(everything.values()))
+    known = _Words(everything, Counter(header), first[0])
     page, line = start
     while page < end:
         while line < len(lines[page]):
             at = _first_word(words[page][line], known.first)
             if at is not None:
                 run = _grow(lines, words, (page, line), at, known)
-                if run is not None and sum(run.consumed.values()) >= MIN_COVERAGE * known.total:
-                    return run
+                if run is not None:
+                    run.clipped = _clipped_columns(table, run.remaining)
+                    if _covers(run, table):
+                        return run
             line += 1
         page, line = page + 1, 0
     return None
 
 
 def _first_word(found: list[str], first: str) -> int | None:
-    """Where in a line the table's first word starts (itself, or its first piece)."""
+    """Where in a line the table's first word starts: itself, its first piece, or pieces
+    that join into it ("S t o r e")."""
     for index, word in enumerate(found):
         if word == first or (len(word) >= 2 and first.startswith(word)):
             return index
+        joined = word
+        for piece in found[index + 1 : index + _MAX_PIECES]:
+            if not first.startswith(joined):
+                break
+            joined += piece
+            if joined == first:
+                return index
     return None
 
 
@@ -229,7 +278,7 @@ def _take(
 
     A narrow column breaks a word into pieces ("St or ag e"): pieces that join into a table
     word count as that word; a word run into the next ("24hrstotal") counts as both; a few
-    other pieces (the start or end of a table word) are let through."""
+    other pieces (the start or end of a table word, in one or more pieces) are let through."""
     table_words = remaining.copy()
     header_words = repeat.copy()
     taken = pieces = index = 0
@@ -249,14 +298,11 @@ def _take(
                 index += 1
                 break
         else:
-            word = found[index]
-            if not any(
-                len(whole) > len(word) and (whole.startswith(word) or whole.endswith(word))
-                for whole in vocabulary
-            ):
+            end = _cut_word(found, index, vocabulary)
+            if end is None:
                 return None
             pieces += 1
-            index += 1
+            index = end
     if pieces > max(1.0, _PIECE_SHARE * len(found)):
         return None
     remaining.clear()
@@ -270,16 +316,35 @@ _MAX_PIECES = 8
 
 
 def _joined_word(found: list[str], index: int, words: Counter[str]) -> int | None:
-    """Where the table word starting at `found[index]` ends: the word itself, or pieces of
-    the line that join into one (None when neither is one of `words`)."""
+    """Where the table word starting at `found[index]` ends: the longest run of the line's
+    pieces that joins into one of `words` ("Co unt ry" is "country" even where "co" is a
+    table word too), else the word itself (None when neither is one of `words`)."""
     joined = ""
+    longest = None
     for end in range(index, min(len(found), index + _MAX_PIECES)):
         joined += found[end]
         if words[joined] > 0:
-            return end + 1
-        if end == index and not any(joined in w for w in words):
-            return None
-    return None
+            longest = end + 1
+        if not any(word.startswith(joined) for word in words if len(word) > len(joined)):
+            break
+    return longest
+
+
+def _cut_word(found: list[str], index: int, vocabulary: tuple[str, ...]) -> int | None:
+    """Where the piece of a table word starting at `found[index]` ends: the longest run of
+    the line's pieces that joins into the start or the end of a table word (the rest of it
+    is past a line or page break: "40 21 71" of "4021711"); None when there is none."""
+    joined = ""
+    longest = None
+    for end in range(index, min(len(found), index + _MAX_PIECES)):
+        joined += found[end]
+        if not any(
+            len(whole) > len(joined) and (whole.startswith(joined) or whole.endswith(joined))
+            for whole in vocabulary
+        ):
+            break
+        longest = end + 1
+    return longest
 
 
 def _run_together(word: str, words: Counter[str]) -> list[str]:
@@ -330,7 +395,7 @@ def _shown_rows(rows: list[list[str]], remaining: Counter[str]) -> int:
 def _pieces(table: FileTable, run: _Run) -> dict[int, tuple[int, int, str]]:
     """Per page of the run: the lines to replace and the table piece (header and the rows
     whose middle word falls on that page) that replaces them."""
-    header, rows = _cell_words(table)
+    header, rows = _cell_words(table, run.clipped)
     count = _shown_rows(rows, run.remaining)
     pages = sorted(run.lines)
     shown = sum(run.consumed.values())
