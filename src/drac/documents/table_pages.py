@@ -20,8 +20,9 @@ no text is lost, none is added but the table's own.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from drac.documents.file_tables import FileTable
@@ -96,13 +97,39 @@ class _Run:
     clipped: frozenset[int] = frozenset()  # last columns the page did not show at all
 
 
+class _Affixes:
+    """Whether a piece is the start (or the end) of a longer table word, in log time: a
+    hostile table of thousands of rows must not make each piece a scan of all its words."""
+
+    def __init__(self, vocabulary: Iterable[str]) -> None:
+        self._words = sorted(vocabulary)
+        self._backwards = sorted(word[::-1] for word in self._words)
+
+    def starts(self, piece: str) -> bool:
+        """Whether `piece` starts a table word longer than itself."""
+        return _begins_longer(self._words, piece)
+
+    def starts_or_ends(self, piece: str) -> bool:
+        """Whether `piece` starts or ends a table word longer than itself."""
+        return self.starts(piece) or _begins_longer(self._backwards, piece[::-1])
+
+
+def _begins_longer(ordered: list[str], piece: str) -> bool:
+    at = bisect_left(ordered, piece)
+    if at < len(ordered) and ordered[at] == piece:
+        at += 1  # the word itself: a longer one sorts right after it, if any
+    return at < len(ordered) and ordered[at].startswith(piece)
+
+
 @dataclass
 class _Words:
-    """A table's words: all of them (with counts), its header's, and its first."""
+    """A table's words: all of them (with counts), its header's, its first, and the
+    starts and ends of them all."""
 
     everything: Counter[str]
     header: Counter[str]
     first: str
+    affixes: _Affixes
 
 
 def _words(text: str) -> list[str]:
@@ -165,7 +192,7 @@ def _find_run(
     first = (header or next((row for row in rows if row), []))[:1]
     if not first:
         return None
-    known = _Words(everything, Counter(header), first[0])
+    known = _Words(everything, Counter(header), first[0], _Affixes(everything))
     page, line = start
     while page < end:
         while line < len(lines[page]):
@@ -208,7 +235,6 @@ def _grow(
     on the first line, the words before the `at`-th belong to the text before the table."""
     remaining = known.everything.copy()
     repeat: Counter[str] = Counter()  # the header once more on each page the table goes on
-    vocabulary = tuple(known.everything)
     run = _Run()
     page, line = start
     last = start  # the last line that held table words
@@ -235,7 +261,7 @@ def _grow(
             heading = text.startswith("#") and not run.lead
             if heading and (page, line) == start and not all(w in known.header for w in found):
                 break
-            taken = _take(found, remaining, repeat, vocabulary)
+            taken = _take(found, remaining, repeat, known.affixes)
             if taken is None:
                 break
             first, _ = run.lines.get(page, (line, line))
@@ -270,8 +296,33 @@ def _lead(text: str, at: int, found: list[str]) -> str:
     return lead.removesuffix("**").rstrip() if lead.count("**") % 2 else lead
 
 
+class _Pending:
+    """A line's words taken from a counter, kept apart until the whole line is known to be
+    the table's (copying the counter for each line made a long table quadratic)."""
+
+    def __init__(self, base: Counter[str]) -> None:
+        self.base = base
+        self.taken: Counter[str] = Counter()
+
+    def __getitem__(self, word: str) -> int:
+        return self.base[word] - self.taken[word]
+
+    def take(self, word: str) -> None:
+        """Take one of `word` (the caller has checked that one is left)."""
+        self.taken[word] += 1
+
+    def commit(self) -> None:
+        """Take the words from the counter itself (a word none is left of leaves it)."""
+        for word, count in self.taken.items():
+            left = self.base[word] - count
+            if left > 0:
+                self.base[word] = left
+            else:
+                self.base.pop(word, None)
+
+
 def _take(
-    found: list[str], remaining: Counter[str], repeat: Counter[str], vocabulary: tuple[str, ...]
+    found: list[str], remaining: Counter[str], repeat: Counter[str], affixes: _Affixes
 ) -> int | None:
     """Take a line's words from the table's (or the repeated header's); how many table words
     it held, or None (and nothing taken) when it holds a word the table does not.
@@ -279,43 +330,41 @@ def _take(
     A narrow column breaks a word into pieces ("St or ag e"): pieces that join into a table
     word count as that word; a word run into the next ("24hrstotal") counts as both; a few
     other pieces (the start or end of a table word, in one or more pieces) are let through."""
-    table_words = remaining.copy()
-    header_words = repeat.copy()
+    table_words, header_words = _Pending(remaining), _Pending(repeat)
     taken = pieces = index = 0
     while index < len(found):
         for words in (table_words, header_words):
-            end = _joined_word(found, index, words)
+            end = _joined_word(found, index, words, affixes)
             if end is not None:
-                words["".join(found[index:end])] -= 1
+                words.take("".join(found[index:end]))
                 taken += end - index if words is table_words else 0
                 index = end
                 break
             parts = _run_together(found[index], words)
             if parts:
                 for part in parts:
-                    words[part] -= 1
+                    words.take(part)
                 taken += len(parts) if words is table_words else 0
                 index += 1
                 break
         else:
-            end = _cut_word(found, index, vocabulary)
+            end = _cut_word(found, index, affixes)
             if end is None:
                 return None
             pieces += 1
             index = end
     if pieces > max(1.0, _PIECE_SHARE * len(found)):
         return None
-    remaining.clear()
-    remaining.update(+table_words)
-    repeat.clear()
-    repeat.update(+header_words)
+    table_words.commit()
+    header_words.commit()
     return taken
 
 
 _MAX_PIECES = 8
+_MAX_RUN_TOGETHER = 64
 
 
-def _joined_word(found: list[str], index: int, words: Counter[str]) -> int | None:
+def _joined_word(found: list[str], index: int, words: _Pending, affixes: _Affixes) -> int | None:
     """Where the table word starting at `found[index]` ends: the longest run of the line's
     pieces that joins into one of `words` ("Co unt ry" is "country" even where "co" is a
     table word too), else the word itself (None when neither is one of `words`)."""
@@ -325,12 +374,12 @@ def _joined_word(found: list[str], index: int, words: Counter[str]) -> int | Non
         joined += found[end]
         if words[joined] > 0:
             longest = end + 1
-        if not any(word.startswith(joined) for word in words if len(word) > len(joined)):
+        if not affixes.starts(joined):
             break
     return longest
 
 
-def _cut_word(found: list[str], index: int, vocabulary: tuple[str, ...]) -> int | None:
+def _cut_word(found: list[str], index: int, affixes: _Affixes) -> int | None:
     """Where the piece of a table word starting at `found[index]` ends: the longest run of
     the line's pieces that joins into the start or the end of a table word (the rest of it
     is past a line or page break: "40 21 71" of "4021711"); None when there is none."""
@@ -338,17 +387,16 @@ def _cut_word(found: list[str], index: int, vocabulary: tuple[str, ...]) -> int 
     longest = None
     for end in range(index, min(len(found), index + _MAX_PIECES)):
         joined += found[end]
-        if not any(
-            len(whole) > len(joined) and (whole.startswith(joined) or whole.endswith(joined))
-            for whole in vocabulary
-        ):
+        if not affixes.starts_or_ends(joined):
             break
         longest = end + 1
     return longest
 
 
-def _run_together(word: str, words: Counter[str]) -> list[str]:
+def _run_together(word: str, words: _Pending) -> list[str]:
     """Two or three of `words` that make `word` when run together, or []."""
+    if len(word) > _MAX_RUN_TOGETHER:
+        return []  # a long word is no cells run together (and would cost its length squared)
     for cut in range(1, len(word)):
         head, tail = word[:cut], word[cut:]
         if words[head] <= 0:
