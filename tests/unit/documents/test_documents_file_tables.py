@@ -200,7 +200,8 @@ def test_pieces_of_a_word_are_joined_whole_even_where_a_piece_is_a_table_word_to
     )
     table = FileTable(header=header, rows=(row,))
     pages = [
-        "<!-- Page 1 -->\n\nAward Organizat ion Co unt ry\n\nRed Dot Red Dot GmbH & Co. KG Ge rm an y"
+        "<!-- Page 1 -->\n\nAward Organizat ion Co unt ry\n\n"
+        "Red Dot Red Dot GmbH & Co. KG Ge rm an y"
     ]
     assert place_tables(pages, [table]) == ["<!-- Page 1 -->\n\n" + table_markdown(header, [row])]
 
