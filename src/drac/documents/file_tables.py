@@ -123,7 +123,7 @@ def tables_here(data: bytes, fmt: str) -> list[FileTable]:
     return []
 
 
-class _Package:
+class XmlPackage:
     """A zip package whose parts are read with a size cap each and in all."""
 
     def __init__(self, data: bytes) -> None:
@@ -146,7 +146,7 @@ class _Package:
 
 
 def _docx_tables(data: bytes) -> list[FileTable]:
-    package = _Package(data)
+    package = XmlPackage(data)
     body = package.xml("word/document.xml").find(f"{_W}body")
     if body is None:
         return []
@@ -200,7 +200,7 @@ def _docx_text(paragraph: ElementTree.Element) -> str:
 
 
 def _pptx_tables(data: bytes) -> list[FileTable]:
-    package = _Package(data)
+    package = XmlPackage(data)
     tables: list[FileTable] = []
     for number, part in enumerate(_shown_slides(package), start=1):
         step(f"reading the tables of slide {number}")
@@ -214,7 +214,7 @@ def _pptx_tables(data: bytes) -> list[FileTable]:
     return tables
 
 
-def _shown_slides(package: _Package) -> list[str]:
+def _shown_slides(package: XmlPackage) -> list[str]:
     """The slide parts in presentation order, without the hidden ones (`show="0"`)."""
     rels = package.xml("ppt/_rels/presentation.xml.rels")
     targets = {
