@@ -99,6 +99,8 @@ class _Words:
     header: Counter[str]
     first: str
     total: int
+    text: str = ""  # the letters and digits of all its cells, header first, in order
+    spans: tuple[tuple[int, int, str], ...] = ()  # each word's place in `text`
 
 
 def _words(text: str) -> list[str]:
@@ -126,11 +128,21 @@ def _find_run(
     first = (header or next((row for row in rows if row), []))[:1]
     if not first:
         return None
-    known = _Words(everything, Counter(header), first[0], sum(everything.values()))
+    ordered = header + [w for row in rows for w in row]
+    spans, position = [], 0
+    for word in ordered:
+        spans.append((position, position + len(word), word))
+        position += len(word)
+    known = _Words(
+        everything, Counter(header), first[0], sum(everything.values()), "".join(ordered),
+        tuple(spans),
+    )  # fmt: skip
     page, line = start
     while page < end:
         while line < len(lines[page]):
             at = _first_word(words[page][line], known.first)
+            if at != 0 and "".join(words[page][line]).startswith(known.first):
+                at = 0  # the first word broken into letters ("S t o r e")
             if at is not None:
                 run = _grow(lines, words, (page, line), at, known)
                 if run is not None and sum(run.consumed.values()) >= MIN_COVERAGE * known.total:
@@ -163,6 +175,7 @@ def _grow(
     run = _Run()
     page, line = start
     last = start  # the last line that held table words
+    mixed_lines = 0  # lines in a row of table text in no order (see `_MAX_MIXED`)
     while page < len(lines):
         page_lines = lines[page]
         while line < len(page_lines):
@@ -186,9 +199,20 @@ def _grow(
             heading = text.startswith("#") and not run.lead
             if heading and (page, line) == start and not all(w in known.header for w in found):
                 break
-            taken = _take(found, remaining, repeat, vocabulary)
+            broken = not heading and any(word not in known.everything for word in found)
+            taken = _take_letters(found, remaining, known) if broken else None
+            if taken is None:
+                taken = _take(found, remaining, repeat, vocabulary)
+            if taken is None and not heading and not broken:
+                taken = _take_letters(found, remaining, known)
+            mixed = taken is None and not heading and mixed_lines < _MAX_MIXED
+            if mixed and all(word in known.text for word in found):
+                # cells of two rows broken and run together: table text, if table lines follow
+                taken, mixed_lines = _take_whole(found, remaining), mixed_lines + 1
             if taken is None:
                 break
+            if not mixed:
+                mixed_lines = 0
             first, _ = run.lines.get(page, (line, line))
             run.lines[page] = (first, line)  # a repeated header, a piece: table lines too
             run.consumed[page] = run.consumed.get(page, 0) + taken
@@ -267,6 +291,39 @@ def _take(
 
 
 _MAX_PIECES = 8
+_MIN_LETTERS = 3
+_MAX_MIXED = 2
+"""Lines in a row, inside a table's run, whose words are all pieces of the table's text but
+in no order the table has (a narrow column's cells broken and run into the next row's)."""
+
+
+def _take_whole(found: list[str], remaining: Counter[str]) -> int:
+    """Take the line's words that are whole table words; how many."""
+    taken = 0
+    for word in found:
+        if remaining[word] > 0:
+            remaining[word] -= 1
+            taken += 1
+    return taken
+
+
+def _take_letters(found: list[str], remaining: Counter[str], known: _Words) -> int | None:
+    """A line whose words a narrow column broke anywhere ("Be ng alu ru Karn atak a"): when
+    its letters and digits, run together, are a stretch of the table's, take the table words
+    of that stretch; how many, or None when they are not."""
+    letters = "".join(found)
+    if len(letters) < _MIN_LETTERS:
+        return None
+    start = known.text.find(letters)
+    if start < 0:
+        return None
+    end = start + len(letters)
+    taken = 0
+    for low, high, word in known.spans:
+        if low < end and high > start and remaining[word] > 0:
+            remaining[word] -= 1
+            taken += 1
+    return taken
 
 
 def _joined_word(found: list[str], index: int, words: Counter[str]) -> int | None:
