@@ -24,11 +24,16 @@ from dataclasses import dataclass, field
 from drac.documents.file_structure import FileBlock, Run
 from drac.documents.spreadsheets.rows import paragraph
 
+MAX_COMPARED = 50_000_000
+"""Characters compared to place one document's paragraphs (the work stays bounded whatever
+the file and its PDF hold)."""
 _LOOKAHEAD = 80
 """Text lines searched past where the previous paragraph ended (order kept; no far jump)."""
 _MIN_START = 4
 """A line that only starts a paragraph must hold at least this many of its characters."""
 _HEADING = re.compile(r"^#{1,6}\s+")
+_SEPARATOR = re.compile(r"^\|(?:\s*:?-{3,}:?\s*\|)+$")
+_CELL = re.compile(r"(?<!\\)\|")
 _BULLET = re.compile(r"^(?:[-*+•]\s+)+")
 _MARKER = re.compile(r"^\s*(?:\(?[0-9a-zA-Z]{1,4}[.)]|[o▪§])\s+")
 """A number, letter or bullet glyph LibreOffice prints before a list item's text."""
@@ -46,6 +51,7 @@ class _Line:
     text: str
     key: str
     positions: list[int]
+    table: bool = False  # a pipe-table row: only a whole paragraph or more may claim it
 
 
 @dataclass
@@ -81,13 +87,16 @@ def place_structure(pages: Sequence[str], blocks: Sequence[FileBlock]) -> list[s
 
 def _text_line(page: int, index: int, line: str) -> _Line | None:
     stripped = line.strip()
-    if not stripped or stripped.startswith(("|", "<!--")):
+    if not stripped or stripped.startswith("<!--") or _SEPARATOR.match(stripped):
         return None
-    text = _BULLET.sub("", _HEADING.sub("", stripped))
+    if stripped.startswith("|"):  # a table of the text layer's: a list it took for one?
+        text = " ".join(cell.strip() for cell in _CELL.split(stripped.strip("|")) if cell.strip())
+    else:
+        text = _BULLET.sub("", _HEADING.sub("", stripped))
     key, positions = _key(text)
     if not key:
         return None
-    return _Line(page, index, text, key, positions)
+    return _Line(page, index, text, key, positions, stripped.startswith("|"))
 
 
 def _key(text: str) -> tuple[str, list[int]]:
@@ -103,16 +112,20 @@ def _key(text: str) -> tuple[str, list[int]]:
 
 
 def _align(lines: list[_Line], blocks: Sequence[FileBlock]) -> list[_Found]:
-    """Each block's run of lines, in order from where the previous one ended."""
+    """Each block's run of lines, in order from where the previous one ended (until
+    `MAX_COMPARED` characters were compared: the blocks after that are not placed)."""
     found: list[_Found] = []
     cursor = (0, 0)  # (text line, key offset in it)
+    budget = [MAX_COMPARED]
     for number, block in enumerate(blocks):
         key = _key(block.text)[0]
         if not key:
             continue
+        if budget[0] <= 0:
+            break
         for start in range(cursor[0], min(len(lines), cursor[0] + _LOOKAHEAD)):
             offset = cursor[1] if start == cursor[0] else 0
-            pieces = _run(lines, start, offset, key)
+            pieces = _run(lines, start, offset, key, budget)
             if pieces is not None:
                 found.append(_Found(number, pieces))
                 last = pieces[-1]
@@ -122,8 +135,11 @@ def _align(lines: list[_Line], blocks: Sequence[FileBlock]) -> list[_Found]:
     return found
 
 
-def _run(lines: list[_Line], start: int, offset: int, key: str) -> list[_Piece] | None:
-    """The pieces of lines from `start` (at key `offset`) that spell `key`, or None."""
+def _run(
+    lines: list[_Line], start: int, offset: int, key: str, budget: list[int]
+) -> list[_Piece] | None:
+    """The pieces of lines from `start` (at key `offset`) that spell `key`, or None; the
+    characters compared are taken from `budget`."""
     pieces: list[_Piece] = []
     matched = 0
     index = start
@@ -131,15 +147,19 @@ def _run(lines: list[_Line], start: int, offset: int, key: str) -> list[_Piece] 
         line = lines[index]
         begin = offset if index == start else 0
         marker = _after_marker(line, key) if begin == 0 and matched == 0 else 0
-        rest = line.key[begin + marker :]
-        want = key[matched:]
-        if want.startswith(rest):
+        at = begin + marker
+        if at >= len(line.key) or line.key[at] != key[matched]:
+            return None
+        rest = line.key[at:]
+        budget[0] -= len(rest)
+        left = len(key) - matched
+        if key.startswith(rest, matched):
             if matched == 0 and len(rest) < min(_MIN_START, len(key)):
                 return None
             pieces.append(_Piece(index, begin, len(line.key), marker))
             matched += len(rest)
-        elif rest.startswith(want):
-            pieces.append(_Piece(index, begin, begin + marker + len(want), marker))
+        elif len(rest) > left and rest.startswith(key[matched:]) and not line.table:
+            pieces.append(_Piece(index, begin, at + left, marker))
             return pieces
         else:
             return None
@@ -199,6 +219,8 @@ def _rebuild(
         for index, line in enumerate(page_lines):
             cover = covers.get((page, index))
             if cover is None:
+                if _SEPARATOR.match(line.strip()) and (page, index - 1) in covers:
+                    continue  # the header of a table the file says is no table
                 rebuilt.append((line, False))
                 continue
             parts = _covered(where[(page, index)], sorted(cover, key=lambda c: c[0]))

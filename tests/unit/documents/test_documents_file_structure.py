@@ -1,0 +1,109 @@
+"""Headings and list items read from a DOCX's own structure and put on its PDF's pages."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+from file_structure_fixtures import make_styled_docx, styled
+from file_table_fixtures import docx_table, make_docx
+
+from drac.documents.detect import DocumentFormat
+from drac.documents.file_structure import FileBlock, Run, read_file_structure, structure_here
+from drac.documents.structure_pages import place_structure
+from drac.evaluation.fidelity import score_conversion
+
+HIDDEN = ('<w:p><w:r><w:t>Shown</w:t></w:r><w:r><w:rPr><w:vanish/></w:rPr>'
+          "<w:t>secret</w:t></w:r></w:p>")  # fmt: skip
+BODY = "".join([
+    styled("Fleet Guide", "Title"),
+    styled("Aircraft", "Heading1"),
+    styled("Long haul", "Heading2"),
+    styled("Cabin details", "Chapter"),
+    styled("Seat maps", "Aside"),
+    styled("Wide seats", "Bulleted"),
+    styled("Lie-flat beds in every row", numbering=(1, 1)),
+    styled("Book online", numbering=(2, 0)),
+    styled("Choose a seat", numbering=(2, 1)),
+    styled("Pay by card", numbering=(2, 0)),
+    styled(" Bags are weighed at the desk.", bold="Note:"),
+    docx_table([["Model", "Range"], ["A350", "15,000 km"]]),
+    HIDDEN,
+])  # fmt: skip
+
+
+def _kinds(blocks: list[FileBlock]) -> list[tuple[str, int, bool, int, str]]:
+    return [(b.kind, b.level, b.ordered, b.number, b.text) for b in blocks]
+
+
+def test_styles_and_numbering_give_each_paragraph_its_kind_level_and_number():
+    blocks, warnings = read_file_structure(make_styled_docx(BODY), DocumentFormat.DOCX)
+    assert warnings == []
+    assert _kinds(blocks) == [
+        ("heading", 1, False, 1, "Fleet Guide"),  # Title on top, the headings one below
+        ("heading", 2, False, 1, "Aircraft"),
+        ("heading", 3, False, 1, "Long haul"),
+        ("heading", 4, False, 1, "Cabin details"),  # outline level 2: Heading 3
+        ("heading", 4, False, 1, "Seat maps"),  # based on that style
+        ("item", 0, False, 1, "Wide seats"),  # the style's numbering: bullets
+        ("item", 1, False, 1, "Lie-flat beds in every row"),
+        ("item", 0, True, 1, "Book online"),
+        ("item", 1, True, 1, "Choose a seat"),
+        ("item", 0, True, 2, "Pay by card"),
+        ("paragraph", 0, False, 1, "Note: Bags are weighed at the desk."),
+        ("paragraph", 0, False, 1, "Shown"),  # the table's cells are not body paragraphs
+    ]
+    assert blocks[-2].runs == (Run(text="Note:", bold=True), Run(text=" Bags are weighed at the desk."))
+
+
+def test_without_a_title_heading_n_is_level_n_and_a_file_without_styles_has_paragraphs():
+    blocks = structure_here(make_styled_docx(styled("A", "Heading1") + styled("B", "Heading2")), "docx")
+    assert [(b.kind, b.level) for b in blocks] == [("heading", 1), ("heading", 2)]
+    plain = structure_here(make_docx(styled("Hello", "Heading1")), "docx")
+    assert [(b.kind, b.text) for b in plain] == [("paragraph", "Hello")]
+
+
+# What the text layer made of the file above on three pages: a title as a paragraph, levels
+# it cannot see, a bold line taken for a heading, a wrapped item cut in two, numbers printed
+# before the items' text and a numbered list taken for a table; one paragraph runs over the
+# page break.
+TEXT_LAYER = [
+    "<!-- Page 1 -->\n\nFleet Guide\n\n## Aircraft\n\n## Long haul\n\nCabin details\n\n"
+    "Seat maps\n\n- Wide seats\n- Lie-flat beds in\n\n### every row",
+    "<!-- Page 2 -->\n\n| 1. | Book online |\n| --- | --- |\n| a. | Choose a seat |\n"
+    "| 2. | Pay by card |\n\n### Note:\n\nBags are weighed",
+    "<!-- Page 3 -->\n\nat the desk.\n\nShown\n\nFooter 3",
+]
+
+
+def test_each_heading_and_list_item_is_marked_on_its_own_page():
+    blocks = structure_here(make_styled_docx(BODY), "docx")
+    assert place_structure(TEXT_LAYER, blocks) == [
+        "<!-- Page 1 -->\n\n# Fleet Guide\n\n## Aircraft\n\n### Long haul\n\n"
+        "#### Cabin details\n\n#### Seat maps\n\n- Wide seats\n  - Lie-flat beds in every row",
+        "<!-- Page 2 -->\n\n1. Book online\n   1. Choose a seat\n2. Pay by card\n\n"
+        "**Note:** Bags are weighed",
+        "<!-- Page 3 -->\n\nat the desk.\n\nShown\n\nFooter 3",
+    ]
+
+
+def test_the_placed_structure_scores_as_the_source_markdown():
+    source = ("# Fleet Guide\n\n## Aircraft\n\n### Long haul\n\n#### Cabin details\n\n"
+              "#### Seat maps\n\n- Wide seats\n  - Lie-flat beds in every row\n\n"
+              "1. Book online\n   1. Choose a seat\n2. Pay by card\n")  # fmt: skip
+    blocks = structure_here(make_styled_docx(BODY), "docx")
+    before = score_conversion(source, "\n\n".join(TEXT_LAYER))
+    after = score_conversion(source, "\n\n".join(place_structure(TEXT_LAYER, blocks)))
+    assert (before.headings_found, before.list_items_kept) == (0, 1)
+    assert (after.headings_found, after.headings) == (5, 5)
+    assert (after.list_items_kept, after.list_items) == (5, 5)
+    assert after.matched_words == after.source_words
+
+
+def test_text_not_on_the_pages_or_out_of_order_leaves_the_lines_alone():
+    blocks = [FileBlock(kind="heading", level=2, runs=(Run(text="Nowhere to be seen"),))]
+    pages = ["<!-- Page 1 -->\n\n| Model | Range |\n| --- | --- |\n| A350 | 15,000 km |\n\nText"]
+    assert place_structure(pages, blocks) == pages
+    # a table row is never cut by a shorter paragraph
+    short = [FileBlock(kind="paragraph", runs=(Run(text="Model"),))]
+    assert place_structure(pages, short) == pages
