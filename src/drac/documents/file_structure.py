@@ -24,7 +24,9 @@ text layer's headings and lists stay) and a warning.
 
 from __future__ import annotations
 
+import re
 import zipfile
+from html.parser import HTMLParser
 from typing import Literal
 from xml.etree import ElementTree
 
@@ -33,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from drac.documents.containment import GIB, Limits, contained_call, step
 from drac.documents.detect import DocumentFormat
 from drac.documents.file_tables import XmlPackage
+from drac.documents.text import decode_text
 from drac.errors import DocumentError
 
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
@@ -44,7 +47,7 @@ _MAX_STYLE_CHAIN = 16
 _MAX_LIST_LEVEL = 8
 _BODY_LEVEL = 9  # `w:outlineLvl` 9 is body text
 
-FILE_STRUCTURE = frozenset({DocumentFormat.DOCX})
+FILE_STRUCTURE = frozenset({DocumentFormat.DOCX, DocumentFormat.HTML})
 """The formats whose own headings and lists the offline converter reads."""
 
 FILE_STRUCTURE_LIMITS = Limits(
@@ -109,6 +112,8 @@ def structure_here(data: bytes, fmt: str) -> list[FileBlock]:
     try:
         if fmt == DocumentFormat.DOCX.value:
             return _docx_blocks(XmlPackage(data))
+        if fmt == DocumentFormat.HTML.value:
+            return _html_blocks(decode_text(data))
     except (zipfile.BadZipFile, ElementTree.ParseError, KeyError, ValueError, OSError):
         return []
     except DocumentError:
@@ -382,3 +387,131 @@ def _tidy(runs: list[Run]) -> tuple[Run, ...]:
         last = out[-1].text.rstrip(" ")
         out[-1:] = [Run(text=last, bold=out[-1].bold)] if last else []
     return tuple(out)
+
+
+class _HtmlBlocks(HTMLParser):
+    """Collects the page's headings (`h1`-`h6`), list items (`li` of `ul` or `ol`, nested)
+    and other block text as `FileBlock`s; tables (read by `file_tables`), scripts, styles and
+    the head are left out."""
+
+    _SKIPPED = frozenset({"script", "style", "template", "head", "title", "table"})
+    _BLOCKS = frozenset({
+        "p", "div", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "section",
+        "article", "header", "footer", "main", "nav", "aside", "blockquote", "pre", "hr",
+        "dl", "dt", "dd", "figure", "figcaption", "address", "details", "summary", "form",
+        "body", "html",
+    })  # fmt: skip
+    _BOLD = frozenset({"b", "strong"})
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.blocks: list[FileBlock] = []
+        self.runs: list[Run] = []
+        self.size = 0
+        self.kind: Literal["heading", "item", "paragraph"] = "paragraph"
+        self.level = 0
+        self.lists: list[list[int]] = []  # per open list: [ordered, next number]
+        self.item: tuple[int, bool, int] | None = None  # the open item's (level, ordered, n)
+        self.skipping: list[str] = []
+        self.bold = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self.skipping:
+            if tag == self.skipping[-1] and len(self.skipping) < _MAX_BLOCKS:
+                self.skipping.append(tag)  # the same element nested: count it
+            return
+        if tag in self._SKIPPED:
+            self.flush()
+            self.skipping.append(tag)
+        elif tag in self._BOLD:
+            self.bold += 1
+        elif tag == "br":
+            self.text("\n")
+        elif tag in self._BLOCKS:
+            self.flush()
+            self.open_block(tag, dict(attrs))
+
+    def open_block(self, tag: str, attrs: dict[str, str | None]) -> None:
+        if tag in ("ul", "ol"):
+            start = _number(attrs.get("start"))
+            if len(self.lists) < _MAX_BLOCKS:
+                self.lists.append([tag == "ol", start])
+        elif tag == "li" and self.lists:
+            ordered, number = self.lists[-1]
+            self.lists[-1][1] = number + 1
+            level = min(len(self.lists) - 1, _MAX_LIST_LEVEL)
+            self.kind, self.item = "item", (level, bool(ordered), number)
+        elif len(tag) == 2 and tag[0] == "h" and tag[1] in "123456":
+            self.kind, self.level = "heading", int(tag[1])
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "br" and not self.skipping:
+            self.text("\n")
+        elif tag in self._BLOCKS and not self.skipping:
+            self.flush()
+
+    def handle_endtag(self, tag: str) -> None:
+        if self.skipping:
+            if tag == self.skipping[-1]:
+                self.skipping.pop()
+            return
+        if tag in self._BOLD:
+            self.bold = max(0, self.bold - 1)
+        elif tag in self._BLOCKS:
+            self.flush(ended=True)
+            if tag in ("ul", "ol") and self.lists:
+                self.lists.pop()
+
+    def handle_data(self, data: str) -> None:
+        if not self.skipping:
+            self.text(_HTML_SPACE.sub(" ", data))  # as a browser shows it: one space
+
+    def text(self, data: str) -> None:
+        if not data or self.size >= _MAX_BLOCK_CHARS:
+            return
+        data = data[: _MAX_BLOCK_CHARS - self.size]
+        self.size += len(data)
+        bold = self.bold > 0
+        if self.runs and self.runs[-1].bold == bold:
+            self.runs[-1] = Run(text=self.runs[-1].text + data, bold=bold)
+        else:
+            self.runs.append(Run(text=data, bold=bold))
+
+    def flush(self, ended: bool = False) -> None:
+        """End the open block: its text, if any, becomes a `FileBlock`. An item or heading
+        with no text yet stays open (`<li><p>`) unless its element `ended`."""
+        runs = _tidy(self.runs)
+        if not runs and not ended:
+            return
+        if runs and len(self.blocks) < _MAX_BLOCKS:
+            if self.kind == "heading":
+                self.blocks.append(FileBlock(kind="heading", runs=runs, level=self.level))
+            elif self.kind == "item" and self.item is not None:
+                level, ordered, number = self.item
+                self.blocks.append(
+                    FileBlock(kind="item", runs=runs, level=level, ordered=ordered, number=number)
+                )
+            else:
+                self.blocks.append(FileBlock(kind="paragraph", runs=runs))
+        self.runs, self.size = [], 0
+        self.kind, self.item = "paragraph", None
+
+
+_HTML_SPACE = re.compile(r"[ \t\r\n\f]+")
+
+
+def _number(value: str | None) -> int:
+    try:
+        return min(max(int(value or "1"), 0), 10**6)
+    except ValueError:
+        return 1
+
+
+def _html_blocks(text: str) -> list[FileBlock]:
+    parser = _HtmlBlocks()
+    for start in range(0, len(text), 1 << 16):
+        step("reading the HTML's headings and lists")
+        parser.feed(text[start : start + (1 << 16)])
+    parser.close()
+    parser.flush()
+    return parser.blocks
