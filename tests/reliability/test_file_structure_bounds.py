@@ -25,14 +25,15 @@ def _styled(style: str, text: str) -> str:
 
 
 def _body(paragraphs: str) -> bytes:
-    return f'<?xml version="1.0"?><w:document {_W}><w:body>{paragraphs}</w:body></w:document>'.encode()
+    xml = f'<?xml version="1.0"?><w:document {_W}><w:body>{paragraphs}</w:body></w:document>'
+    return xml.encode()
 
 
 def test_a_styles_part_declaring_entities_is_refused_and_nothing_is_expanded():
     laughs = (
         '<?xml version="1.0"?><!DOCTYPE w:styles [<!ENTITY a "aaaaaaaaaa">'
         + "".join(f'<!ENTITY {chr(98 + n)} "{("&" + chr(97 + n) + ";") * 10}">' for n in range(8))
-        + f"]><w:styles {_W}><w:style w:styleId=\"H\"><w:name w:val=\"&i;\"/></w:style></w:styles>"
+        + f']><w:styles {_W}><w:style w:styleId="H"><w:name w:val="&i;"/></w:style></w:styles>'
     ).encode()
     data = docx_with_body(_body(_styled("H", "Title text")), [deflated(laughs, "word/styles.xml")])
     assert structure_here(data, "docx") == []
@@ -52,11 +53,14 @@ def test_a_loop_or_a_long_chain_of_based_on_styles_ends_at_the_cap():
     loop = ('<w:style w:type="paragraph" w:styleId="A"><w:name w:val="A"/><w:basedOn w:val="B"/>'
             '</w:style><w:style w:type="paragraph" w:styleId="B"><w:name w:val="B"/>'
             '<w:basedOn w:val="A"/></w:style>')  # fmt: skip
-    chain = "".join(
-        f'<w:style w:type="paragraph" w:styleId="S{n}"><w:name w:val="S{n}"/>'
-        f'<w:basedOn w:val="S{n + 1}"/></w:style>'
-        for n in range(5000)
-    ) + '<w:style w:type="paragraph" w:styleId="S5000"><w:name w:val="heading 1"/></w:style>'
+    chain = (
+        "".join(
+            f'<w:style w:type="paragraph" w:styleId="S{n}"><w:name w:val="S{n}"/>'
+            f'<w:basedOn w:val="S{n + 1}"/></w:style>'
+            for n in range(5000)
+        )
+        + '<w:style w:type="paragraph" w:styleId="S5000"><w:name w:val="heading 1"/></w:style>'
+    )
     near = '<w:style w:type="paragraph" w:styleId="Near"><w:basedOn w:val="S4990"/></w:style>'
     data = docx_with_body(
         _body(_styled("A", "In a loop") + _styled("S0", "Far down") + _styled("Near", "Close")),
@@ -93,7 +97,7 @@ def test_placing_paragraphs_stops_at_its_budget_of_compared_characters():
     pages = ["<!-- Page 1 -->\n\nThe first line\n\n" + "\n\n".join([line] * 80)]
     almost = FileBlock(kind="heading", level=1, runs=(Run(text="b" * 999 + "c"),))
     first = FileBlock(kind="heading", level=2, runs=(Run(text="The first line"),))
-    assert 10_000 * 80 * 1000 > structure_pages.MAX_COMPARED
+    assert structure_pages.MAX_COMPARED < 10_000 * 80 * 1000
     placed = place_structure(pages, [almost] * 10 + [first])
     assert placed[0].startswith("<!-- Page 1 -->\n\n## The first line\n\nbbb")
     assert place_structure(pages, [almost] * 10_000 + [first]) == pages

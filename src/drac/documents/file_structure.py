@@ -287,9 +287,8 @@ def _docx_blocks(package: XmlPackage) -> list[FileBlock]:
             blocks.append(FileBlock(kind="heading", runs=runs, level=level))
         elif listed is not None:
             ordered, number = numbering.next(*listed)
-            kind = "item"
             blocks.append(
-                FileBlock(kind=kind, runs=runs, level=listed[1], ordered=ordered, number=number)
+                FileBlock(kind="item", runs=runs, level=listed[1], ordered=ordered, number=number)
             )
         else:
             blocks.append(FileBlock(kind="paragraph", runs=runs))

@@ -216,12 +216,12 @@ def _rebuild(
     out = []
     for page, page_lines in enumerate(lines):
         rebuilt: list[tuple[str, bool]] = []
-        for index, line in enumerate(page_lines):
+        for index, raw in enumerate(page_lines):
             cover = covers.get((page, index))
             if cover is None:
-                if _SEPARATOR.match(line.strip()) and (page, index - 1) in covers:
+                if _SEPARATOR.match(raw.strip()) and (page, index - 1) in covers:
                     continue  # the header of a table the file says is no table
-                rebuilt.append((line, False))
+                rebuilt.append((raw, False))
                 continue
             parts = _covered(where[(page, index)], sorted(cover, key=lambda c: c[0]))
             rebuilt.extend((part, True) for part in parts)
@@ -253,17 +253,23 @@ def _leftover(line: _Line, start: int, end: int) -> str:
 def _spaced(lines: list[tuple[str, bool]]) -> list[str]:
     """The lines, with a blank line between a placed line and its neighbour unless both are
     list items (a paragraph right after an item would be read as the item's continuation,
-    one right after a paragraph as part of it)."""
-    out: list[str] = []
-    placed_before = False
+    one right after a paragraph as part of it), and none between two placed items."""
+    out: list[tuple[str, bool]] = []
     for line, placed in lines:
-        if out and out[-1].strip() and line.strip() and (placed or placed_before):
-            both_items = bool(_LIST_LINE.match(out[-1])) and bool(_LIST_LINE.match(line))
+        item = placed and bool(_LIST_LINE.match(line))
+        if item:
+            while len(out) > 1 and not out[-1][0].strip() and _placed_item(out[-2]):
+                out.pop()  # the text layer's gap inside what the file has as one list
+        if out and out[-1][0].strip() and line.strip() and (placed or out[-1][1]):
+            both_items = bool(_LIST_LINE.match(out[-1][0])) and bool(_LIST_LINE.match(line))
             if not both_items:
-                out.append("")
-        out.append(line)
-        placed_before = placed
-    return out
+                out.append(("", False))
+        out.append((line, placed))
+    return [line for line, _ in out]
+
+
+def _placed_item(line: tuple[str, bool]) -> bool:
+    return line[1] and bool(_LIST_LINE.match(line[0]))
 
 
 def _slice(runs: Sequence[Run], begin: int, end: int) -> list[Run]:

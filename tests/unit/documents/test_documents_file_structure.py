@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import io
-import zipfile
-
 from file_structure_fixtures import make_styled_docx, styled
-from file_table_fixtures import docx_table, make_docx
+from file_table_fixtures import docx_table, html_table, make_docx, make_html
 
 from drac.documents.detect import DocumentFormat
 from drac.documents.file_structure import FileBlock, Run, read_file_structure, structure_here
@@ -53,11 +50,16 @@ def test_styles_and_numbering_give_each_paragraph_its_kind_level_and_number():
         ("paragraph", 0, False, 1, "Note: Bags are weighed at the desk."),
         ("paragraph", 0, False, 1, "Shown"),  # the table's cells are not body paragraphs
     ]
-    assert blocks[-2].runs == (Run(text="Note:", bold=True), Run(text=" Bags are weighed at the desk."))
+    assert blocks[-2].runs == (
+        Run(text="Note:", bold=True),
+        Run(text=" Bags are weighed at the desk."),
+    )
 
 
 def test_without_a_title_heading_n_is_level_n_and_a_file_without_styles_has_paragraphs():
-    blocks = structure_here(make_styled_docx(styled("A", "Heading1") + styled("B", "Heading2")), "docx")
+    blocks = structure_here(
+        make_styled_docx(styled("A", "Heading1") + styled("B", "Heading2")), "docx"
+    )
     assert [(b.kind, b.level) for b in blocks] == [("heading", 1), ("heading", 2)]
     plain = structure_here(make_docx(styled("Hello", "Heading1")), "docx")
     assert [(b.kind, b.text) for b in plain] == [("paragraph", "Hello")]
@@ -107,3 +109,34 @@ def test_text_not_on_the_pages_or_out_of_order_leaves_the_lines_alone():
     # a table row is never cut by a shorter paragraph
     short = [FileBlock(kind="paragraph", runs=(Run(text="Model"),))]
     assert place_structure(pages, short) == pages
+
+
+PAGE = make_html(
+    "<h1>Fleet</h1><p>Our <b>aircraft</b>\nfly far.</p><h3>Long haul</h3>"
+    "<ul><li><p><strong>Wide</strong> seats</p><ul><li>Lie-flat</li></ul></li></ul>"
+    '<ol start="3"><li>Book</li><li>Pay</li></ol>'
+    + html_table([["Model", "Range"], ["A350", "15,000 km"]])
+    + "<script>var h = '<h2>no</h2>';</script><div>Shown<br>below</div>"
+)
+
+
+def test_an_html_pages_headings_lists_and_paragraphs_are_read_in_order():
+    blocks, warnings = read_file_structure(PAGE, DocumentFormat.HTML)
+    assert warnings == []
+    assert _kinds(blocks) == [
+        ("heading", 1, False, 1, "Fleet"),
+        ("paragraph", 0, False, 1, "Our aircraft fly far."),
+        ("heading", 3, False, 1, "Long haul"),
+        ("item", 0, False, 1, "Wide seats"),  # <li><p>: the item's text
+        ("item", 1, False, 1, "Lie-flat"),
+        ("item", 0, True, 3, "Book"),
+        ("item", 0, True, 4, "Pay"),
+        ("paragraph", 0, False, 1, "Shown\nbelow"),  # no table cells, no script
+    ]
+    assert blocks[3].runs == (Run(text="Wide", bold=True), Run(text=" seats"))
+    pages = ["<!-- Page 1 -->\n\n# Fleet\n\nOur aircraft fly far.\n\n**Long haul**\n\n"
+             "- Wide seats\n\no Lie-flat\n\n3. Book\n4. Pay\n\nShown below"]  # fmt: skip
+    assert place_structure(pages, blocks) == [
+        "<!-- Page 1 -->\n\n# Fleet\n\nOur **aircraft** fly far.\n\n### Long haul\n\n"
+        "- **Wide** seats\n  - Lie-flat\n3. Book\n4. Pay\n\nShown\nbelow"
+    ]
