@@ -25,18 +25,22 @@ text layer's headings and lists stay) and a warning.
 from __future__ import annotations
 
 import re
-import zipfile
+from dataclasses import replace
 from html.parser import HTMLParser
 from typing import Literal
 from xml.etree import ElementTree
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from drac.documents.containment import GIB, Limits, contained_call, step
+from drac.documents.containment import step
 from drac.documents.detect import DocumentFormat
-from drac.documents.file_tables import XmlPackage
+from drac.documents.file_tables import (
+    FILE_TABLE_LIMITS,
+    UNREADABLE,
+    XmlPackage,
+    read_in_worker,
+)
 from drac.documents.text import decode_text
-from drac.errors import DocumentError
 
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 
@@ -50,14 +54,9 @@ _BODY_LEVEL = 9  # `w:outlineLvl` 9 is body text
 FILE_STRUCTURE = frozenset({DocumentFormat.DOCX, DocumentFormat.HTML})
 """The formats whose own headings and lists the offline converter reads."""
 
-FILE_STRUCTURE_LIMITS = Limits(
-    memory_bytes=1 * GIB,
-    cpu_s=60.0,
-    step_cpu_s=30.0,
-    wall_s=120.0,
-    preload=("drac.documents.file_structure",),
-)
-"""What reading one file's headings and lists may use, in a contained worker."""
+FILE_STRUCTURE_LIMITS = replace(FILE_TABLE_LIMITS, preload=("drac.documents.file_structure",))
+"""What reading one file's headings and lists may use, in a contained worker (what reading
+its tables may)."""
 
 
 class Run(BaseModel):
@@ -96,12 +95,11 @@ def read_file_structure(data: bytes, fmt: DocumentFormat) -> tuple[list[FileBloc
     """
     if fmt not in FILE_STRUCTURE:
         return [], []
-    try:
-        found = contained_call(
-            "drac.documents.file_structure:structure_here", data, fmt.value,
-            limits=FILE_STRUCTURE_LIMITS, what="while reading the file's headings and lists",
-        )  # fmt: skip
-    except DocumentError as error:
+    found, error = read_in_worker(
+        "drac.documents.file_structure:structure_here", data, fmt, FILE_STRUCTURE_LIMITS,
+        "headings and lists",
+    )  # fmt: skip
+    if error is not None:
         return [], [f"the file's own headings and lists could not be read ({error}); they are"
                     " as the PDF's text layer shows them"]  # fmt: skip
     return [FileBlock.model_validate(block) for block in found], []
@@ -114,9 +112,7 @@ def structure_here(data: bytes, fmt: str) -> list[FileBlock]:
             return _docx_blocks(XmlPackage(data))
         if fmt == DocumentFormat.HTML.value:
             return _html_blocks(decode_text(data))
-    except (zipfile.BadZipFile, ElementTree.ParseError, KeyError, ValueError, OSError):
-        return []
-    except DocumentError:
+    except UNREADABLE:
         return []
     return []
 
