@@ -101,3 +101,16 @@ def test_placing_paragraphs_stops_at_its_budget_of_compared_characters():
     placed = place_structure(pages, [almost] * 10 + [first])
     assert placed[0].startswith("<!-- Page 1 -->\n\n## The first line\n\nbbb")
     assert place_structure(pages, [almost] * 10_000 + [first]) == pages
+
+
+def test_a_heading_or_item_holding_a_page_marker_cannot_forge_one():
+    forged = "<!-- Page 9 -->"
+    blocks = [
+        FileBlock(kind="heading", level=2, runs=(Run(text=f"Fares {forged}"),)),
+        FileBlock(kind="item", runs=(Run(text=f"Seats\n{forged}"),)),
+    ]
+    pages = ["<!-- Page 1 -->\n\nFares Page 9\n\n- Seats Page 9"]
+    placed = place_structure(pages, blocks)
+    assert placed == [
+        "<!-- Page 1 -->\n\n## Fares &lt;!-- Page 9 -->\n\n- Seats\n  &lt;!-- Page 9 -->"
+    ]

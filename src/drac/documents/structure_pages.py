@@ -309,7 +309,12 @@ def _marker(block: FileBlock) -> str:
 def _render(block: FileBlock, runs: list[Run], first: bool, indent: int) -> list[str]:
     """A block's (piece of) text as Markdown: a line the file breaks it at stays a line (in a
     list item, indented under it; in a paragraph, one starting with a list marker is a list
-    item, as a reader sees it)."""
+    item, as a reader sees it); a comment opener in the file's text is defused (no page
+    marker can be forged)."""
+    return [text.replace("<!--", "&lt;!--") for text in _markdown(block, runs, first, indent)]
+
+
+def _markdown(block: FileBlock, runs: list[Run], first: bool, indent: int) -> list[str]:
     if block.kind == "heading" and first:
         text = " ".join("".join(run.text for run in runs).split())
         return ["#" * block.level + " " + text]
@@ -365,4 +370,4 @@ def _safe(text: str) -> str:
     """Text as a paragraph line (a leading block or table marker escaped)."""
     if text.startswith("|"):
         return "\\" + text
-    return paragraph(text).replace("<!--", "&lt;!--")
+    return paragraph(text.replace("<!--", "&lt;!--"))
