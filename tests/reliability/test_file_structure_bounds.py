@@ -122,4 +122,4 @@ def test_html_lists_nested_5000_deep_keep_their_items_at_the_deepest_level():
     assert warnings == []
     assert len(blocks) == 5_000
     assert {b.kind for b in blocks} == {"item"}
-    assert [b.level for b in blocks[:10]] == list(range(9)) + [8]  # nesting capped at 8
+    assert [b.level for b in blocks[:10]] == [*range(9), 8]  # nesting capped at 8
