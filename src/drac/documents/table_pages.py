@@ -6,28 +6,33 @@ order, in the page Markdown the offline converter made of LibreOffice's PDF: a r
 table's words, starting at a line holding the first word of its header. The run may go on
 over page breaks (each page may repeat the header, as LibreOffice repeats a DOCX header
 row). When the run holds at least `MIN_COVERAGE` of the table's words, its lines are replaced
-by the table as a pipe table; a table over several pages is cut there, each piece under the
-header, a row going on the page where most of its words are, so each row is cited at its
-page. Words before the table's first word on the run's first line (a caption the text layer
-ran into the header cell, or a sentence ending before the table) stay as a paragraph above
-it; trailing rows the run did not show stay as the text layer read them. A table whose
-text is not found so (a word the table does not hold, a heading or a comment in the way,
-too little of it shown) is left as the text layer read it: no text is lost, none is added
-but the table's own.
+by the table as a pipe table (a table wider than the page, whose last columns LibreOffice
+cut off, is measured by the columns shown, and placed whole); a table over several pages
+is cut there, each piece under the header, a row going on the page where most of its words
+are, so each row is cited at its page. Words before the table's first word on the run's
+first line (a caption the text layer ran into the header cell, or a sentence ending before
+the table) stay as a paragraph above it; trailing rows the run did not show stay as the
+text layer read them. A table whose text is not found so (a word the table does not hold, a
+heading or a comment in the way, too little of it shown) is left as the text layer read it:
+no text is lost, none is added but the table's own.
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from drac.documents.file_tables import FileTable
 from drac.documents.spreadsheets.rows import pipe_cell
 
 MIN_COVERAGE = 0.8
-"""The share of a table's words its run of lines must show for the table to replace it."""
+"""The share of a table's words its run of lines must show for the table to replace it
+(of the columns the page shows: see `_clipped_columns`)."""
+_CLIPPED_SHARE = 0.9
+"""A last column of which the run left this share of words unseen was cut off the page."""
 _PIECE_SHARE = 0.25
 """At most this share of a line's words may be pieces of the table's words (a word a narrow
 column broke in two, "Destinati" and "on")."""
@@ -89,18 +94,43 @@ class _Run:
     end: tuple[int, int] = (0, 0)
     lead: str = ""
     remaining: Counter[str] = field(default_factory=Counter)  # the table words not shown
+    clipped: frozenset[int] = frozenset()  # last columns the page did not show at all
+
+
+class _Affixes:
+    """Whether a piece is the start (or the end) of a longer table word, in log time: a
+    hostile table of thousands of rows must not make each piece a scan of all its words."""
+
+    def __init__(self, vocabulary: Iterable[str]) -> None:
+        self._words = sorted(vocabulary)
+        self._backwards = sorted(word[::-1] for word in self._words)
+
+    def starts(self, piece: str) -> bool:
+        """Whether `piece` starts a table word longer than itself."""
+        return _begins_longer(self._words, piece)
+
+    def starts_or_ends(self, piece: str) -> bool:
+        """Whether `piece` starts or ends a table word longer than itself."""
+        return self.starts(piece) or _begins_longer(self._backwards, piece[::-1])
+
+
+def _begins_longer(ordered: list[str], piece: str) -> bool:
+    at = bisect_left(ordered, piece)
+    if at < len(ordered) and ordered[at] == piece:
+        at += 1  # the word itself: a longer one sorts right after it, if any
+    return at < len(ordered) and ordered[at].startswith(piece)
 
 
 @dataclass
 class _Words:
-    """A table's words: all of them (with counts), its header's, and how many in all."""
+    """A table's words: all of them (with counts), its header's, its first, and the
+    starts and ends of them all."""
 
     everything: Counter[str]
     header: Counter[str]
     first: str
-    total: int
-    text: str = ""  # the letters and digits of all its cells, header first, in order
-    spans: tuple[tuple[int, int, str], ...] = ()  # each word's place in `text`
+    affixes: _Affixes
+    letters: _Letters
 
 
 def _words(text: str) -> list[str]:
@@ -109,10 +139,45 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(text.casefold())
 
 
-def _cell_words(table: FileTable) -> tuple[list[str], list[list[str]]]:
-    header = [w for cell in table.header for w in _WORD.findall(cell.casefold())]
-    rows = [[w for cell in row for w in _WORD.findall(cell.casefold())] for row in table.rows]
-    return header, rows
+def _cell_words(
+    table: FileTable, without: frozenset[int] = frozenset()
+) -> tuple[list[str], list[list[str]]]:
+    """The words of the header and of each row, leaving out the columns `without`."""
+
+    def words(cells: Sequence[str]) -> list[str]:
+        kept = (cell for column, cell in enumerate(cells) if column not in without)
+        return [w for cell in kept for w in _WORD.findall(cell.casefold())]
+
+    return words(table.header), [words(row) for row in table.rows]
+
+
+def _clipped_columns(table: FileTable, remaining: Counter[str]) -> frozenset[int]:
+    """The table's last columns of which the run showed (almost) no word: LibreOffice cuts
+    a table wider than the page at its right edge (an HTML table of 11 columns shows 8)."""
+    left = remaining.copy()
+    clipped: set[int] = set()
+    for column in reversed(range(1, len(table.header))):
+        words = _cell_words(table, frozenset(range(len(table.header))) - {column})
+        column_words = words[0] + [w for row in words[1] for w in row]
+        unseen = 0
+        for word in column_words:
+            if left[word] > 0:
+                left[word] -= 1
+                unseen += 1
+        if not column_words or unseen < _CLIPPED_SHARE * len(column_words):
+            break
+        clipped.add(column)
+    return frozenset(clipped)
+
+
+def _covers(run: _Run, table: FileTable) -> bool:
+    """Whether the run showed enough of the table: `MIN_COVERAGE` of the words of the
+    columns the page shows, and at least half of its columns."""
+    if 2 * len(run.clipped) > len(table.header):
+        return False
+    header, rows = _cell_words(table, run.clipped)
+    shown = len(header) + sum(len(row) for row in rows)
+    return sum(run.consumed.values()) >= MIN_COVERAGE * shown
 
 
 def _find_run(
@@ -129,34 +194,35 @@ def _find_run(
     if not first:
         return None
     ordered = header + [w for row in rows for w in row]
-    spans, position = [], 0
-    for word in ordered:
-        spans.append((position, position + len(word), word))
-        position += len(word)
-    known = _Words(
-        everything, Counter(header), first[0], sum(everything.values()), "".join(ordered),
-        tuple(spans),
-    )  # fmt: skip
+    known = _Words(everything, Counter(header), first[0], _Affixes(everything), _Letters(ordered))
     page, line = start
     while page < end:
         while line < len(lines[page]):
             at = _first_word(words[page][line], known.first)
-            if at != 0 and "".join(words[page][line]).startswith(known.first):
-                at = 0  # the first word broken into letters ("S t o r e")
             if at is not None:
                 run = _grow(lines, words, (page, line), at, known)
-                if run is not None and sum(run.consumed.values()) >= MIN_COVERAGE * known.total:
-                    return run
+                if run is not None:
+                    run.clipped = _clipped_columns(table, run.remaining)
+                    if _covers(run, table):
+                        return run
             line += 1
         page, line = page + 1, 0
     return None
 
 
 def _first_word(found: list[str], first: str) -> int | None:
-    """Where in a line the table's first word starts (itself, or its first piece)."""
+    """Where in a line the table's first word starts: itself, its first piece, or pieces
+    that join into it ("S t o r e")."""
     for index, word in enumerate(found):
         if word == first or (len(word) >= 2 and first.startswith(word)):
             return index
+        joined = word
+        for piece in found[index + 1 : index + _MAX_PIECES]:
+            if not first.startswith(joined):
+                break
+            joined += piece
+            if joined == first:
+                return index
     return None
 
 
@@ -171,10 +237,10 @@ def _grow(
     on the first line, the words before the `at`-th belong to the text before the table."""
     remaining = known.everything.copy()
     repeat: Counter[str] = Counter()  # the header once more on each page the table goes on
-    vocabulary = tuple(known.everything)
     run = _Run()
     page, line = start
     last = start  # the last line that held table words
+    known.letters.reached = 0
     mixed_lines = 0  # lines in a row of table text in no order (see `_MAX_MIXED`)
     while page < len(lines):
         page_lines = lines[page]
@@ -200,19 +266,20 @@ def _grow(
             if heading and (page, line) == start and not all(w in known.header for w in found):
                 break
             broken = not heading and any(word not in known.everything for word in found)
-            taken = _take_letters(found, remaining, known) if broken else None
+            known.letters.near(sum(run.consumed.values()))
+            taken = known.letters.take(found, remaining) if broken else None
             if taken is None:
-                taken = _take(found, remaining, repeat, vocabulary)
+                taken = _take(found, remaining, repeat, known.affixes)
             if taken is None and not heading and not broken:
-                taken = _take_letters(found, remaining, known)
+                taken = known.letters.take(found, remaining)
             mixed = taken is None and not heading and mixed_lines < _MAX_MIXED
-            if mixed and all(word in known.text for word in found):
+            if mixed and known.letters.pieces(found):
                 # cells of two rows broken and run together: table text, if table lines follow
                 taken, mixed_lines = _take_whole(found, remaining), mixed_lines + 1
+            else:
+                mixed_lines = 0
             if taken is None:
                 break
-            if not mixed:
-                mixed_lines = 0
             first, _ = run.lines.get(page, (line, line))
             run.lines[page] = (first, line)  # a repeated header, a piece: table lines too
             run.consumed[page] = run.consumed.get(page, 0) + taken
@@ -245,102 +312,183 @@ def _lead(text: str, at: int, found: list[str]) -> str:
     return lead.removesuffix("**").rstrip() if lead.count("**") % 2 else lead
 
 
+class _Pending:
+    """A line's words taken from a counter, kept apart until the whole line is known to be
+    the table's (copying the counter for each line made a long table quadratic)."""
+
+    def __init__(self, base: Counter[str]) -> None:
+        self.base = base
+        self.taken: Counter[str] = Counter()
+
+    def __getitem__(self, word: str) -> int:
+        return self.base[word] - self.taken[word]
+
+    def take(self, word: str) -> None:
+        """Take one of `word` (the caller has checked that one is left)."""
+        self.taken[word] += 1
+
+    def commit(self) -> None:
+        """Take the words from the counter itself (a word none is left of leaves it)."""
+        for word, count in self.taken.items():
+            left = self.base[word] - count
+            if left > 0:
+                self.base[word] = left
+            else:
+                self.base.pop(word, None)
+
+
 def _take(
-    found: list[str], remaining: Counter[str], repeat: Counter[str], vocabulary: tuple[str, ...]
+    found: list[str], remaining: Counter[str], repeat: Counter[str], affixes: _Affixes
 ) -> int | None:
     """Take a line's words from the table's (or the repeated header's); how many table words
     it held, or None (and nothing taken) when it holds a word the table does not.
 
     A narrow column breaks a word into pieces ("St or ag e"): pieces that join into a table
     word count as that word; a word run into the next ("24hrstotal") counts as both; a few
-    other pieces (the start or end of a table word) are let through."""
-    table_words = remaining.copy()
-    header_words = repeat.copy()
+    other pieces (the start or end of a table word, in one or more pieces) are let through."""
+    table_words, header_words = _Pending(remaining), _Pending(repeat)
     taken = pieces = index = 0
     while index < len(found):
         for words in (table_words, header_words):
-            end = _joined_word(found, index, words)
+            end = _joined_word(found, index, words, affixes)
             if end is not None:
-                words["".join(found[index:end])] -= 1
+                words.take("".join(found[index:end]))
                 taken += end - index if words is table_words else 0
                 index = end
                 break
             parts = _run_together(found[index], words)
             if parts:
                 for part in parts:
-                    words[part] -= 1
+                    words.take(part)
                 taken += len(parts) if words is table_words else 0
                 index += 1
                 break
         else:
-            word = found[index]
-            if not any(
-                len(whole) > len(word) and (whole.startswith(word) or whole.endswith(word))
-                for whole in vocabulary
-            ):
+            end = _cut_word(found, index, affixes)
+            if end is None:
                 return None
             pieces += 1
-            index += 1
+            index = end
     if pieces > max(1.0, _PIECE_SHARE * len(found)):
         return None
-    remaining.clear()
-    remaining.update(+table_words)
-    repeat.clear()
-    repeat.update(+header_words)
+    table_words.commit()
+    header_words.commit()
     return taken
 
 
 _MAX_PIECES = 8
+_MAX_RUN_TOGETHER = 64
 _MIN_LETTERS = 3
 _MAX_MIXED = 2
 """Lines in a row, inside a table's run, whose words are all pieces of the table's text but
 in no order the table has (a narrow column's cells broken and run into the next row's)."""
+_LETTERS_WINDOW = 8192
+"""Letters of the table's text, from where the previous line's stretch ended, searched for a
+line's stretch (the text layer keeps the table's order; a search of the whole text for each
+line would make a long table quadratic)."""
+
+
+class _Letters:
+    """A table's letters and digits run together (header first, row by row), and where each
+    word is in them: for lines whose words a narrow column broke anywhere."""
+
+    def __init__(self, ordered: list[str]) -> None:
+        self.text = "".join(ordered)
+        self.starts: list[int] = []
+        self.words = ordered
+        position = 0
+        for word in ordered:
+            self.starts.append(position)
+            position += len(word)
+        self.reached = 0  # where the last stretch found ended
+
+    def near(self, taken: int) -> None:
+        """The run has taken `taken` table words: its next stretch is about there."""
+        if self.starts:
+            self.reached = max(self.reached, self.starts[min(taken, len(self.starts) - 1)])
+
+    def _window(self) -> tuple[int, int]:
+        low = max(0, self.reached - _LETTERS_WINDOW // 4)
+        return low, min(len(self.text), self.reached + _LETTERS_WINDOW)
+
+    def take(self, found: list[str], remaining: Counter[str]) -> int | None:
+        """A line ("Be ng alu ru Karn atak a") whose letters run together are a stretch of
+        the table's: take the table words of that stretch; how many, or None (nothing
+        taken) when they are not one."""
+        letters = "".join(found)
+        if len(letters) < _MIN_LETTERS:
+            return None
+        low, high = self._window()
+        start = self.text.find(letters, low, high)
+        if start < 0:
+            return None
+        end = start + len(letters)
+        self.reached = end
+        taken = 0
+        index = max(0, bisect_left(self.starts, start + 1) - 1)
+        while index < len(self.words) and self.starts[index] < end:
+            if _take_one(remaining, self.words[index]):
+                taken += 1
+            index += 1
+        return taken
+
+    def pieces(self, found: list[str]) -> bool:
+        """Whether every word of the line is a piece of the table's text near the last
+        stretch found."""
+        low, high = self._window()
+        return all(self.text.find(word, low, high) >= 0 for word in found)
+
+
+def _take_one(remaining: Counter[str], word: str) -> bool:
+    """Take one of `word` if one is left (a word none is left of leaves the counter)."""
+    left = remaining.get(word, 0)
+    if left <= 0:
+        return False
+    if left == 1:
+        del remaining[word]
+    else:
+        remaining[word] = left - 1
+    return True
 
 
 def _take_whole(found: list[str], remaining: Counter[str]) -> int:
     """Take the line's words that are whole table words; how many."""
-    taken = 0
-    for word in found:
-        if remaining[word] > 0:
-            remaining[word] -= 1
-            taken += 1
-    return taken
+    return sum(_take_one(remaining, word) for word in found)
 
 
-def _take_letters(found: list[str], remaining: Counter[str], known: _Words) -> int | None:
-    """A line whose words a narrow column broke anywhere ("Be ng alu ru Karn atak a"): when
-    its letters and digits, run together, are a stretch of the table's, take the table words
-    of that stretch; how many, or None when they are not."""
-    letters = "".join(found)
-    if len(letters) < _MIN_LETTERS:
-        return None
-    start = known.text.find(letters)
-    if start < 0:
-        return None
-    end = start + len(letters)
-    taken = 0
-    for low, high, word in known.spans:
-        if low < end and high > start and remaining[word] > 0:
-            remaining[word] -= 1
-            taken += 1
-    return taken
-
-
-def _joined_word(found: list[str], index: int, words: Counter[str]) -> int | None:
-    """Where the table word starting at `found[index]` ends: the word itself, or pieces of
-    the line that join into one (None when neither is one of `words`)."""
+def _joined_word(found: list[str], index: int, words: _Pending, affixes: _Affixes) -> int | None:
+    """Where the table word starting at `found[index]` ends: the longest run of the line's
+    pieces that joins into one of `words` ("Co unt ry" is "country" even where "co" is a
+    table word too), else the word itself (None when neither is one of `words`)."""
     joined = ""
+    longest = None
     for end in range(index, min(len(found), index + _MAX_PIECES)):
         joined += found[end]
         if words[joined] > 0:
-            return end + 1
-        if end == index and not any(joined in w for w in words):
-            return None
-    return None
+            longest = end + 1
+        if not affixes.starts(joined):
+            break
+    return longest
 
 
-def _run_together(word: str, words: Counter[str]) -> list[str]:
+def _cut_word(found: list[str], index: int, affixes: _Affixes) -> int | None:
+    """Where the piece of a table word starting at `found[index]` ends: the longest run of
+    the line's pieces that joins into the start or the end of a table word (the rest of it
+    is past a line or page break: "40 21 71" of "4021711"); None when there is none."""
+    joined = ""
+    longest = None
+    for end in range(index, min(len(found), index + _MAX_PIECES)):
+        joined += found[end]
+        if not affixes.starts_or_ends(joined):
+            break
+        longest = end + 1
+    return longest
+
+
+def _run_together(word: str, words: _Pending) -> list[str]:
     """Two or three of `words` that make `word` when run together, or []."""
+    if len(word) > _MAX_RUN_TOGETHER:
+        return []  # a long word is no cells run together (and would cost its length squared)
     for cut in range(1, len(word)):
         head, tail = word[:cut], word[cut:]
         if words[head] <= 0:
@@ -387,7 +535,7 @@ def _shown_rows(rows: list[list[str]], remaining: Counter[str]) -> int:
 def _pieces(table: FileTable, run: _Run) -> dict[int, tuple[int, int, str]]:
     """Per page of the run: the lines to replace and the table piece (header and the rows
     whose middle word falls on that page) that replaces them."""
-    header, rows = _cell_words(table)
+    header, rows = _cell_words(table, run.clipped)
     count = _shown_rows(rows, run.remaining)
     pages = sorted(run.lines)
     shown = sum(run.consumed.values())

@@ -1,4 +1,10 @@
-from drac.documents.check import check_batch, clean_model_markdown, markers_in, repair_markers
+from drac.documents.check import (
+    check_batch,
+    clean_model_markdown,
+    markers_in,
+    page_texts,
+    repair_markers,
+)
 
 
 def test_correct_markers_pass():
@@ -60,3 +66,11 @@ def test_repair_adds_a_missing_first_marker_and_drops_strays():
 def test_repair_leaves_correct_markdown_alone():
     md = "<!-- Page 3 -->\nx"
     assert repair_markers(md, [3]) == (md, [])
+
+
+def test_the_pieces_after_a_repeated_marker_stay_apart_words() -> None:
+    markdown = (
+        "<!-- Page 1 -->\n\nRefunds take\n\n<!-- Page 2 -->\n\nTwo\n\n<!-- Page 1 -->\n\nseven days"
+    )
+    assert page_texts(markdown) == {1: "Refunds take\n\nseven days", 2: "Two"}
+    assert page_texts("<!-- Page 1 -->\n\n<!-- Page 1 -->\n\nOnly text") == {1: "Only text"}

@@ -210,3 +210,57 @@ def test_a_table_whose_words_a_narrow_column_broke_anywhere_is_still_found_and_p
     assert out == [
         f"<!-- Page 1 -->\n\nOur stores:\n\n{table_markdown(rows[0], rows[1:])}\n\nVisit us."
     ]
+
+
+def test_pieces_of_a_word_are_joined_whole_even_where_a_piece_is_a_table_word_too():
+    # awards_and_recognition.docx: LibreOffice breaks "Country" in a narrow column into
+    # "Co unt ry", and "Co" is a word of the table ("Red Dot GmbH & Co. KG")
+    header, row = (
+        ("Award", "Organization", "Country"),
+        ("Red Dot", "Red Dot GmbH & Co. KG", "Germany"),
+    )
+    table = FileTable(header=header, rows=(row,))
+    pages = [
+        "<!-- Page 1 -->\n\nAward Organizat ion Co unt ry\n\nRed Dot Red Dot GmbH & Co. KG Ge rm an y"
+    ]
+    assert place_tables(pages, [table]) == ["<!-- Page 1 -->\n\n" + table_markdown(header, [row])]
+
+
+def test_a_header_whose_first_word_is_broken_into_letters_is_found():
+    # store_locations.docx: "Store ID" in a narrow column reads "S t o r e I D"
+    header, row = ("Store ID", "Store Name"), ("VL-001", "Velvera Experience Center")
+    table = FileTable(header=header, rows=(row,))
+    pages = [
+        "<!-- Page 1 -->\n\nS t o r e I D Store Name\n\nV L - 0 0 1 Velvera Experie nce Center"
+    ]
+    assert place_tables(pages, [table]) == ["<!-- Page 1 -->\n\n" + table_markdown(header, [row])]
+
+
+def test_a_number_broken_into_pieces_and_over_a_line_end_is_one_piece():
+    # store_locations.docx: "0261-4021711" reads "02 61 40 21 71", its "1" on the next line
+    header = ("Center", "Contact Number", "Lead")
+    row = ("Velocity Mobile Care", "0261-4021711", "Keval Dholakia")
+    table = FileTable(header=header, rows=(row,))
+    pages = [
+        "<!-- Page 1 -->\n\nCenter Contact Number Lead\n\n"
+        "Velocity Mobile Care 02 61 40 21 71\n\n1 Keval Dholakia"
+    ]
+    assert place_tables(pages, [table]) == ["<!-- Page 1 -->\n\n" + table_markdown(header, [row])]
+
+
+def test_a_table_whose_last_columns_the_page_cut_off_is_placed_whole():
+    # store_locations.html: LibreOffice shows 8 of the service centers' 11 columns
+    header = ("Center", "City", "Phone", "Email", "Facility Type", "Walk-in Wait")
+    rows = tuple(
+        (f"Center {n}", city, f"0261-40217{n}", f"c{n}@velvera.com", "Premium", f"{n}5 min")
+        for n, city in enumerate(["Pune", "Surat", "Kochi", "Noida"], start=1)
+    )
+    table = FileTable(header=header, rows=rows)
+    shown = "\n\n".join(f"{row[0]} {row[1]} {row[2]}" for row in rows)
+    pages = [f"<!-- Page 1 -->\n\nCenter City Phone\n\n{shown}\n\nAfter the table."]
+    expected = table_markdown(header, rows)
+    assert place_tables(pages, [table]) == [f"<!-- Page 1 -->\n\n{expected}\n\nAfter the table."]
+    # more than half of the columns missing is not a clipped table: the text layer's stays
+    two = "\n\n".join(f"{row[0]} {row[1]}" for row in rows)
+    narrow = [f"<!-- Page 1 -->\n\nCenter City\n\n{two}"]
+    assert place_tables(narrow, [table]) == narrow
