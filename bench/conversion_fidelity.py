@@ -32,11 +32,13 @@ import contextlib
 import functools
 import hashlib
 import importlib
+import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -60,6 +62,7 @@ from drac.evaluation.fidelity_corpus import (
     totals,
 )
 from drac.ports import MemoryLedger
+from drac.retrieval.text import tokens
 
 
 def product_conversion(path: Path) -> Rendition:
@@ -198,6 +201,34 @@ def _alone(path: Path) -> SourceDocument:
     return replace(document, renditions=(path,))
 
 
+_PAGE_MARKER = re.compile(r"<!--\s*Page\s+\d+\s*-->")
+
+
+def moved_words(before: str, after: str) -> tuple[int, int]:
+    """(words of `after` on a page where `before` did not have them but had them on another
+    page, words of `after`): how many words a change put on the wrong page."""
+    old = [Counter(tokens(page)) for page in _PAGE_MARKER.split(before)[1:]]
+    new = [Counter(tokens(page)) for page in _PAGE_MARKER.split(after)[1:]]
+    if len(old) != len(new):
+        return sum(sum(page.values()) for page in new), sum(sum(page.values()) for page in new)
+    everywhere = sum(old, Counter())
+    wrong = 0
+    for number, page in enumerate(new):
+        for word, count in (page - old[number]).items():
+            if everywhere[word] - old[number][word] > 0:
+                wrong += count
+    return wrong, sum(sum(page.values()) for page in new)
+
+
+def pages_kept(moved: dict[str, list[int]]) -> str:
+    """A line per format: words the change put on a page where the other conversion did not
+    have them (but had them on another page)."""
+    if not moved:
+        return ""
+    parts = [f"{fmt} {wrong} of {total:,}" for fmt, (wrong, total) in sorted(moved.items())]
+    return "Words put on another page than without the change: " + ", ".join(parts) + "."
+
+
 def conversion_times(
     with_tables: dict[str, list[float]], without: dict[str, list[float]], what: str = "tables"
 ) -> str:
@@ -236,6 +267,7 @@ def main() -> int:
         else product_conversion
     )
     without: list[ScoredRendition] = []
+    moved: dict[str, list[int]] = {}  # format -> [words moved to another page, words]
     what = "headings and lists" if args.file_structure else "tables"
     if args.file_tables and args.file_structure:
         parser.error("--file-tables and --file-structure compare one thing each")
@@ -246,10 +278,23 @@ def main() -> int:
             args.pdf_cache, not args.file_tables, without_times, not args.file_structure
         )
 
+        seen: dict[Path, str] = {}
+
+        def recorded(path: Path, convert_plain: Callable[[Path], Rendition] = plain) -> Rendition:
+            rendition = convert_plain(path)
+            seen[path] = rendition.markdown
+            return rendition
+
         def convert(path: Path, with_tables: Callable[[Path], Rendition] = convert) -> Rendition:
             # interleaved, so that load from others weighs on both alike
-            without.extend(score_folder([_alone(path)], plain, formats))
-            return with_tables(path)
+            without.extend(score_folder([_alone(path)], recorded, formats))
+            rendition = with_tables(path)
+            if path in seen:
+                fmt = path.suffix.lower().lstrip(".")
+                count = moved.setdefault(fmt, [0, 0])
+                for index, value in enumerate(moved_words(seen.pop(path), rendition.markdown)):
+                    count[index] += value
+            return rendition
 
     started = time.perf_counter()
     scored = score_folder(find_documents(CORPUS), convert, formats)
@@ -278,6 +323,8 @@ def main() -> int:
             )
             + "\n\n"
             + conversion_times(with_times, without_times, what)
+            + "\n\n"
+            + pages_kept(moved)
         )
     print(by_format, by_company, before, timing, sep="\n\n")
     if args.write:
