@@ -52,6 +52,7 @@ class _Line:
     key: str
     positions: list[int]
     table: bool = False  # a pipe-table row: only a whole paragraph or more may claim it
+    heading: int = 0  # the level the text layer gave the line (0: no heading)
 
 
 @dataclass
@@ -96,7 +97,9 @@ def _text_line(page: int, index: int, line: str) -> _Line | None:
     key, positions = _key(text)
     if not key:
         return None
-    return _Line(page, index, text, key, positions, stripped.startswith("|"))
+    marks = _HEADING.match(stripped)
+    level = marks.group(0).count("#") if marks else 0
+    return _Line(page, index, text, key, positions, stripped.startswith("|"), level)
 
 
 def _key(text: str) -> tuple[str, list[int]]:
@@ -191,8 +194,14 @@ def _rebuild(
     """The pages with each found block's pieces in place of the lines they cover."""
     covers: dict[tuple[int, int], list[tuple[int, int, list[str]]]] = {}
     widths = _indents(blocks)
+    styled = any(block.kind == "heading" for block in blocks)
     for item in found:
         block = blocks[item.block]
+        first_line = text_lines[item.pieces[0].line]
+        if not styled and block.kind == "paragraph" and first_line.heading:
+            # a file that marks no heading (its author set them by font alone): the text
+            # layer's heading, found by that font, stays one
+            block = block.model_copy(update={"kind": "heading", "level": first_line.heading})
         plain = block.text
         plain_positions = _key(plain)[1]
         by_page: dict[int, list[_Piece]] = {}

@@ -140,3 +140,13 @@ def test_an_html_pages_headings_lists_and_paragraphs_are_read_in_order():
         "<!-- Page 1 -->\n\n# Fleet\n\nOur **aircraft** fly far.\n\n### Long haul\n\n"
         "- **Wide** seats\n  - Lie-flat\n3. Book\n4. Pay\n\nShown\nbelow"
     ]
+
+
+def test_a_file_that_styles_no_heading_keeps_the_text_layers_headings():
+    """Headings set by font alone: the text layer finds them by size; the file's paragraphs
+    (no style) do not undo that, while its list is still read."""
+    body = styled("Baggage rules", bold="") + styled("Two bags.", numbering=(1, 0))
+    blocks = structure_here(make_styled_docx(body), "docx")
+    assert [b.kind for b in blocks] == ["paragraph", "item"]
+    pages = ["<!-- Page 1 -->\n\n## Baggage rules\n\nTwo bags."]
+    assert place_structure(pages, blocks) == ["<!-- Page 1 -->\n\n## Baggage rules\n\n- Two bags."]
