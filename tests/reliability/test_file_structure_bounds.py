@@ -116,10 +116,10 @@ def test_a_heading_or_item_holding_a_page_marker_cannot_forge_one():
     ]
 
 
-def test_html_lists_nested_5000_deep_keep_their_items_at_the_deepest_level():
-    page = ("<ul><li>item" * 5_000 + "</li></ul>" * 5_000).encode()
+def test_html_lists_nested_1000_deep_keep_their_items_at_the_deepest_level():
+    page = ("<ul><li>item" * 1_000 + "</li></ul>" * 1_000).encode()
     blocks, warnings = read_file_structure(page, DocumentFormat.HTML)
     assert warnings == []
-    assert len(blocks) == 5_000
+    assert len(blocks) == 1_000
     assert {b.kind for b in blocks} == {"item"}
     assert [b.level for b in blocks[:10]] == [*range(9), 8]  # nesting capped at 8
