@@ -18,7 +18,8 @@ own tables included).
 tables only), interleaved with the conversion with them, and reports both tables and the
 conversion time per format both ways.
 --file-structure does the same without the file's own headings and lists (the text layer's
-only; the file's tables kept).
+only; the file's tables kept), and counts the words the file's structure put on another page
+than the conversion without it has them on (the PDF decides pages: it must be 0).
 --speed REF also times `offline_markdown` over the corpus PDFs with this tree's code and with
 the code of git revision REF, interleaved, three rounds (the performance budget), and with
 --pdf-cache scores the code at REF too (the table before the change).
