@@ -2,7 +2,8 @@
 
 Usage:
     python bench/conversion_fidelity.py [--formats pdf,docx,pptx,html] [--pdf-cache DIR]
-                                        [--speed REF] [--file-tables] [--write]
+                                        [--speed REF] [--file-tables | --file-structure]
+                                        [--write]
 
 Every document of the corpus (both companies) exists as Markdown (the ground truth) and as PDF,
 DOCX, PPTX and HTML. Each rendition is converted offline as `drac ingest` does (the same
@@ -16,6 +17,9 @@ own tables included).
 --file-tables also converts every rendition without the file's own tables (the text layer's
 tables only), interleaved with the conversion with them, and reports both tables and the
 conversion time per format both ways.
+--file-structure does the same without the file's own headings and lists (the text layer's
+only; the file's tables kept), and counts the words the file's structure put on another page
+than the conversion without it has them on (the PDF decides pages: it must be 0).
 --speed REF also times `offline_markdown` over the corpus PDFs with this tree's code and with
 the code of git revision REF, interleaved, three rounds (the performance budget), and with
 --pdf-cache scores the code at REF too (the table before the change).
@@ -29,11 +33,13 @@ import contextlib
 import functools
 import hashlib
 import importlib
+import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -57,6 +63,7 @@ from drac.evaluation.fidelity_corpus import (
     totals,
 )
 from drac.ports import MemoryLedger
+from drac.retrieval.text import tokens
 
 
 def product_conversion(path: Path) -> Rendition:
@@ -81,11 +88,15 @@ def cached_pdf(cache: Path, data: bytes, fmt: DocumentFormat) -> bytes:
 
 
 @contextlib.contextmanager
-def product_path(cache: Path, file_tables: bool = True) -> Iterator[None]:
+def product_path(
+    cache: Path, file_tables: bool = True, file_structure: bool = True
+) -> Iterator[None]:
     """`convert_to_markdown` with LibreOffice's PDFs taken from `cache` (and, unless
-    `file_tables`, without the file's own tables: the text layer's only)."""
+    `file_tables`, without the file's own tables: the text layer's only; unless
+    `file_structure`, without the file's own headings and lists)."""
     cache.mkdir(parents=True, exist_ok=True)
     normalise, read_tables = convert_module.normalise, convert_module.read_file_tables
+    read_structure = convert_module.read_file_structure
 
     def cached(data: bytes, fmt: DocumentFormat, **_: object) -> Converted:
         if fmt is DocumentFormat.PDF:
@@ -95,21 +106,27 @@ def product_path(cache: Path, file_tables: bool = True) -> Iterator[None]:
     convert_module.normalise = cached  # type: ignore[assignment]
     if not file_tables:
         convert_module.read_file_tables = lambda data, fmt: ([], [])  # type: ignore[assignment]
+    if not file_structure:
+        convert_module.read_file_structure = lambda data, fmt: ([], [])  # type: ignore[assignment]
     try:
         yield
     finally:
         convert_module.normalise = normalise  # type: ignore[assignment]
         convert_module.read_file_tables = read_tables  # type: ignore[assignment]
+        convert_module.read_file_structure = read_structure  # type: ignore[assignment]
 
 
 def cached_product_conversion(
-    cache: Path, file_tables: bool = True, times: dict[str, list[float]] | None = None
+    cache: Path,
+    file_tables: bool = True,
+    times: dict[str, list[float]] | None = None,
+    file_structure: bool = True,
 ) -> Callable[[Path], Rendition]:
     """The product's offline conversion with LibreOffice's step cached; each conversion's
     seconds added to `times` under its format."""
 
     def convert(path: Path) -> Rendition:
-        with product_path(cache, file_tables):
+        with product_path(cache, file_tables, file_structure):
             started = time.perf_counter()
             rendition = product_conversion(path)
             elapsed = time.perf_counter() - started
@@ -185,10 +202,41 @@ def _alone(path: Path) -> SourceDocument:
     return replace(document, renditions=(path,))
 
 
-def conversion_times(with_tables: dict[str, list[float]], without: dict[str, list[float]]) -> str:
-    """Seconds per format to convert the corpus with and without the file's own tables."""
+_PAGE_MARKER = re.compile(r"<!--\s*Page\s+\d+\s*-->")
+
+
+def moved_words(before: str, after: str) -> tuple[int, int]:
+    """(words of `after` on a page where `before` did not have them but had them on another
+    page, words of `after`): how many words a change put on the wrong page."""
+    old = [Counter(tokens(page)) for page in _PAGE_MARKER.split(before)[1:]]
+    new = [Counter(tokens(page)) for page in _PAGE_MARKER.split(after)[1:]]
+    if len(old) != len(new):
+        return sum(sum(page.values()) for page in new), sum(sum(page.values()) for page in new)
+    everywhere = sum(old, Counter())
+    wrong = 0
+    for number, page in enumerate(new):
+        for word, count in (page - old[number]).items():
+            if everywhere[word] - old[number][word] > 0:
+                wrong += count
+    return wrong, sum(sum(page.values()) for page in new)
+
+
+def pages_kept(moved: dict[str, list[int]]) -> str:
+    """A line per format: words the change put on a page where the other conversion did not
+    have them (but had them on another page)."""
+    if not moved:
+        return ""
+    parts = [f"{fmt} {wrong} of {total:,}" for fmt, (wrong, total) in sorted(moved.items())]
+    return "Words put on another page than without the change: " + ", ".join(parts) + "."
+
+
+def conversion_times(
+    with_tables: dict[str, list[float]], without: dict[str, list[float]], what: str = "tables"
+) -> str:
+    """Seconds per format to convert the corpus with and without the file's own tables (or
+    `what` else of the file)."""
     lines = [
-        "| format | docs | seconds with the file's tables | without | change |",
+        f"| format | docs | seconds with the file's {what} | without | change |",
         "|---|---:|---:|---:|---:|",
     ]
     for fmt in sorted(with_tables):
@@ -208,6 +256,7 @@ def main() -> int:
     parser.add_argument("--pdf-cache", type=Path, default=None)
     parser.add_argument("--speed", metavar="REF", default=None)
     parser.add_argument("--file-tables", action="store_true")
+    parser.add_argument("--file-structure", action="store_true")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
     formats = frozenset(f.strip() for f in args.formats.split(",") if f.strip())
@@ -219,15 +268,34 @@ def main() -> int:
         else product_conversion
     )
     without: list[ScoredRendition] = []
-    if args.file_tables:
+    moved: dict[str, list[int]] = {}  # format -> [words moved to another page, words]
+    what = "headings and lists" if args.file_structure else "tables"
+    if args.file_tables and args.file_structure:
+        parser.error("--file-tables and --file-structure compare one thing each")
+    if args.file_tables or args.file_structure:
         if not args.pdf_cache:
-            parser.error("--file-tables needs --pdf-cache")
-        plain = cached_product_conversion(args.pdf_cache, False, without_times)
+            parser.error("--file-tables and --file-structure need --pdf-cache")
+        plain = cached_product_conversion(
+            args.pdf_cache, not args.file_tables, without_times, not args.file_structure
+        )
+
+        seen: dict[Path, str] = {}
+
+        def recorded(path: Path, convert_plain: Callable[[Path], Rendition] = plain) -> Rendition:
+            rendition = convert_plain(path)
+            seen[path] = rendition.markdown
+            return rendition
 
         def convert(path: Path, with_tables: Callable[[Path], Rendition] = convert) -> Rendition:
             # interleaved, so that load from others weighs on both alike
-            without.extend(score_folder([_alone(path)], plain, formats))
-            return with_tables(path)
+            without.extend(score_folder([_alone(path)], recorded, formats))
+            rendition = with_tables(path)
+            if path in seen:
+                fmt = path.suffix.lower().lstrip(".")
+                count = moved.setdefault(fmt, [0, 0])
+                for index, value in enumerate(moved_words(seen.pop(path), rendition.markdown)):
+                    count[index] += value
+            return rendition
 
     started = time.perf_counter()
     scored = score_folder(find_documents(CORPUS), convert, formats)
@@ -247,21 +315,24 @@ def main() -> int:
         )
     if without:
         before = (
-            "The same without the file's own tables (the text layer's tables only, before this"
-            " change), converted interleaved with the above:\n\n"
+            f"The same without the file's own {what} (the text layer's {what} only, before"
+            " this change), converted interleaved with the above:\n\n"
             + fidelity_table(totals(without, lambda s: s.format), "format")
             + "\n\nPer company:\n\n"
             + fidelity_table(
                 totals(without, lambda s: f"{s.document.group} / {s.format}"), "company / format"
             )
             + "\n\n"
-            + conversion_times(with_times, without_times)
+            + conversion_times(with_times, without_times, what)
+            + "\n\n"
+            + pages_kept(moved)
         )
     print(by_format, by_company, before, timing, sep="\n\n")
     if args.write:
         cache = f" --pdf-cache {args.pdf_cache}" if args.pdf_cache else ""
         speed_flag = f" --speed {args.speed}" if args.speed else ""
         speed_flag += " --file-tables" if args.file_tables else ""
+        speed_flag += " --file-structure" if args.file_structure else ""
         body = (
             "## Conversion fidelity: the offline converter against the corpus' Markdown\n\n"
             f"Command: `python bench/conversion_fidelity.py --formats {args.formats}{cache}"

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 from drac.documents.batches import BatchResult, join_batches
 from drac.documents.containment import GIB, Limits, contained_call
 from drac.documents.detect import DocumentFormat, detect_format
+from drac.documents.file_structure import FileBlock, read_file_structure
 from drac.documents.file_tables import FileTable, read_file_tables
 from drac.documents.incremental import (
     EarlierVersion,
@@ -34,6 +35,7 @@ from drac.documents.render import (
 from drac.documents.row_sentences import GROWTH, rows_as_sentences
 from drac.documents.slides import HeadingHint, apply_headings, read_slide_headings
 from drac.documents.spreadsheets import SpreadsheetOptions, read_spreadsheet
+from drac.documents.structure_pages import place_structure
 from drac.documents.table_pages import place_tables
 from drac.documents.text import decode_text
 from drac.documents.verify import PageVerification, verify_markdown
@@ -143,8 +145,10 @@ def convert_to_markdown(
             warnings.extend(heading_warnings)
         tables, table_warnings = read_file_tables(data, detection.format)
         warnings.extend(table_warnings)
+        structure, structure_warnings = read_file_structure(data, detection.format)
+        warnings.extend(structure_warnings)
         result = _convert_offline(
-            pdf, detection.format, warnings, options, progress, headings, tables
+            pdf, detection.format, warnings, options, progress, headings, tables, structure
         )
     else:
         result = _convert_with_model(
@@ -192,9 +196,11 @@ def _convert_offline(
     progress: Progress | None,
     headings: list[list[HeadingHint]],
     tables: list[FileTable] | None = None,
+    structure: list[FileBlock] | None = None,
 ) -> ConversionResult:
     """The text layer's Markdown; scans read by OCR; a deck's slide titles made headings and
-    the file's own tables (DOCX, PPTX, HTML) put in place of the text layer's."""
+    the file's own tables (DOCX, PPTX, HTML), headings and lists (DOCX) put in place of the
+    text layer's."""
     found = contained_call(
         "drac.documents.render:offline_here", pdf, options.max_pages,
         limits=PDF_LIMITS, what="while opening the PDF",
@@ -206,6 +212,12 @@ def _convert_offline(
         headings = [[] for _ in pages]
     if tables:
         placed = place_tables([page.markdown for page in pages], tables, slide_pages=slide_pages)
+        pages = [
+            page.model_copy(update={"markdown": text})
+            for page, text in zip(pages, placed, strict=True)
+        ]
+    if structure:
+        placed = place_structure([page.markdown for page in pages], structure)
         pages = [
             page.model_copy(update={"markdown": text})
             for page, text in zip(pages, placed, strict=True)

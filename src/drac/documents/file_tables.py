@@ -29,6 +29,7 @@ import posixpath
 import zipfile
 from collections.abc import Iterable, Sequence
 from html.parser import HTMLParser
+from typing import Any
 from xml.etree import ElementTree
 
 from pydantic import BaseModel, ConfigDict
@@ -88,6 +89,26 @@ class _Cell(BaseModel):
     header: bool = False
 
 
+UNREADABLE = (zipfile.BadZipFile, ElementTree.ParseError, KeyError, ValueError, OSError,
+              DocumentError)  # fmt: skip
+"""What the standard library's parsers (and a part past its cap) raise on a malformed file."""
+
+
+def read_in_worker(
+    target: str, data: bytes, fmt: DocumentFormat, limits: Limits, what: str
+) -> tuple[list[Any], str | None]:
+    """What `target` (a worker-side "module:function" of the file's bytes and format) found
+    in the file, read in a contained worker, and None; or nothing and the error, when the
+    worker failed (a limit, a crash)."""
+    try:
+        found = contained_call(
+            target, data, fmt.value, limits=limits, what=f"while reading the file's {what}"
+        )
+    except DocumentError as error:
+        return [], str(error)
+    return list(found), None
+
+
 def read_file_tables(data: bytes, fmt: DocumentFormat) -> tuple[list[FileTable], list[str]]:
     """The data tables of a DOCX, PPTX or HTML file, in document order, and warnings.
 
@@ -96,12 +117,10 @@ def read_file_tables(data: bytes, fmt: DocumentFormat) -> tuple[list[FileTable],
     """
     if fmt not in FILE_TABLES:
         return [], []
-    try:
-        found = contained_call(
-            "drac.documents.file_tables:tables_here", data, fmt.value,
-            limits=FILE_TABLE_LIMITS, what="while reading the file's tables",
-        )  # fmt: skip
-    except DocumentError as error:
+    found, error = read_in_worker(
+        "drac.documents.file_tables:tables_here", data, fmt, FILE_TABLE_LIMITS, "tables"
+    )
+    if error is not None:
         return [], [f"the file's own tables could not be read ({error}); tables are as the"
                     " PDF's text layer shows them"]  # fmt: skip
     return [FileTable.model_validate(table) for table in found], []
@@ -116,14 +135,12 @@ def tables_here(data: bytes, fmt: str) -> list[FileTable]:
             return _pptx_tables(data)
         if fmt == DocumentFormat.HTML.value:
             return _html_tables(decode_text(data))
-    except (zipfile.BadZipFile, ElementTree.ParseError, KeyError, ValueError, OSError):
-        return []
-    except DocumentError:
+    except UNREADABLE:
         return []
     return []
 
 
-class _Package:
+class XmlPackage:
     """A zip package whose parts are read with a size cap each and in all."""
 
     def __init__(self, data: bytes) -> None:
@@ -146,7 +163,7 @@ class _Package:
 
 
 def _docx_tables(data: bytes) -> list[FileTable]:
-    package = _Package(data)
+    package = XmlPackage(data)
     body = package.xml("word/document.xml").find(f"{_W}body")
     if body is None:
         return []
@@ -200,7 +217,7 @@ def _docx_text(paragraph: ElementTree.Element) -> str:
 
 
 def _pptx_tables(data: bytes) -> list[FileTable]:
-    package = _Package(data)
+    package = XmlPackage(data)
     tables: list[FileTable] = []
     for number, part in enumerate(_shown_slides(package), start=1):
         step(f"reading the tables of slide {number}")
@@ -214,7 +231,7 @@ def _pptx_tables(data: bytes) -> list[FileTable]:
     return tables
 
 
-def _shown_slides(package: _Package) -> list[str]:
+def _shown_slides(package: XmlPackage) -> list[str]:
     """The slide parts in presentation order, without the hidden ones (`show="0"`)."""
     rels = package.xml("ppt/_rels/presentation.xml.rels")
     targets = {

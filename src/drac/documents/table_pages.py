@@ -130,6 +130,7 @@ class _Words:
     header: Counter[str]
     first: str
     affixes: _Affixes
+    letters: _Letters
 
 
 def _words(text: str) -> list[str]:
@@ -192,7 +193,8 @@ def _find_run(
     first = (header or next((row for row in rows if row), []))[:1]
     if not first:
         return None
-    known = _Words(everything, Counter(header), first[0], _Affixes(everything))
+    ordered = header + [w for row in rows for w in row]
+    known = _Words(everything, Counter(header), first[0], _Affixes(everything), _Letters(ordered))
     page, line = start
     while page < end:
         while line < len(lines[page]):
@@ -238,6 +240,8 @@ def _grow(
     run = _Run()
     page, line = start
     last = start  # the last line that held table words
+    known.letters.reached = 0
+    mixed_lines = 0  # lines in a row of table text in no order (see `_MAX_MIXED`)
     while page < len(lines):
         page_lines = lines[page]
         while line < len(page_lines):
@@ -261,7 +265,19 @@ def _grow(
             heading = text.startswith("#") and not run.lead
             if heading and (page, line) == start and not all(w in known.header for w in found):
                 break
-            taken = _take(found, remaining, repeat, known.affixes)
+            broken = not heading and any(word not in known.everything for word in found)
+            known.letters.near(sum(run.consumed.values()))
+            taken = known.letters.take(found, remaining) if broken else None
+            if taken is None:
+                taken = _take(found, remaining, repeat, known.affixes)
+            if taken is None and not heading and not broken:
+                taken = known.letters.take(found, remaining)
+            mixed = taken is None and not heading and mixed_lines < _MAX_MIXED
+            if mixed and known.letters.pieces(found):
+                # cells of two rows broken and run together: table text, if table lines follow
+                taken, mixed_lines = _take_whole(found, remaining), mixed_lines + 1
+            else:
+                mixed_lines = 0
             if taken is None:
                 break
             first, _ = run.lines.get(page, (line, line))
@@ -362,6 +378,82 @@ def _take(
 
 _MAX_PIECES = 8
 _MAX_RUN_TOGETHER = 64
+_MIN_LETTERS = 3
+_MAX_MIXED = 2
+"""Lines in a row, inside a table's run, whose words are all pieces of the table's text but
+in no order the table has (a narrow column's cells broken and run into the next row's)."""
+_LETTERS_WINDOW = 8192
+"""Letters of the table's text, from where the previous line's stretch ended, searched for a
+line's stretch (the text layer keeps the table's order; a search of the whole text for each
+line would make a long table quadratic)."""
+
+
+class _Letters:
+    """A table's letters and digits run together (header first, row by row), and where each
+    word is in them: for lines whose words a narrow column broke anywhere."""
+
+    def __init__(self, ordered: list[str]) -> None:
+        self.text = "".join(ordered)
+        self.starts: list[int] = []
+        self.words = ordered
+        position = 0
+        for word in ordered:
+            self.starts.append(position)
+            position += len(word)
+        self.reached = 0  # where the last stretch found ended
+
+    def near(self, taken: int) -> None:
+        """The run has taken `taken` table words: its next stretch is about there."""
+        if self.starts:
+            self.reached = max(self.reached, self.starts[min(taken, len(self.starts) - 1)])
+
+    def _window(self) -> tuple[int, int]:
+        low = max(0, self.reached - _LETTERS_WINDOW // 4)
+        return low, min(len(self.text), self.reached + _LETTERS_WINDOW)
+
+    def take(self, found: list[str], remaining: Counter[str]) -> int | None:
+        """A line ("Be ng alu ru Karn atak a") whose letters run together are a stretch of
+        the table's: take the table words of that stretch; how many, or None (nothing
+        taken) when they are not one."""
+        letters = "".join(found)
+        if len(letters) < _MIN_LETTERS:
+            return None
+        low, high = self._window()
+        start = self.text.find(letters, low, high)
+        if start < 0:
+            return None
+        end = start + len(letters)
+        self.reached = end
+        taken = 0
+        index = max(0, bisect_left(self.starts, start + 1) - 1)
+        while index < len(self.words) and self.starts[index] < end:
+            if _take_one(remaining, self.words[index]):
+                taken += 1
+            index += 1
+        return taken
+
+    def pieces(self, found: list[str]) -> bool:
+        """Whether every word of the line is a piece of the table's text near the last
+        stretch found."""
+        low, high = self._window()
+        return all(self.text.find(word, low, high) >= 0 for word in found)
+
+
+def _take_one(remaining: Counter[str], word: str) -> bool:
+    """Take one of `word` if one is left (a word none is left of leaves the counter)."""
+    left = remaining.get(word, 0)
+    if left <= 0:
+        return False
+    if left == 1:
+        del remaining[word]
+    else:
+        remaining[word] = left - 1
+    return True
+
+
+def _take_whole(found: list[str], remaining: Counter[str]) -> int:
+    """Take the line's words that are whole table words; how many."""
+    return sum(_take_one(remaining, word) for word in found)
 
 
 def _joined_word(found: list[str], index: int, words: _Pending, affixes: _Affixes) -> int | None:

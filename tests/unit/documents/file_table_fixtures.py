@@ -38,8 +38,9 @@ def docx_table(rows: Rows, header_rows: int = 1) -> str:
     return "".join(out)
 
 
-def make_docx(body: str) -> bytes:
-    """A DOCX LibreOffice opens whose body is `body` (paragraphs and tables)."""
+def make_docx(body: str, parts: dict[str, str] | None = None) -> bytes:
+    """A DOCX LibreOffice opens whose body is `body` (paragraphs and tables), with any other
+    `parts` (name -> XML: styles, numbering) beside it."""
     files = {
         "[Content_Types].xml": (
             f'<?xml version="1.0" encoding="UTF-8"?><Types xmlns="{_PKG}/content-types">'
@@ -59,7 +60,7 @@ def make_docx(body: str) -> bytes:
             "</w:document>"
         ),
     }
-    return _zip(files)
+    return _zip({**files, **(parts or {})})
 
 
 def _zip(files: dict[str, str]) -> bytes:

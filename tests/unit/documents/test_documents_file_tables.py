@@ -191,6 +191,27 @@ def test_a_header_line_taken_for_a_heading_is_replaced_but_a_heading_after_the_t
     ]
 
 
+def test_a_table_whose_words_a_narrow_column_broke_anywhere_is_still_found_and_placed():
+    """LibreOffice's PDF of a wide DOCX table (store_locations): "S t o r e I D", "Be ng alu ru",
+    cells of two rows run together; the file's table replaces all of it, no word is lost."""
+    rows = [
+        ["Store ID", "City", "Phone"],
+        ["VL-001", "Bengaluru", "080-46620013"],
+        ["VL-002", "Mumbai", "022-35012142"],
+        ["VL-003", "Hyderabad", "040-78932216"],
+    ]
+    table = FileTable(header=tuple(rows[0]), rows=tuple(tuple(row) for row in rows[1:]))
+    broken = (
+        "S t o r e I D Ci ty Pho ne\n\nV L - 0 0 1 Be ng alu ru 080 - 466 200 13\n\n"
+        "V L - Mum bai 022 - 002 350 121 42\n\nV L - 0 0 3 Hy de ra bad 040 - 789 322 16"
+    )
+    pages = [f"<!-- Page 1 -->\n\nOur stores:\n\n{broken}\n\nVisit us."]
+    out = place_tables(pages, [table])
+    assert out == [
+        f"<!-- Page 1 -->\n\nOur stores:\n\n{table_markdown(rows[0], rows[1:])}\n\nVisit us."
+    ]
+
+
 def test_pieces_of_a_word_are_joined_whole_even_where_a_piece_is_a_table_word_too():
     # awards_and_recognition.docx: LibreOffice breaks "Country" in a narrow column into
     # "Co unt ry", and "Co" is a word of the table ("Red Dot GmbH & Co. KG")
