@@ -9,6 +9,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from drac.aws.stages.fanout import SCAN_PAGES_PER_READ
 from drac.settings import Settings
 from infra.asl import render_definition, task_timeouts
 from infra.config import removal_policy
@@ -53,9 +54,11 @@ class Workflows(Construct):
             "IngestMachine", "ingest",
             {"RegisterFunctionArn": st.register, "NormaliseFunctionArn": st.normalise,
              "ReadSpreadsheetFunctionArn": st.read_spreadsheet,
-             "RenderFunctionArn": st.render, "ParseFunctionArn": st.parse,
+             "RenderFunctionArn": st.render, "ReadScansFunctionArn": st.read_scans,
+             "ParseFunctionArn": st.parse,
              "FinaliseFunctionArn": st.finalise},
-            {"RenderConcurrency": settings.render_concurrency},
+            {"RenderConcurrency": settings.render_concurrency,
+             "ScanPagesPerRead": SCAN_PAGES_PER_READ},
             {"PlanStateMachineArn": self.plan_machine.state_machine_arn,
              "ConvertStateMachineArn": self.convert_machine.state_machine_arn},
         )

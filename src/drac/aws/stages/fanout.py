@@ -17,6 +17,11 @@ CONVERT_GROUP_SIZE = 100
 history events and each retry three more, so 100 batches that all use their 40 retries stay
 near 12,700 events, under the 25,000-event limit, however large the document."""
 
+SCAN_PAGES_PER_READ = 20
+"""Scanned pages one ReadScans invocation reads by OCR: about 60 s at the measured 3 s of CPU
+a page (BENCHMARKS.md, "OCR"), so its 15-minute timeout leaves 15 times that; at most 250
+map iterations for the largest document (5,000 pages)."""
+
 
 class ItemGroup(BaseModel):
     """Items `first` to `last` (inclusive) of a fan-out."""
