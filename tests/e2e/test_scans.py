@@ -36,7 +36,7 @@ FAITHFUL = "## Service centre opening hours\n\n" + "\n\n".join(LINES[1:])
 INVENTED = "41"  # the model writes "41 days" for the page's "14 days"
 
 
-def _scan() -> bytes:
+def one_page_scan() -> bytes:
     """A one-page image-only PDF: the page has no text layer, only its picture."""
     page = make_pdf(
         [text_page([Text(line, 72, 720 - 30 * i, size=14) for i, line in enumerate(LINES)])]
@@ -61,7 +61,7 @@ def _ingest(deployed: Cloud, scan: bytes) -> str:
 
 
 def test_an_invented_number_on_a_scan_is_unsupported_on_its_page(deployed: Cloud) -> None:
-    scan = _scan()
+    scan = one_page_scan()
     _answer(deployed, scan, FAITHFUL.replace("14 days", f"{INVENTED} days"))
     document_id = _ingest(deployed, scan)
 
@@ -89,7 +89,7 @@ def test_an_honest_conversion_of_a_scan_flags_nothing_and_born_digital_skips_ocr
     cloud: Any,
 ) -> None:
     deployed, _, _, born_digital = cloud
-    scan = _scan()
+    scan = one_page_scan()
     _answer(deployed, scan, FAITHFUL)
     document_id = _ingest(deployed, scan)
     record = deployed.runtime.registry.get(document_id)

@@ -163,6 +163,8 @@ def _error_locations(error: ValidationError) -> list[str]:
         (ActivateInput, {"document_id": "d", "version": 1, "mode": "sometimes"}, "mode"),
         (SectionInput, {"document_id": "d", "strategy": {"target_chars": "many"},
                         "run_id": "r"}, "strategy.target_chars"),
+        (ScansInput, {"document_id": "d", "pdf_bucket": "b", "pdf_key": "k", "pages": []},
+         "pages"),
         (ManifestInput, {"source": "drac.admin", "request": {"all": True, "colour": "red"},
                          "run_id": "r"},
          "request.colour"),
