@@ -9,7 +9,6 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from drac.aws.stages.fanout import SCAN_PAGES_PER_READ
 from drac.settings import Settings
 from infra.asl import render_definition, task_timeouts
 from infra.config import removal_policy
@@ -57,8 +56,7 @@ class Workflows(Construct):
              "RenderFunctionArn": st.render, "ReadScansFunctionArn": st.read_scans,
              "ParseFunctionArn": st.parse,
              "FinaliseFunctionArn": st.finalise},
-            {"RenderConcurrency": settings.render_concurrency,
-             "ScanPagesPerRead": SCAN_PAGES_PER_READ},
+            {"RenderConcurrency": settings.render_concurrency},
             {"PlanStateMachineArn": self.plan_machine.state_machine_arn,
              "ConvertStateMachineArn": self.convert_machine.state_machine_arn},
         )

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from drac.aws.stages.fanout import SCAN_PAGES_PER_READ
 from tests.infrastructure.conftest import Synth
 from tests.infrastructure.helpers import as_list, flatten, role_of_policy, state, statements
 from tests.infrastructure.test_security import role_id
@@ -90,10 +89,13 @@ def test_only_a_document_with_scanned_pages_reads_them_before_conversion(synth: 
     (rule,) = choice["Choices"]
     assert rule == {"Variable": "$.scanned.any", "BooleanEquals": True, "Next": "ListScans"}
     listed = state(ingest, "ListScans")
-    assert listed["Parameters"]["pages.$"] == "$.scanned.slices[*].scans[*]"
-    assert (
-        listed["Parameters"]["per_read"] == SCAN_PAGES_PER_READ and listed["Next"] == "GroupScans"
-    )
+    assert listed["Parameters"] == {
+        "pages.$": "$.scanned.slices[*].scans[*]",
+        "per_read.$": "$.rendered.scan_group_pages",  # CountPages sizes the groups
+    }
+    assert listed["Next"] == "GroupScans"
+    count = state(ingest, "CountPages")
+    assert count["ResultSelector"]["scan_group_pages.$"] == "$.Payload.scan_group_pages"
     grouped = state(ingest, "GroupScans")
     assert grouped["Parameters"]["groups.$"] == (
         "States.ArrayPartition($.scanned.pages, $.scanned.per_read)"

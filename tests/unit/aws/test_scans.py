@@ -24,7 +24,7 @@ from drac.aws.stages.conversion import (
     render_document,
     render_slice,
 )
-from drac.aws.stages.fanout import ItemGroup
+from drac.aws.stages.fanout import MAX_SCAN_GROUPS, SCAN_PAGES_PER_READ, ItemGroup, scan_group_pages
 from drac.aws.stages.scans import ScansInput, read_scans
 from drac.documents import convert
 from drac.documents.normalise import image_to_pdf
@@ -131,3 +131,11 @@ def test_a_page_that_breaks_the_ocr_limits_is_left_unread_not_the_invocation(
     done = read_scans(rt, event)
     assert (done.read, done.unread) == ([], [2])
     assert not rt.artifacts.exists(keys.page_ocr_key("d1", 2))
+
+
+@pytest.mark.parametrize("pages", [1, 20, 999, 1001, 5000, 50_000])
+def test_scan_groups_are_at_least_20_pages_and_at_most_50_a_document(pages: int) -> None:
+    size = scan_group_pages(pages)
+    assert size >= SCAN_PAGES_PER_READ
+    assert -(-pages // size) <= MAX_SCAN_GROUPS  # even if every page is a scan
+    assert size == SCAN_PAGES_PER_READ or -(-pages // (size - 1)) > MAX_SCAN_GROUPS  # no larger

@@ -19,9 +19,11 @@ from drac.aws.stages.boxes import store_page_layers
 from drac.aws.stages.fanout import (
     CONVERT_GROUP_SIZE,
     MAX_ITEMS,
+    SCAN_PAGES_PER_READ,
     ItemGroup,
     item_groups,
     render_slices,
+    scan_group_pages,
 )
 from drac.aws.versions import earlier_batch, keep_batch
 from drac.documents.batches import BatchResult, StoredPage, checked_against_ocr, failed_batch
@@ -65,12 +67,14 @@ class RenderInput(PdfLocation):
 
 class Rendered(BaseModel):
     """Page and batch counts, the render slices the RenderSlices map iterates over and the
-    batch groups of the ConvertGroups map (both in batch numbers)."""
+    batch groups of the ConvertGroups map (both in batch numbers), and how many scanned pages
+    one ReadScans invocation reads."""
 
     page_count: int
     batch_count: int
     groups: list[ItemGroup]
     slices: list[ItemGroup]
+    scan_group_pages: int = SCAN_PAGES_PER_READ
 
 
 class SliceInput(BaseModel):
@@ -153,6 +157,7 @@ def render_document(rt: Runtime, event: RenderInput) -> Rendered:
         batch_count=batches,
         groups=item_groups(batches, CONVERT_GROUP_SIZE),  # one convert execution per group
         slices=render_slices(batches, rt.settings.batch_size),
+        scan_group_pages=scan_group_pages(count),
     )
 
 

@@ -2,11 +2,11 @@
 like a born-digital page's (issue 21).
 
 Render tells which pages have no text layer; the ReadScans map of the ingest machine sends
-them here in groups, before conversion. The OCR is the local runtime's own
-(`drac.documents.convert.read_scanned_pages`: each page rendered and read in a contained
-worker). Each page read is stored twice: its words as text, which Convert checks the answer
-against (`drac.documents.batches.checked_against_ocr`, source "ocr"), and its words with
-their boxes in place of the empty text layer, which Parse places the page's elements on.
+them here in groups (`fanout.scan_group_pages`), before conversion. The OCR is the local
+runtime's own (`drac.documents.convert.read_scanned_pages`: each page rendered and read in a
+contained worker). Each page read is stored twice: its words as text, which Convert checks
+the answer against (`drac.documents.batches.checked_against_ocr`, source "ocr"), and its words
+with their boxes in place of the empty text layer, which Parse places the page's elements on.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from drac.aws import keys
 from drac.aws.lambda_support import logger
 from drac.aws.runtime import Runtime
 from drac.aws.stages.boxes import page_layer_key
-from drac.aws.stages.fanout import SCAN_PAGES_PER_READ
 from drac.documents.convert import ConversionOptions, read_scanned_pages
 from drac.documents.layers import ocr_layer
 
@@ -29,7 +28,7 @@ class ScansInput(BaseModel):
     pdf_bucket: str
     pdf_key: str
     pdf_version_id: str | None = None
-    pages: list[int] = Field(min_length=1, max_length=SCAN_PAGES_PER_READ)
+    pages: list[int] = Field(min_length=1, description="1-based page numbers")
 
 
 class ScansRead(BaseModel):
