@@ -139,7 +139,7 @@ class Stages(Construct):
         s.documents_table.grant_read_write_data(self.render)
         # OCR of scanned pages (no text layer), so their conversion is checked too: RapidOCR
         # and onnxruntime need an image (350 MiB, over a zip's 250 MB). A group of 20 to 100
-        # pages (fanout.scan_group_pages) at the measured 3 CPU-seconds each takes 1 to 5
+        # pages (fanout.scan_group_pages) at the measured 3.7 CPU-seconds each takes 1 to 6
         # minutes; 3,008 MB (about 1.7 vCPUs) holds the PDF and one page's OCR worker (800 MiB
         # resident at its peak).
         self.read_scans = factory.make_image(
