@@ -94,6 +94,14 @@ def acknowledgements(stack) -> dict[str, str]:
         "The starter reads the active plan version's body (plans/<document>/v<N>.json, per "
         "document) for the strategy a metadata re-plan keeps: read only, plans/ only."
     )
+    acks[f"AwsSolutions-IAM5[Resource::{artifacts}/documents/*/source.pdf]"] = (
+        "ReadScans reads the PDF a non-PDF upload was normalised to (documents/<document>/"
+        "source.pdf, per document): read only, that one object of each document."
+    )
+    acks[f"AwsSolutions-IAM5[Resource::{artifacts}/pages/*]"] = (
+        "ReadScans stores the words OCR read of each scanned page beside the page's image "
+        "(pages/<document>/..., per document): put only, pages/ only."
+    )
     for table in (storage.documents_table, storage.sources_table):
         acks[f"AwsSolutions-IAM5[Resource::{_ref(stack, table)}/index/*]"] = (
             "CDK table grants include the table's own indexes (live-documents on the "

@@ -137,6 +137,17 @@ class Stages(Construct):
         s.documents.grant_read(self.render)  # a PDF upload is rendered where it is
         s.artifacts.grant_read_write(self.render)
         s.documents_table.grant_read_write_data(self.render)
+        # OCR of scanned pages (no text layer), so their conversion is checked too: RapidOCR
+        # and onnxruntime need an image (350 MiB, over a zip's 250 MB). A group of 20 to 100
+        # pages (fanout.scan_group_pages) at the measured 3.7 CPU-seconds each takes 1 to 6
+        # minutes; 3,008 MB (about 1.7 vCPUs) holds the PDF and one page's OCR worker (800 MiB
+        # resident at its peak).
+        self.read_scans = factory.make_image(
+            "ReadScans", "read_scans", memory=3008, timeout=minutes(15), network=converters,
+        )
+        s.documents.grant_read(self.read_scans)  # a PDF upload is read where it is
+        s.artifacts.grant_read(self.read_scans, "documents/*/source.pdf")  # a normalised PDF
+        s.artifacts.grant_put(self.read_scans, "pages/*")  # each page's words and boxes
         # a 5-page batch may generate 8,192 tokens: the model's read timeout plus headroom
         self.convert = mk("Convert", "convert", memory=1024, timeout=minutes(15))
         s.artifacts.grant_read_write(self.convert)
@@ -207,7 +218,7 @@ class Stages(Construct):
         """Every function of the pipeline."""
         return [
             self.starter, self.delete, self.register, self.normalise, self.read_spreadsheet,
-            self.render, self.convert, self.batch_failed, self.parse, self.section,
+            self.render, self.read_scans, self.convert, self.batch_failed, self.parse, self.section,
             self.plan_section, self.prepare, self.index_chunks, self.activate, self.abandon,
             self.finalise, self.manifest, self.retrieve,
         ]

@@ -21,6 +21,7 @@ from shared_paths import REPO, VELVERA
 from tests.e2e.conftest import ACME_ROLE, ADMIN_ROLE, put_events_as, upload
 from tests.e2e.harness import Cloud
 from tests.e2e.template import StackModel, StackTemplate
+from tests.e2e.test_scans import one_page_scan
 
 MARKDOWN = (VELVERA / "md" / "contact_info.md").read_bytes()
 DOCX = (VELVERA / "docx" / "contact_info.docx").read_bytes()
@@ -51,6 +52,7 @@ CASES = [
     Case("normalise", "s3:GetObject*", "docx", "s3:GetObject"),
     Case("read_spreadsheet", "s3:GetObject*", "csv", "s3:GetObject"),
     Case("render", "s3:PutObject", "pdf", "s3:PutObject"),
+    Case("read_scans", "s3:PutObject", "scan", "s3:PutObject"),  # a scan's OCR words
     Case("convert", "bedrock:InvokeModel", "pdf", "bedrock:InvokeModel"),
     Case("parse", "dynamodb:BatchWriteItem", "markdown", "dynamodb:BatchWriteItem"),
     Case("section", "s3:PutObject", "replan", "s3:PutObject"),  # re-plans only
@@ -100,6 +102,7 @@ def _run(deployed: Cloud, scenario: str, pdf: bytes) -> None:
         "pdf": (pdf, "incoming/acme/store_locations.pdf"),
         "docx": (DOCX, "incoming/acme/contact_info.docx"),
         "csv": (CSV, "incoming/acme/fares.csv"),
+        "scan": (one_page_scan(), "incoming/acme/scan.pdf"),
     }.get(scenario, (MARKDOWN, MD_KEY))
     upload(deployed, data, key)
     _settle_or_drain(deployed)

@@ -1,7 +1,8 @@
-"""The converters' network as deployed by default: every AWS call Normalise, ReadSpreadsheet
-and Render really make (recorded per function by the harness while a PDF, a Word document and
-a workbook are ingested) leaves their isolated subnets only through a VPC endpoint of the
-synthesised template whose policy allows it; no route leads anywhere else."""
+"""The converters' network as deployed by default: every AWS call Normalise, ReadSpreadsheet,
+Render and ReadScans really make (recorded per function by the harness while a PDF, a Word
+document, a workbook and a one-page scan are ingested) leaves their isolated subnets only
+through a VPC endpoint of the synthesised template whose policy allows it; no route leads
+anywhere else."""
 
 from __future__ import annotations
 
@@ -19,8 +20,9 @@ from tests.e2e.harness import Cloud
 from tests.e2e.iam import Statement
 from tests.e2e.network import Endpoint, Placement, placement, unreachable
 from tests.e2e.template import StackModel
+from tests.e2e.test_scans import one_page_scan
 
-CONVERTERS = ("normalise", "read_spreadsheet", "render")
+CONVERTERS = ("normalise", "read_spreadsheet", "render", "read_scans")
 _PARAGRAPH = "<w:p><w:r><w:t>Stores open at nine.</w:t></w:r></w:p>"
 
 
@@ -49,11 +51,12 @@ def test_every_call_of_a_converter_leaves_only_through_an_endpoint_that_allows_i
         "stores.pdf": pdf,
         "hours.docx": docx(_PARAGRAPH, []),
         "sales.xlsx": xlsx({"Sales": sales_rows(20)}),
+        "scan.pdf": one_page_scan(),  # read by OCR (ReadScans)
     }
     for name, data in uploads.items():
         upload(deployed, data, f"incoming/acme/{name}")
     runs = deployed.wait("ingest")
-    assert [r["status"] for r in runs] == ["SUCCEEDED"] * 3
+    assert [r["status"] for r in runs] == ["SUCCEEDED"] * 4
     for name, data in uploads.items():
         record = deployed.runtime.registry.get(document_id_for(data, "acme"))
         assert record.status is DocumentStatus.INDEXED, (name, record.error)

@@ -30,7 +30,7 @@ EGRESS_TYPES = (
 
 def _converters(synth: Synth) -> list[Any]:
     stages = synth.stack.pipeline.stages
-    return [stages.normalise, stages.read_spreadsheet, stages.render]
+    return [stages.normalise, stages.read_spreadsheet, stages.render, stages.read_scans]
 
 
 def _subnets_of(synth: Synth, fn: Any) -> set[str]:

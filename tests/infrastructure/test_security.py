@@ -108,25 +108,28 @@ def test_project_functions_carry_both_layers_and_tracing(synth: Synth) -> None:
         assert props["TracingConfig"] == {"Mode": "Active"}
         assert props["Environment"]["Variables"]["POWERTOOLS_SERVICE_NAME"] == "drac"
     for image in (synth.stack.pipeline.stages.normalise,
-                  synth.stack.pipeline.stages.read_spreadsheet):
+                  synth.stack.pipeline.stages.read_spreadsheet,
+                  synth.stack.pipeline.stages.read_scans):
         assert synth.resources[synth.logical_id(image)]["Properties"]["PackageType"] == "Image"
 
 
 def test_each_image_context_holds_only_what_the_dockerfile_copies(synth: Synth) -> None:
-    """Normalise and ReadSpreadsheet share one Dockerfile; each build copies its own handler."""
+    """Normalise and ReadSpreadsheet share one Dockerfile, ReadScans has its own; each build
+    copies its own handler."""
     handlers = {source["dockerBuildArgs"]["FUNCTION"]: Path(source["directory"]).name
                 for source in synth.docker_sources}
-    assert set(handlers) == {"normalise", "read_spreadsheet"}
+    assert set(handlers) == {"normalise", "read_spreadsheet", "read_scans"}
     for source, context in zip(synth.docker_sources, synth.docker_contexts, strict=True):
         function = source["dockerBuildArgs"]["FUNCTION"]
-        assert source["dockerFile"] == "functions/normalise/Dockerfile"
-        assert (context / "functions/normalise/Dockerfile").is_file()
+        image = "read_scans" if function == "read_scans" else "normalise"
+        assert source["dockerFile"] == f"functions/{image}/Dockerfile"
+        assert (context / f"functions/{image}/Dockerfile").is_file()
         assert (context / f"functions/{function}/handler.py").is_file()
         assert (context / "src/drac/aws/stages/conversion.py").is_file()
         assert (context / "pyproject.toml").is_file() and (context / "README.md").is_file()
         assert not (context / "layers").exists(), "the 100 MB deps layer is not image input"
         assert not (context / "tests").exists() and not (context / ".venv").exists()
-        others = {p.name for p in (context / "functions").iterdir()} - {"normalise", function}
+        others = {p.name for p in (context / "functions").iterdir()} - {image, function}
         assert not others, others
     dockerfile = (ROOT / "functions/normalise/Dockerfile").read_text()
     assert "COPY functions/${FUNCTION}/handler.py /var/task/handler.py" in dockerfile

@@ -69,9 +69,11 @@ def test_pages_are_rendered_in_parallel_slices_before_conversion(synth: Synth) -
     assert count["Next"] == "RenderSlices"
     slices = state(ingest, "RenderSlices")
     assert slices["Type"] == "Map" and slices["ItemsPath"] == "$.rendered.slices"
-    assert slices["MaxConcurrency"] == 10 and slices["Next"] == "ConvertGroups"
+    assert slices["MaxConcurrency"] == 10 and slices["Next"] == "FindScans"
     assert slices["ItemProcessor"]["ProcessorConfig"]["Mode"] == "INLINE"
-    assert slices["ResultPath"] is None  # $.rendered (counts, groups) passes through
+    # $.rendered (counts, groups) passes through; what each slice found scanned goes beside it
+    assert slices["ResultPath"] == "$.scanned"
+    assert slices["ResultSelector"] == {"slices.$": "$", "flags.$": "$[*].has_scans"}
     task = state(ingest, "RenderSlice")
     assert task["Parameters"]["FunctionName"] == "SUB:RenderFunctionArn"
     assert task["Parameters"]["Payload"]["slice.$"] == "$.slice"
@@ -108,7 +110,7 @@ def test_every_task_has_a_timeout_sized_from_its_function(synth: Synth) -> None:
                 assert task["Resource"] == "arn:aws:states:::states:startExecution.sync:2"
                 assert seconds == 7 * 24 * 3600, (name, state_name)
             checked += 1
-    assert checked == 20  # every Task state of the four machines
+    assert checked == 21  # every Task state of the four machines
 
 
 def test_convert_map_bounds_concurrency_retries_and_degrades(synth: Synth) -> None:

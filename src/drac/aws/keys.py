@@ -23,6 +23,12 @@ def page_text_key(document_id: str, page: int) -> str:
     return f"{PAGES}/{document_id}/{page:05d}.txt"
 
 
+def page_ocr_key(document_id: str, page: int) -> str:
+    """The words OCR read of one scanned page (no text layer), one row a line: what the
+    vision model's answer for the page is checked against."""
+    return f"{PAGES}/{document_id}/{page:05d}.ocr.txt"
+
+
 def verification_key(document_id: str) -> str:
     """What checking a vision model's pages against their text found (the summary)."""
     return f"{DOCUMENTS}/{document_id}/verification.json"

@@ -152,6 +152,17 @@ def convert_batch(
     return failed_batch(numbers, EMPTY_ANSWER)
 
 
+def checked_against_ocr(result: BatchResult, words: Mapping[int, str]) -> BatchResult:
+    """The batch with its scanned pages (page number -> the words OCR read of it) checked
+    against those words; any earlier check of those pages is replaced."""
+    if not words:
+        return result
+    checked = verify_markdown(result.markdown, words, dict.fromkeys(words, "ocr"))
+    kept = [page for page in result.verification if page.page not in words]
+    pages = sorted([*kept, *checked], key=lambda page: page.page)
+    return result.model_copy(update={"verification": pages})
+
+
 def _verified(result: BatchResult, pages: Sequence[BatchPage]) -> BatchResult:
     """The result with its answered pages checked against their own text
     (`drac.documents.verify`)."""

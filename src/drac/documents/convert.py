@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from drac.documents.batches import BatchResult, join_batches
+from drac.documents.batches import BatchResult, checked_against_ocr, join_batches
 from drac.documents.containment import GIB, Limits, contained_call
 from drac.documents.detect import DocumentFormat, detect_format
 from drac.documents.file_structure import FileBlock, read_file_structure
@@ -38,7 +38,7 @@ from drac.documents.spreadsheets import SpreadsheetOptions, read_spreadsheet
 from drac.documents.structure_pages import place_structure
 from drac.documents.table_pages import place_tables
 from drac.documents.text import decode_text
-from drac.documents.verify import PageVerification, verify_markdown
+from drac.documents.verify import PageVerification
 from drac.errors import DocumentError
 from drac.models import LedgerEntry
 from drac.ports import Ledger, MemoryLedger, VisionModel
@@ -290,16 +290,8 @@ def _verified_by_ocr(
 ) -> BatchResult:
     """The batch with its scanned pages (no text layer) checked against what OCR reads."""
     read = read_scanned_pages(pdf, scans, options)
-    words = {
-        number: "\n".join(" ".join(cell.text for cell in row.cells) for row in page.rows)
-        for number, page in read.items()
-        if page.readable
-    }
-    if not words:
-        return result
-    checked = verify_markdown(result.markdown, words, dict.fromkeys(words, "ocr"))
-    pages = sorted([*result.verification, *checked], key=lambda page: page.page)
-    return result.model_copy(update={"verification": pages})
+    words = {number: page.words_text() for number, page in read.items() if page.readable}
+    return checked_against_ocr(result, words)
 
 
 def _convert_with_model(

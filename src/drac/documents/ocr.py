@@ -112,6 +112,10 @@ class OcrPage(BaseModel):
     mean_score: float
     rows: tuple[OcrRow, ...] = ()
 
+    def words_text(self) -> str:
+        """The words read, one row a line: what a conversion of the page is checked against."""
+        return "\n".join(" ".join(cell.text for cell in row.cells) for row in self.rows)
+
 
 def ocr_available() -> bool:
     """Whether the OCR engine (the `ocr` extra) is installed."""

@@ -44,6 +44,7 @@ from drac.aws.stages.planning import (
 )
 from drac.aws.stages.register import Registered, RegisterInput
 from drac.aws.stages.replan import Manifest, ManifestInput
+from drac.aws.stages.scans import ScansInput, ScansRead
 from drac.aws.stages.spreadsheet import SpreadsheetInput, SpreadsheetRead
 from drac.commit import Activation
 from drac.models import Strategy
@@ -52,7 +53,7 @@ ROOT = Path(__file__).resolve().parents[3]
 STRATEGY = Strategy().model_dump(mode="json")
 INPUTS: dict[str, type[BaseModel]] = {
     "Register": RegisterInput, "Normalise": NormaliseInput, "Render": RenderInput,
-    "ReadSpreadsheet": SpreadsheetInput,
+    "ReadSpreadsheet": SpreadsheetInput, "ReadScans": ScansInput,
     "Convert": ConvertInput, "BatchFailed": BatchFailedInput, "Parse": ParseInput,
     "Section": SectionInput, "PlanSection": PlanSectionInput, "PreparePlan": PrepareInput,
     "IndexChunks": IndexInput, "ActivatePlan": ActivateInput, "AbandonPlan": AbandonInput,
@@ -60,7 +61,7 @@ INPUTS: dict[str, type[BaseModel]] = {
 }
 OUTPUTS: dict[str, type[BaseModel]] = {
     "Register": Registered, "Normalise": PdfLocation, "Render": Rendered,
-    "ReadSpreadsheet": SpreadsheetRead,
+    "ReadSpreadsheet": SpreadsheetRead, "ReadScans": ScansRead,
     "Convert": BatchDone, "BatchFailed": BatchDone, "Parse": ParseResult,
     "Section": Sectioning, "PlanSection": PlannedSection, "PreparePlan": PreparedPlan,
     "IndexChunks": IndexedRange, "ActivatePlan": Activation, "AbandonPlan": Abandoned,
@@ -132,7 +133,7 @@ def test_payloads_the_machines_send_are_what_the_input_models_take() -> None:
 @pytest.mark.parametrize(
     ("machine", "inner_map", "model"),
     [("convert", "ConvertBatches", BatchItem), ("ingest", "RenderSlices", SliceInput),
-     ("plan", "PlanSections", SectionItem),
+     ("ingest", "ReadScans", ScansInput), ("plan", "PlanSections", SectionItem),
      ("plan", "IndexRanges", RangeItem)],
 )
 def test_map_items_are_what_the_item_models_take(
@@ -162,6 +163,8 @@ def _error_locations(error: ValidationError) -> list[str]:
         (ActivateInput, {"document_id": "d", "version": 1, "mode": "sometimes"}, "mode"),
         (SectionInput, {"document_id": "d", "strategy": {"target_chars": "many"},
                         "run_id": "r"}, "strategy.target_chars"),
+        (ScansInput, {"document_id": "d", "pdf_bucket": "b", "pdf_key": "k", "pages": []},
+         "pages"),
         (ManifestInput, {"source": "drac.admin", "request": {"all": True, "colour": "red"},
                          "run_id": "r"},
          "request.colour"),

@@ -19,12 +19,14 @@ from drac.aws.stages.boxes import store_page_layers
 from drac.aws.stages.fanout import (
     CONVERT_GROUP_SIZE,
     MAX_ITEMS,
+    SCAN_PAGES_PER_READ,
     ItemGroup,
     item_groups,
     render_slices,
+    scan_group_pages,
 )
 from drac.aws.versions import earlier_batch, keep_batch
-from drac.documents.batches import BatchResult, StoredPage, failed_batch
+from drac.documents.batches import BatchResult, StoredPage, checked_against_ocr, failed_batch
 from drac.documents.detect import DocumentFormat
 from drac.documents.incremental import convert_or_reuse, page_digests
 from drac.documents.normalise import normalise
@@ -65,12 +67,14 @@ class RenderInput(PdfLocation):
 
 class Rendered(BaseModel):
     """Page and batch counts, the render slices the RenderSlices map iterates over and the
-    batch groups of the ConvertGroups map (both in batch numbers)."""
+    batch groups of the ConvertGroups map (both in batch numbers), and how many scanned pages
+    one ReadScans invocation reads."""
 
     page_count: int
     batch_count: int
     groups: list[ItemGroup]
     slices: list[ItemGroup]
+    scan_group_pages: int = SCAN_PAGES_PER_READ
 
 
 class SliceInput(BaseModel):
@@ -85,9 +89,14 @@ class SliceInput(BaseModel):
 
 
 class SliceRendered(BaseModel):
-    """What one slice rendered."""
+    """What one slice rendered, and which of its pages are scans (no text layer: ReadScans
+    reads them by OCR so their conversion is checked too)."""
 
     pages: int
+    scans: list[int] = Field(default_factory=list)
+    has_scans: bool = Field(
+        default=False, description="whether `scans` names a page (a flag the machine can test)"
+    )
 
 
 class BatchItem(BaseModel):
@@ -148,19 +157,21 @@ def render_document(rt: Runtime, event: RenderInput) -> Rendered:
         batch_count=batches,
         groups=item_groups(batches, CONVERT_GROUP_SIZE),  # one convert execution per group
         slices=render_slices(batches, rt.settings.batch_size),
+        scan_group_pages=scan_group_pages(count),
     )
 
 
 def render_slice(rt: Runtime, event: SliceInput) -> SliceRendered:
     """Render the pages of one slice's batches to `pages/<doc>/<n>.png`, write each batch's
-    text-layer sizes and each page's words with their boxes beside them (DocumentError names
-    a page that failed)."""
+    text-layer sizes and each page's words with their boxes beside them; return the slice's
+    scanned pages (DocumentError names a page that failed)."""
     pdf = rt.bucket(event.pdf_bucket).get_bytes(event.pdf_key, version_id=event.pdf_version_id)
     first, last = event.slice.first, event.slice.last
     batches = page_batches(event.page_count, rt.settings.batch_size)[first : last + 1]
     numbers = [number for batch in batches for number in batch]
     options = RenderOptions(max_pages=rt.settings.max_pages)
     text_chars: dict[int, int] = {}
+    scans: list[int] = []
     for page in render_pages(pdf, options, pages=numbers):
         rt.artifacts.put_bytes(keys.page_key(event.document_id, page.number), page.png)
         if page.text_layer:  # what the vision model's answer is checked against
@@ -168,11 +179,13 @@ def render_slice(rt: Runtime, event: SliceInput) -> SliceRendered:
                 keys.page_text_key(event.document_id, page.number), page.text_layer
             )
         text_chars[page.number] = page.text_chars
+        if not page.text_chars:  # the local runtime's rule for a page OCR checks
+            scans.append(page.number)
     for index, batch in enumerate(batches, start=first):
         sizes = {str(number): text_chars[number] for number in batch}
         rt.artifacts.put_text(keys.page_meta_key(event.document_id, index), json.dumps(sizes))
     store_page_layers(rt, event.document_id, pdf, pages=numbers)  # Parse places elements on them
-    return SliceRendered(pages=len(numbers))
+    return SliceRendered(pages=len(numbers), scans=scans, has_scans=bool(scans))
 
 
 def _with_warnings(rt: Runtime, event: RenderInput) -> dict[str, list[str]]:
@@ -190,7 +203,7 @@ def convert_pages(rt: Runtime, event: ConvertInput) -> BatchDone:
     Raises ModelThrottled or TransientError when the model call may succeed later, so Step
     Functions backs off and retries; any other model failure is stored as error markers.
     A batch whose pages render as one of the earlier version's batches did (wherever it was)
-    reuses its Markdown.
+    reuses its Markdown. Its scanned pages are checked against the words ReadScans stored.
     """
     item = event.input
     pages = _pages(rt, item)
@@ -202,6 +215,8 @@ def convert_pages(rt: Runtime, event: ConvertInput) -> BatchDone:
             on_retryable="raise",
         )
     keep_batch(rt, item.document_id, kept)
+    scans = [page.number for page in pages if not page.text_chars]
+    result = checked_against_ocr(result, _ocr_words(rt, item.document_id, scans))
     _store(rt, item, result)
     return BatchDone(batch=item.batch, ok=result.failure is None)
 
@@ -235,6 +250,17 @@ def _page_text(rt: Runtime, document_id: str, number: int) -> str:
         return rt.artifacts.get_text(keys.page_text_key(document_id, number))
     except KeyError:
         return ""
+
+
+def _ocr_words(rt: Runtime, document_id: str, scans: list[int]) -> dict[int, str]:
+    """The words ReadScans stored for each scanned page it could read (none for the others)."""
+    words: dict[int, str] = {}
+    for number in scans:
+        try:
+            words[number] = rt.artifacts.get_text(keys.page_ocr_key(document_id, number))
+        except KeyError:
+            continue
+    return words
 
 
 def _store(rt: Runtime, item: BatchItem, result: BatchResult) -> None:

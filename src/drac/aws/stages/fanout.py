@@ -17,6 +17,21 @@ CONVERT_GROUP_SIZE = 100
 history events and each retry three more, so 100 batches that all use their 40 retries stay
 near 12,700 events, under the 25,000-event limit, however large the document."""
 
+SCAN_PAGES_PER_READ = 20
+"""Scanned pages one ReadScans invocation reads by OCR, at least: about 75 s at the measured
+3.7 s of CPU a page (BENCHMARKS.md, "ReadScans")."""
+MAX_SCAN_GROUPS = 50
+"""ReadScans invocations of one document at most. They run in the ingest's own history beside
+the render slices: 50 groups that all use their 40 retries add about 6,500 events to the
+slices' 13,000, under the 25,000-event limit. A 5,000-page document is read in groups of 100
+pages (about 6 minutes at the measured rate, inside the function's 15)."""
+
+
+def scan_group_pages(page_count: int) -> int:
+    """Scanned pages per ReadScans invocation for a document of `page_count` pages: at least
+    SCAN_PAGES_PER_READ, and enough that its scans make at most MAX_SCAN_GROUPS groups."""
+    return max(SCAN_PAGES_PER_READ, -(-page_count // MAX_SCAN_GROUPS))
+
 
 class ItemGroup(BaseModel):
     """Items `first` to `last` (inclusive) of a fan-out."""
