@@ -192,22 +192,25 @@ def _neighbours(page_lines: list[str], first: int, second: int) -> bool:
 
 
 def _cut(unit: _Unit, labels: list[int | None], spans: list[tuple[int, int]]) -> list[_Piece]:
-    """A unit's body as pieces, cut between two words found in different deck lines."""
+    """A unit's body as pieces, cut where the words found in one deck line give way to those
+    of another (words found in none, such as a drawn list number, go with the next line)."""
     if not spans:
         return [_Piece(unit, 0, len(unit.body), None, True)]
     pieces: list[_Piece] = []
     start = 0
-    for k in range(1, len(spans)):
-        before, after = labels[k - 1], labels[k]
-        if before is None or after is None or before == after:
+    current: int | None = None  # the deck line of the piece being built
+    unfound = 0  # where the run of unfound words before this one starts
+    for k, label in enumerate(labels):
+        if label is None:
             continue
-        cut = _cut_at(unit.body, spans[k - 1][1], spans[k][0])
-        pieces.append(_Piece(unit, start, cut, before, not pieces))
-        start = cut
-    pieces.append(_Piece(unit, start, len(unit.body), labels[-1], not pieces))
-    if len(pieces) == 1:
-        known = {label for label in labels if label is not None}
-        pieces[0].line = known.pop() if len(known) == 1 else None
+        if current is not None and label != current:
+            first = unfound if unfound < k else k
+            cut = _cut_at(unit.body, spans[first - 1][1], spans[first][0])
+            pieces.append(_Piece(unit, start, cut, current, not pieces))
+            start = cut
+        current = label
+        unfound = k + 1
+    pieces.append(_Piece(unit, start, len(unit.body), current, not pieces))
     return pieces
 
 
@@ -272,6 +275,9 @@ def _assemble(page_lines: list[str], blocks: list[_Block], lines: Sequence[Slide
                 marker = "- " if deck.kind == "bullet" else f"{deck.number}. "
                 body = _without_rendered_marker(body, deck)
                 widths = [*widths[:level], len(marker)]
+                blanks = len(out) - len(_rstrip_blank(out))
+                if blanks and len(out) > blanks and _LIST_LINE.match(out[-blanks - 1]):
+                    del out[-blanks:]  # items of one list stay together
                 if out and out[-1].strip() and not _LIST_LINE.match(out[-1]):
                     out.append("")
                 out.append(" " * sum(widths[:level]) + marker + _escape(body))
@@ -293,6 +299,13 @@ def _without_rendered_marker(body: str, deck: SlideLine) -> str:
     if match is None or rendered.match(deck.text):
         return body
     return match.group(1) + body[match.end() :]
+
+
+def _rstrip_blank(lines: list[str]) -> list[str]:
+    end = len(lines)
+    while end and not lines[end - 1].strip():
+        end -= 1
+    return lines[:end]
 
 
 def _escape(text: str) -> str:
