@@ -30,6 +30,7 @@ _MAX_CANDIDATES = 64
 _LIST_LINE = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s")
 _RENDERED_NUMBER = re.compile(r"^(\**)\d{1,3}[.)]\s*")
 _RENDERED_BULLET = re.compile(r"^(\**)[\u2022\u2013\u25aa\u25cf-]\s*")
+_ADJACENT_BOLD = re.compile(r"\*\*(\s+)\*\*")
 _WORD = re.compile(r"[^\W_]+")
 _UNIT = re.compile(r"^(?P<marker>\s*(?:#{1,6}\s+|[-*+\u2022]\s+|\d{1,3}[.)]\s+|\\(?=[#>])))?")
 
@@ -240,6 +241,15 @@ def _deck_line(block: _Block, lines: Sequence[SlideLine]) -> SlideLine | None:
     return lines[label]
 
 
+def _body(block: _Block, deck: SlideLine | None) -> str:
+    """The block's text: its pieces joined, bold marks paired (the whole text bold when the
+    deck sets the whole line bold), neighbouring bold runs made one."""
+    text = " ".join(filter(None, map(_piece_text, block.pieces)))
+    if deck is not None and deck.bold and text.replace("**", "").strip():
+        return "**" + text.replace("**", "").strip() + "**"
+    return _ADJACENT_BOLD.sub(r"\1", _balanced(text))
+
+
 def _balanced(text: str) -> str:
     """The text with its bold marks paired (a cut can leave one mark on each side)."""
     if text.count("**") % 2 == 0:
@@ -269,7 +279,7 @@ def _assemble(page_lines: list[str], blocks: list[_Block], lines: Sequence[Slide
             continue
         for block in starting.get(index, []):
             deck = _deck_line(block, lines)
-            body = _balanced(" ".join(filter(None, map(_piece_text, block.pieces))))
+            body = _body(block, deck)
             if deck is not None and deck.kind in ("bullet", "number") and body:
                 level = min(deck.level, len(widths))
                 marker = "- " if deck.kind == "bullet" else f"{deck.number}. "

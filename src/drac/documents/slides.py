@@ -67,6 +67,7 @@ class SlideLine(BaseModel):
     kind: Literal["title", "heading", "paragraph", "bullet", "number"]
     level: int = Field(default=0, ge=0, le=8)
     number: int = Field(default=1, ge=0, le=99999)
+    bold: bool = False  # every run of the paragraph is bold
 
 
 class SlideText(BaseModel):
@@ -226,6 +227,7 @@ def _paragraph_lines(
     texts = _line_texts(paragraph)
     if not any(texts):
         return []
+    bold = _all_bold(paragraph)
     if bullet:  # a list item's line breaks continue the item
         texts = [" ".join(filter(None, texts))]
     out: list[SlideLine] = []
@@ -234,7 +236,7 @@ def _paragraph_lines(
             continue
         if index == 0 and bullet == "buChar":
             numbers.pop(level, None)
-            out.append(SlideLine(text=text, kind="bullet", level=level))
+            out.append(SlideLine(text=text, kind="bullet", level=level, bold=bold))
             continue
         if index == 0 and bullet == "buAutoNum":
             start = properties.find(f"{_A}buAutoNum") if properties is not None else None
@@ -242,15 +244,21 @@ def _paragraph_lines(
             numbers[level] = numbers[level] + 1 if level in numbers else first
             for deeper in [key for key in numbers if key > level]:
                 del numbers[deeper]
-            out.append(SlideLine(text=text, kind="number", level=level, number=numbers[level]))
+            out.append(
+                SlideLine(text=text, kind="number", level=level, number=numbers[level], bold=bold)
+            )
             continue
         typed = _TYPED_MARKER.match(text)
         if typed and typed.end() < len(text):
             kind: Literal["bullet", "number"] = "number" if typed.group(1) else "bullet"
             number = _int(typed.group(1), 1)
-            out.append(SlideLine(text=text[typed.end() :], kind=kind, level=level, number=number))
+            out.append(
+                SlideLine(
+                    text=text[typed.end() :], kind=kind, level=level, number=number, bold=bold
+                )
+            )
             continue
-        out.append(SlideLine(text=text, kind="paragraph"))
+        out.append(SlideLine(text=text, kind="paragraph", bold=bold))
     return out
 
 
@@ -381,6 +389,11 @@ def _is_heading_paragraph(paragraph: ElementTree.Element) -> bool:
         return False
     if properties.find(f"{_A}spcBef") is None:
         return False
+    return _all_bold(paragraph)
+
+
+def _all_bold(paragraph: ElementTree.Element) -> bool:
+    """Whether the paragraph has text and every run of it is set bold."""
     runs = [run for run in paragraph.iter(f"{_A}r") if _text(run)]
     return bool(runs) and all(
         (props := run.find(f"{_A}rPr")) is not None and props.get("b") in ("1", "true")
@@ -460,6 +473,8 @@ def apply_headings(markdown: str, hints: list[HeadingHint]) -> str:
             before = ""
         if after.startswith("**") and after.count("**") % 2:
             after = after[2:].lstrip()
+        if _only_marks(after) and hint.text.endswith(after.strip("*").strip()):
+            after = ""  # the heading's own closing mark (a bracket, a quote), left by the match
         parts = [before, "", "#" * hint.level + " " + hint.text, "", _escape_start(after)]
         lines[index : index + 1] = [part for part in parts if part or part == ""]
     text = "\n".join(lines)
@@ -494,6 +509,11 @@ def _find(lines: list[str], pattern: re.Pattern[str]) -> tuple[int, re.Match[str
         return None
     rank, index, match = min(candidates, key=lambda item: (item[0], item[1]))
     return index, match
+
+
+def _only_marks(text: str) -> bool:
+    """Whether `text` holds punctuation only (no letter or digit), emphasis aside."""
+    return bool(text.strip("* ")) and not re.search(r"[^\W_]", text)
 
 
 def _escape_start(text: str) -> str:
