@@ -31,6 +31,7 @@ _LIST_LINE = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s")
 _RENDERED_NUMBER = re.compile(r"^(\**)\d{1,3}[.)]\s*")
 _RENDERED_BULLET = re.compile(r"^(\**)[\u2022\u2013\u25aa\u25cf-]\s*")
 _ADJACENT_BOLD = re.compile(r"\*\*(\s+)\*\*")
+_LEADING_MARK = re.compile(r"\**(?:[-*+\u2022\u2013\u25aa\u25cf]|\d{1,3}[.)])?\**")
 _WORD = re.compile(r"[^\W_]+")
 _UNIT = re.compile(r"^(?P<marker>\s*(?:#{1,6}\s+|[-*+\u2022]\s+|\d{1,3}[.)]\s+|\\(?=[#>])))?")
 
@@ -216,11 +217,19 @@ def _cut(unit: _Unit, labels: list[int | None], spans: list[tuple[int, int]]) ->
 
 
 def _cut_at(body: str, end: int, start: int) -> int:
-    """Where to cut between two words: at the last space of the gap (closing emphasis stays
-    with the word before, opening emphasis goes with the word after)."""
+    """Where to cut between two words: after the gap's last mark that ends the first line
+    (closing emphasis, punctuation), so that opening emphasis and a list marker drawn or
+    typed before the second line's text go with it."""
     gap = body[end:start]
-    space = max(gap.rfind(" "), gap.rfind("\t"))
-    return end + space + 1 if space >= 0 else start - len(gap) + len(gap.rstrip("*_"))
+    cut = len(gap)
+    for token in reversed(list(re.finditer(r"\S+", gap))):
+        if not _LEADING_MARK.fullmatch(token.group()):
+            break
+        cut = token.start()
+    if cut == len(gap):  # nothing leads the second line: cut at the gap's last space
+        space = max(gap.rfind(" "), gap.rfind("\t"))
+        return end + space + 1 if space >= 0 else start - len(gap) + len(gap.rstrip("*_"))
+    return end + cut
 
 
 def _piece_text(piece: _Piece) -> str:

@@ -468,7 +468,7 @@ def apply_headings(markdown: str, hints: list[HeadingHint]) -> str:
         line = lines[index]
         before = line[: match.start()].rstrip()
         after = line[match.end() :].strip()
-        before = "" if not before.strip("#*-+ ") else before
+        before = "" if not before.strip("#*-+ \\") else before
         if before.lstrip().startswith("#") and not after:
             before = ""
         if after.startswith("**") and after.count("**") % 2:

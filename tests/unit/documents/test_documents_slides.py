@@ -150,6 +150,6 @@ def test_slide_titles_are_read_in_the_contained_worker(monkeypatch):
 
     monkeypatch.setattr(slides, "contained_call", recorded)
     hints, warnings = slides.read_slide_headings(make_pptx(HANDBOOK))
-    assert targets == ["drac.documents.slides:slide_headings"]
-    assert [(hint.level, hint.text) for hint in hints[0]] == [(1, "Acme Travel Handbook")]
+    assert targets == ["drac.documents.slides:slide_text"]
+    assert [(hint.level, hint.text) for hint in hints[0].headings] == [(1, "Acme Travel Handbook")]
     assert warnings == []
