@@ -45,8 +45,10 @@ def test_bullets_of_two_levels_come_back_as_one_nested_list():
 
 def test_a_title_wrapped_over_two_lines_is_one_heading():
     # build_your_own.pptx: the title's second line came back as a list item
-    slide = _slide(Slide("Velvera Build Your Own Product Plan — Configure Your Custom Device",
-                         ["Empowering you to design the Velvera device that fits your needs."]))  # fmt: skip
+    title = "Velvera Build Your Own Product Plan — Configure Your Custom Device"
+    slide = _slide(
+        Slide(title, ["Empowering you to design the Velvera device that fits your needs."])
+    )
     page = (
         "<!-- Page 1 -->\n\n# Velvera Build Your Own Product Plan\n\n"
         "- Configure Your Custom Device\n\n"
@@ -121,7 +123,10 @@ def test_a_line_break_in_a_paragraph_keeps_its_lines_and_typed_markers_make_item
         ("bullet", "Wipe earbuds with a dry cloth after use."),
         ("bullet", "Avoid submerging in water."),
     ]
-    page = "<!-- Page 2 -->\n\nCare: - Wipe earbuds with a dry\n\ncloth after use.\n\n- Avoid submerging in water."
+    page = (
+        "<!-- Page 2 -->\n\nCare: - Wipe earbuds with a dry\n\ncloth after use.\n\n"
+        "- Avoid submerging in water."
+    )
     assert apply_lines(page, slide.lines) == (
         "<!-- Page 2 -->\n\nCare:\n\n- Wipe earbuds with a dry cloth after use.\n"
         "- Avoid submerging in water."

@@ -109,7 +109,7 @@ def test_a_list_item_or_a_wrong_level_heading_takes_the_hinted_level():
 def _slow_deck(slides: int) -> bytes:
     """A deck whose every slide part is a maximal 16 MiB of nested runs (tiny when zipped):
     reading its titles costs seconds of CPU per slide."""
-    body = '<a:r><a:t>x</a:t></a:r>' * (16 * 1024 * 1024 // 24 - 40)
+    body = "<a:r><a:t>x</a:t></a:r>" * (16 * 1024 * 1024 // 24 - 40)
     part = (
         '<p:sld xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main" '
         'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"><p:cSld><p:spTree>'
