@@ -25,6 +25,9 @@ from drac.documents.slides import SlideLine, SlideText, apply_headings
 __all__ = ["apply_lines", "apply_slide"]
 
 _MAX_PAGE_WORDS = 20_000
+_MAX_SLIDE_CHARS = 40_000
+"""A page of more words, or a slide of more characters (at most half as many words), is left
+as it is."""
 _MAX_CANDIDATES = 64
 """Places tried for one line's first word (a page of one repeated word stays linear)."""
 _LIST_LINE = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s")
@@ -82,6 +85,8 @@ def apply_lines(markdown: str, lines: Sequence[SlideLine]) -> str:
     words = [(unit, word) for unit in units for word in unit.words]
     if not words or len(words) > _MAX_PAGE_WORDS:
         return markdown
+    if sum(len(line.text) for line in lines) > _MAX_SLIDE_CHARS:
+        return markdown  # matching costs the deck's words times `_MAX_CANDIDATES`
     labels = _labels([key for _, (key, _, _) in words], lines)
     if not any(label is not None for label in labels):
         return markdown

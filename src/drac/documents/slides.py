@@ -77,6 +77,7 @@ class SlideText(BaseModel):
 
     headings: list[HeadingHint] = Field(default_factory=list)
     lines: list[SlideLine] = Field(default_factory=list)
+    lines_left_out: int = Field(default=0, description="lines past the limit (none given)")
 
 
 class _Heading(BaseModel):
@@ -111,7 +112,14 @@ def read_slide_headings(pptx: bytes) -> tuple[list[SlideText], list[str]]:
     except DocumentError as error:
         return [], [f"the deck's slide titles and paragraphs could not be read ({error});"
                     " headings and paragraphs are as the PDF's text layer shows them"]  # fmt: skip
-    return [SlideText.model_validate(slide) for slide in found], []
+    slides = [SlideText.model_validate(slide) for slide in found]
+    crowded = [number for number, slide in enumerate(slides, start=1) if slide.lines_left_out]
+    if not crowded:
+        return slides, []
+    return slides, [
+        f"slides {', '.join(map(str, crowded[:20]))} hold more than {_MAX_LINES} lines; their"
+        " paragraphs and lists are as the PDF's text layer shows them"
+    ]
 
 
 def slide_headings(pptx: bytes) -> list[list[HeadingHint]]:
@@ -139,7 +147,9 @@ def slide_text(pptx: bytes) -> list[SlideText]:
         return []
     levels = _levels([headings for headings, _ in read])
     return [
-        SlideText(headings=hints, lines=lines if len(lines) <= _MAX_LINES else [])
+        SlideText(headings=hints, lines=lines)
+        if len(lines) <= _MAX_LINES
+        else SlideText(headings=hints, lines_left_out=len(lines))
         for hints, (_, lines) in zip(levels, read, strict=True)
     ]
 
