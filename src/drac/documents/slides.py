@@ -84,6 +84,8 @@ class _Heading(BaseModel):
     text: str
     is_title: bool
     section: bool = False  # the title of a slide holding nothing else (a subtitle at most)
+    after: Literal["start", "heading", "text"] = "text"  # what comes before it on its slide
+    alone: bool = False  # the slide holds no other text (a table or chart at most)
 
 
 SLIDE_LIMITS = Limits(
@@ -212,12 +214,17 @@ def _read_slide(
         numbers: dict[int, int] = {}  # level -> the last automatic number at that level
         for paragraph in paragraphs:
             if _is_heading_paragraph(paragraph):
-                headings.append(_Heading(text=_text(paragraph), is_title=False))
+                after: Literal["start", "heading", "text"] = "start"
+                if lines:
+                    after = "heading" if lines[-1].kind in ("title", "heading") else "text"
+                headings.append(_Heading(text=_text(paragraph), is_title=False, after=after))
                 lines.append(SlideLine(text=_text(paragraph), kind="heading"))
                 numbers.clear()
                 continue
             lines.extend(_paragraph_lines(paragraph, shape, placeholder, layout, numbers))
     if title is None:
+        if len(headings) == 1 == len(lines):  # a table or chart may stand under it
+            headings[0].alone = True
         return headings, lines
     return [title.model_copy(update={"section": not content}), *headings], lines
 
@@ -418,6 +425,8 @@ def _levels(slides: list[list[_Heading]]) -> list[list[HeadingHint]]:
     first = slides[0][0].text if slides and slides[0] and slides[0][0].is_title else ""
     numbered: dict[int, int] = {}  # number -> level of the last heading with that number
     in_section = False
+    previous: HeadingHint | None = None
+    previous_alone, previous_slide = False, -1
     for index, headings in enumerate(slides):
         hints: list[HeadingHint] = []
         first_level: int | None = None
@@ -439,14 +448,28 @@ def _levels(slides: list[list[_Heading]]) -> list[list[HeadingHint]]:
                 number = _NUMBERED.match(heading.text)
                 if number and int(number.group(1)) - 1 in numbered:
                     level = numbered[int(number.group(1)) - 1]
+                elif number and int(number.group(1)) == 1 and _opens_numbered_run(
+                    heading, previous, previous_alone and previous_slide == index - 1
+                ):
+                    level = previous.level + 1 if previous is not None else level
                 if first_level is None:
                     first_level = level
             number = _NUMBERED.match(heading.text)
             if number:
                 numbered[int(number.group(1))] = level
             hints.append(HeadingHint(text=heading.text, level=min(level, 6)))
+            previous, previous_alone, previous_slide = hints[-1], heading.alone, index
         out.append(hints)
     return out
+
+
+def _opens_numbered_run(heading: _Heading, previous: HeadingHint | None, alone: bool) -> bool:
+    """Whether a heading numbered 1 sits below the unnumbered heading before it: right after
+    it on one slide, or first on the slide after one holding no other text than that heading
+    (a table at most)."""
+    if previous is None or _NUMBERED.match(previous.text):
+        return False
+    return heading.after == "heading" or (heading.after == "start" and alone)
 
 
 def _restates(title: str, first: str) -> bool:

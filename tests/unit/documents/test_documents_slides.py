@@ -38,6 +38,31 @@ def test_without_section_slides_titles_are_second_level_and_sub_headings_third()
     ]
 
 
+def test_a_numbered_run_sits_below_the_heading_it_follows_with_no_text_between():
+    # velvera_audio.pptx (a heading over a table, then "1. Velvera Buds" on the next slide)
+    # and Employee Insurance Policy.pptx (two headings in a row); Staff Expense Claim
+    # Procedure.pptx keeps "1. Eligible Expenses" beside "Overview", which has text
+    deck = make_pptx([
+        Slide("Velvera Audio Series"),
+        Slide(None, [Para("Overview", heading=True), "Who may claim."]),
+        Slide(None, [Para("1. Eligible Expenses", heading=True), "Travel."]),
+        Slide(None, [Para("Product Models", heading=True)]),
+        Slide(None, [Para("1. Velvera Buds", heading=True), "True wireless."]),
+        Slide(None, [Para("2. Velvera Buds Deluxe", heading=True), "Noise cancelling."]),
+        Slide("Insurance", [Para("Policy Categories", heading=True),
+                            Para("1. Non-Ground Staff", heading=True), "Pilots and crew."]),
+    ])  # fmt: skip
+    assert levels(deck) == [
+        [(1, "Velvera Audio Series")],
+        [(2, "Overview")],
+        [(2, "1. Eligible Expenses")],
+        [(2, "Product Models")],
+        [(3, "1. Velvera Buds")],
+        [(3, "2. Velvera Buds Deluxe")],
+        [(2, "Insurance"), (3, "Policy Categories"), (4, "1. Non-Ground Staff")],
+    ]
+
+
 def test_slides_follow_presentation_order_not_part_names():
     deck = make_pptx(
         [Slide("First"), Slide("Second", ["Body."])],
