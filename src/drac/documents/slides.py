@@ -448,8 +448,12 @@ def _levels(slides: list[list[_Heading]]) -> list[list[HeadingHint]]:
                 number = _NUMBERED.match(heading.text)
                 if number and int(number.group(1)) - 1 in numbered:
                     level = numbered[int(number.group(1)) - 1]
-                elif number and int(number.group(1)) == 1 and _opens_numbered_run(
-                    heading, previous, previous_alone and previous_slide == index - 1
+                elif (
+                    number
+                    and int(number.group(1)) == 1
+                    and _opens_numbered_run(
+                        heading, previous, previous_alone and previous_slide == index - 1
+                    )
                 ):
                     level = previous.level + 1 if previous is not None else level
                 if first_level is None:
