@@ -103,8 +103,11 @@ def main() -> int:
 
     after = score_folder(find_documents(CORPUS), both, {"pptx"})
     tables = []
-    for label, scored in (("Before (slide titles as headings only, at this tree's heading levels)", before),
-                          ("After (the deck's own lines too)", after)):  # fmt: skip
+    labels = (
+        "Before (slide titles as headings only, at this tree's heading levels)",
+        "After (the deck's own lines too)",
+    )
+    for label, scored in zip(labels, (before, after), strict=True):
         tables.append(
             f"{label}:\n\n"
             + fidelity_table(totals(scored, lambda s: s.format), "format")
