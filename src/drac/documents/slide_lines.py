@@ -35,6 +35,7 @@ _RENDERED_NUMBER = re.compile(r"^(\**)\d{1,3}[.)]\s*")
 _RENDERED_BULLET = re.compile(r"^(\**)[\u2022\u2013\u25aa\u25cf-]\s*")
 _ADJACENT_BOLD = re.compile(r"\*\*(\s+)\*\*")
 _LEADING_MARK = re.compile(r"\**(?:[-*+\u2022\u2013\u25aa\u25cf]|\d{1,3}[.)])?\**")
+_EDGE = re.compile(r"[.:;!?)\]\u2013\u2014|]|\*\*|\s-\s")
 _WORD = re.compile(r"[^\W_]+")
 _UNIT = re.compile(r"^(?P<marker>\s*(?:#{1,6}\s+|[-*+\u2022]\s+|\d{1,3}[.)]\s+|\\(?=[#>])))?")
 
@@ -87,7 +88,7 @@ def apply_lines(markdown: str, lines: Sequence[SlideLine]) -> str:
         return markdown
     if sum(len(line.text) for line in lines) > _MAX_SLIDE_CHARS:
         return markdown  # matching costs the deck's words times `_MAX_CANDIDATES`
-    labels = _labels([key for _, (key, _, _) in words], lines)
+    labels = _labels([key for _, (key, _, _) in words], lines, _edges(words))
     if not any(label is not None for label in labels):
         return markdown
     blocks = _blocks(units, words, labels, page_lines)
@@ -116,23 +117,30 @@ def _line_words(line: SlideLine) -> list[str]:
     return [_key(m.group()) for m in _WORD.finditer(line.text)]
 
 
-def _labels(stream: list[str], lines: Sequence[SlideLine]) -> list[int | None]:
-    """For each page word, the deck line it was found in (each deck line found whole, its
-    first free place after the previous line's preferred)."""
+def _labels(stream: list[str], lines: Sequence[SlideLine], edges: list[bool]) -> list[int | None]:
+    """For each page word, the deck line it was found in. Each deck line is found whole, at
+    its first free place after the line before it in the deck (else before); lines of three
+    words or more are placed first, and a shorter one only where it starts or ends at an edge
+    (`edges[k]`: a block starts, or punctuation stands, between word k - 1 and word k), so
+    that a short line does not take words out of a sentence."""
     positions: dict[str, list[int]] = {}
     for position, word in enumerate(stream):
         positions.setdefault(word, []).append(position)
     labels: list[int | None] = [None] * len(stream)
-    after = 0
-    for number, line in enumerate(lines):
-        words = _line_words(line)
-        if not words:
-            continue
-        found = _place(stream, positions.get(words[0], []), words, labels, after)
+    found_lines: list[int] = []  # deck indexes of the lines placed, sorted
+    ends: dict[int, int] = {}
+    keyed = [(number, _line_words(line)) for number, line in enumerate(lines)]
+    order = sorted((item for item in keyed if item[1]), key=lambda item: len(item[1]) < 3)
+    for number, words in order:
+        earlier = bisect.bisect_left(found_lines, number)
+        after = ends[found_lines[earlier - 1]] if earlier else 0
+        short = len(words) < 3
+        found = _place(stream, positions.get(words[0], []), words, labels, after, edges, short)
         if found is None:
             continue
         labels[found : found + len(words)] = [number] * len(words)
-        after = found + len(words)
+        bisect.insort(found_lines, number)
+        ends[number] = found + len(words)
     return labels
 
 
@@ -142,6 +150,8 @@ def _place(
     words: list[str],
     labels: list[int | None],
     after: int,
+    edges: list[bool],
+    short: bool,
 ) -> int | None:
     """The first free place of `words` at or after `after`, else before it (a title the
     text layer puts after the body); at most `_MAX_CANDIDATES` places tried each way."""
@@ -149,9 +159,25 @@ def _place(
     split = bisect.bisect_left(starts, after)
     for candidates in (starts[split : split + _MAX_CANDIDATES], starts[:split][:_MAX_CANDIDATES]):
         for at in candidates:
-            if stream[at : at + size] == words and _free(labels, at, size):
-                return at
+            if stream[at : at + size] != words or not _free(labels, at, size):
+                continue
+            if short and not (edges[at] or at + size >= len(stream) or edges[at + size]):
+                continue
+            return at
     return None
+
+
+def _edges(words: list[tuple[_Unit, tuple[str, int, int]]]) -> list[bool]:
+    """For each page word, whether a block starts or punctuation stands right before it."""
+    edges: list[bool] = []
+    for k, (unit, (_, start, _)) in enumerate(words):
+        previous = words[k - 1] if k else None
+        if previous is None or previous[0] is not unit:
+            edges.append(True)
+            continue
+        gap = unit.body[previous[1][2] : start]
+        edges.append(bool(_EDGE.search(gap)))
+    return edges
 
 
 def _free(labels: list[int | None], at: int, size: int) -> bool:

@@ -190,3 +190,16 @@ def test_lines_not_on_the_page_and_table_rows_leave_the_page_as_it_was():
     cells = _slide(Slide(None, [Para("Refer to", bullet="char")]))
     assert apply_slide(page, cells) == page
     assert apply_slide(page, SlideText()) == page
+
+
+def test_a_short_line_does_not_take_its_words_out_of_a_sentence():
+    # the slide's long line differs from the page (so it is not found); its one-word line
+    # "Note" must not cut the sentence that holds "note": it is found where it stands alone
+    lines = [
+        SlideLine(text="Please note the fees apply to every bag.", kind="paragraph"),
+        SlideLine(text="Note", kind="bullet"),
+    ]
+    page = "<!-- Page 2 -->\n\nPlease note the fees apply to each bag.\n\nNote"
+    assert apply_lines(page, lines) == (
+        "<!-- Page 2 -->\n\nPlease note the fees apply to each bag.\n\n- Note"
+    )
