@@ -7,9 +7,11 @@ blocks (the second sometimes taken for a heading) and bullets as paragraphs. The
 deck line is found on the page by its words (letters and digits, case and markup ignored),
 whole and in sequence; the page's blocks are then cut where one deck line ends and the next
 starts inside a block, joined where one deck line runs over several, and a block that is one
-deck bullet or numbered item becomes a list item at its nesting level. Only the text layer's
-characters are kept (no text is added or removed but list markers and heading marks); lines
-not found, table rows and comments are left as they are.
+deck bullet or numbered item becomes a list item at its nesting level. A pipe table whose every
+word is found in the deck's lines (bullets whose bold lead the text layer set apart as a
+column) is read as those lines. Only the text layer's characters are kept (no text is added or
+removed but list markers, heading and emphasis marks and table pipes); lines not found, other
+tables and comments are left as they are.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ _RENDERED_BULLET = re.compile(r"^(\**)[\u2022\u2013\u25aa\u25cf-]\s*")
 _ADJACENT_BOLD = re.compile(r"\*\*(\s+)\*\*")
 _LEADING_MARK = re.compile(r"\**(?:[-*+\u2022\u2013\u25aa\u25cf]|\d{1,3}[.)])?\**")
 _EDGE = re.compile(r"[.:;!?)\]\u2013\u2014|]|\*\*|\s-\s")
+_DELIMITER_ROW = re.compile(r"^\|(?:\s*:?-{3,}:?\s*\|)+\s*$")
+_CELL_SPLIT = re.compile(r"(?<!\\)\|")
 _WORD = re.compile(r"[^\W_]+")
 _UNIT = re.compile(r"^(?P<marker>\s*(?:#{1,6}\s+|[-*+\u2022]\s+|\d{1,3}[.)]\s+|\\(?=[#>])))?")
 
@@ -77,23 +81,58 @@ class _Block:
 def apply_lines(markdown: str, lines: Sequence[SlideLine]) -> str:
     """Return one page's Markdown with its blocks cut, joined and marked by the deck's lines.
 
-    The page is returned unchanged when no deck line is found on it or nothing changes.
+    A pipe table of the text layer whose every word is found in the deck's lines (bullets
+    LibreOffice set apart from their text, which the text layer took for columns; the deck's
+    own tables are never among its lines) is read as those lines. The page is returned
+    unchanged when no deck line is found on it or nothing changes.
     """
-    if not lines:
-        return markdown
+    if not lines or sum(len(line.text) for line in lines) > _MAX_SLIDE_CHARS:
+        return markdown  # matching costs the deck's words times `_MAX_CANDIDATES`
     page_lines = markdown.split("\n")
+    opened, rows = _open_tables(page_lines)
+    out = _apply(opened, lines, rows) if rows else None
+    if out is None:
+        out = _apply(page_lines, lines, set())
+    if out is None:
+        return markdown
+    return markdown if out == markdown.strip("\n") else out
+
+
+def _apply(page_lines: list[str], lines: Sequence[SlideLine], required: set[int]) -> str | None:
+    """The page rewritten by the deck's lines; None when nothing of the deck is found, or a
+    line of `required` has a word found in none of them."""
     units = [_unit(i, text) for i, text in enumerate(page_lines) if _is_text(text)]
     words = [(unit, word) for unit in units for word in unit.words]
     if not words or len(words) > _MAX_PAGE_WORDS:
-        return markdown
-    if sum(len(line.text) for line in lines) > _MAX_SLIDE_CHARS:
-        return markdown  # matching costs the deck's words times `_MAX_CANDIDATES`
+        return None
     labels = _labels([key for _, (key, _, _) in words], lines, _edges(words))
     if not any(label is not None for label in labels):
-        return markdown
+        return None
+    unfound = {unit.index for (unit, _), label in zip(words, labels, strict=True) if label is None}
+    if unfound & required:
+        return None
     blocks = _blocks(units, words, labels, page_lines)
-    out = _assemble(page_lines, blocks, lines)
-    return markdown if out == markdown.strip("\n") else out
+    return _assemble(page_lines, blocks, lines)
+
+
+def _open_tables(page_lines: list[str]) -> tuple[list[str], set[int]]:
+    """The page with each pipe-table row as a line of its cells' text (the delimiter row
+    blank), and the indexes of those lines."""
+    opened = list(page_lines)
+    rows: set[int] = set()
+    for index, line in enumerate(page_lines):
+        if not line.startswith("|"):
+            continue
+        if _DELIMITER_ROW.match(line):
+            opened[index] = ""
+            continue
+        cells = [cell.strip() for cell in _CELL_SPLIT.split(line.strip().strip("|"))]
+        text = ""
+        for cell in filter(None, cells):
+            text += cell if not text or cell[0] in ",.:;)" else " " + cell
+        opened[index] = text
+        rows.add(index)
+    return opened, rows
 
 
 def _is_text(line: str) -> bool:

@@ -203,3 +203,23 @@ def test_a_short_line_does_not_take_its_words_out_of_a_sentence():
     assert apply_lines(page, lines) == (
         "<!-- Page 2 -->\n\nPlease note the fees apply to each bag.\n\n- Note"
     )
+
+
+def test_bullets_the_text_layer_took_for_a_table_come_back_as_a_list():
+    # phone_usage_guide.pptx: each bullet's bold lead set apart from its text made columns
+    slide = _slide(Slide(None, [
+        Para("Enduring Design: Large batteries (up to 6500mAh).", bullet="char"),
+        Para("VelveraOS Lite: Streamlined OS for simplicity and performance.", bullet="char"),
+    ]))  # fmt: skip
+    page = (
+        "<!-- Page 5 -->\n\n| • Enduring Design | : Large batteries (up to 6500mAh). |\n"
+        "| --- | --- |\n| • VelveraOS Lite | : Streamlined OS for simplicity |\n\n"
+        "and performance."
+    )
+    assert apply_lines(page, slide.lines) == (
+        "<!-- Page 5 -->\n\n- Enduring Design: Large batteries (up to 6500mAh).\n"
+        "- VelveraOS Lite: Streamlined OS for simplicity and performance."
+    )
+    # a table with a word found in no deck line (the deck's own tables are not lines) stays
+    table = "<!-- Page 5 -->\n\n| Enduring Design | 6500mAh |\n| --- | --- |\n| Lite | 5000mAh |"
+    assert apply_lines(table, slide.lines) == table
