@@ -48,7 +48,8 @@ line breaks, list markers typed into a line. `drac.documents.slide_lines` finds 
 on its slide's page by its words and cuts, joins and marks the page's blocks to match, keeping
 the text layer's characters (a text-layer table whose every word is in the deck's lines, six
 of them, bullets whose bold lead made a column, is read as those lines): split mid-sentence
-5 -> 0, list items kept as lists 0.848 -> 0.931, words and table cells unchanged, headings +2 (titles wrapped over two lines). Heading levels also gain
+5 -> 0, list items kept as lists 0.848 -> 0.931, words and table cells unchanged, headings +2
+(titles wrapped over two lines). Heading levels also gain
 from a rule of the deck's structure, in both tables above (main at 7e1c1d3 had 0.925, 681/736,
 by the same scorer): a heading numbered 1 right after an unnumbered heading, on its slide or
 first on the next slide after one holding no other text, sits below it (+7 in velvera_audio
