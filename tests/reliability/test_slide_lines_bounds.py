@@ -57,11 +57,17 @@ def test_a_deck_the_worker_cannot_read_keeps_the_text_layers_blocks(monkeypatch)
 
 
 def test_matching_a_page_of_one_repeated_word_costs_linear_time():
-    """Every deck line and every page word the same: each line tries a bounded number of
-    places, so 8 times the text costs well under 64 times the time."""
+    """Every deck line and every page word the same, as paragraphs and as table rows (read
+    as lines when every word is found): each line tries a bounded number of places, so 8
+    times the text costs well under 64 times the time."""
+    for shape in ("word word word\n\n", "| word | word word |\n"):
+        _linear(shape)
+
+
+def _linear(shape: str) -> None:
     timings = []
     for count in (500, 4000):
-        page = "<!-- Page 1 -->\n\n" + "\n\n".join(["word word word"] * count)
+        page = "<!-- Page 1 -->\n\n" + shape * count + "|" + "-" * 10_000
         lines = [SlideLine(text="word word word word", kind="bullet")] * (count // 4)
         started = time.perf_counter()
         out = apply_lines(page, lines)
