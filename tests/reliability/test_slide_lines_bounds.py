@@ -8,7 +8,7 @@ import time
 from drac.documents import slides
 from drac.documents.slide_lines import apply_lines, apply_slide
 from drac.documents.slides import SlideLine, SlideText
-from tests.decks import Para, Slide, make_pptx
+from tests.decks import Para, Slide, make_pptx, slide_xml
 
 PAGE = "<!-- Page 1 -->\n\nItem one wrapped\n\nover two lines\n\n- Item two"
 
@@ -66,12 +66,15 @@ def test_matching_a_page_of_one_repeated_word_costs_linear_time():
 
 def _linear(shape: str) -> None:
     timings = []
-    for count in (500, 4000):
+    for count in (250, 2000):
         page = "<!-- Page 1 -->\n\n" + shape * count + "|" + "-" * 10_000
         lines = [SlideLine(text="word word word word", kind="bullet")] * (count // 4)
-        started = time.perf_counter()
-        out = apply_lines(page, lines)
-        timings.append(time.perf_counter() - started)
+        best = float("inf")
+        for _ in range(3):  # the best of three: load from other processes only adds
+            started = time.perf_counter()
+            out = apply_lines(page, lines)
+            best = min(best, time.perf_counter() - started)
+        timings.append(best)
         assert out.count("word") == 3 * count  # no word added or lost
     assert timings[1] < 16 * timings[0] + 0.05, f"{timings[1] / timings[0]:.0f}x the time"
 
@@ -85,3 +88,16 @@ def test_a_page_or_a_slide_past_the_size_limits_is_left_as_it_is():
     filler = SlideLine(text="x" * slide_lines._MAX_SLIDE_CHARS, kind="paragraph")
     assert apply_lines(PAGE, [line, filler]) == PAGE
     assert apply_lines(PAGE, [line]) != PAGE  # the same line alone is applied
+
+
+def test_numbers_past_the_largest_start_keep_the_deck_readable():
+    """An automatic list starting at 99,999 (the largest start read) counts on past the
+    number a line may carry: it stays at the largest, and the deck's headings and lines are
+    still given (a number out of range once made the whole deck unreadable)."""
+    slide = Slide("Steps", [Para(f"Step {n}", bullet="auto") for n in range(3)])
+    part = slide_xml(slide).replace('type="arabicPeriod"', 'type="arabicPeriod" startAt="99999"')
+    found = slides.slide_text(make_pptx([slide], parts={"ppt/slides/slide1.xml": part}))
+    assert [hint.text for hint in found[0].headings] == ["Steps"]
+    assert [(line.text, line.number) for line in found[0].lines[1:]] == [
+        ("Step 0", 99999), ("Step 1", 99999), ("Step 2", 99999),
+    ]  # fmt: skip

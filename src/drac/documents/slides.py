@@ -258,7 +258,7 @@ def _paragraph_lines(
         if index == 0 and bullet == "buAutoNum":
             start = properties.find(f"{_A}buAutoNum") if properties is not None else None
             first = _int(start.get("startAt") if start is not None else None, 1)
-            numbers[level] = numbers[level] + 1 if level in numbers else first
+            numbers[level] = min(numbers[level] + 1 if level in numbers else first, 99999)
             for deeper in [key for key in numbers if key > level]:
                 del numbers[deeper]
             out.append(
