@@ -22,7 +22,7 @@ from _common import COMPANIES, CORPUS, machine, write_section
 from drac.documents.convert import ConversionOptions, _convert_offline
 from drac.documents.detect import DocumentFormat
 from drac.documents.normalise import normalise_to_pdf
-from drac.documents.slides import slide_headings
+from drac.documents.slides import slide_text
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 NOTES = [
@@ -83,7 +83,7 @@ def main() -> None:
             truth = headings(source.read_text(encoding="utf-8"))
             data = deck.read_bytes()
             pdf = normalise_to_pdf(data, DocumentFormat.PPTX, timeout_s=120, max_pages=5000)
-            hints = slide_headings(data)
+            hints = slide_text(data)  # headings and lines, as the product reads them
             before = _convert_offline(pdf, DocumentFormat.PPTX, [], options, None, [])
             after = _convert_offline(pdf, DocumentFormat.PPTX, [], options, None, hints)
             pages = before.pages

@@ -20,10 +20,15 @@ _PML = "application/vnd.openxmlformats-officedocument.presentationml"
 @dataclass(frozen=True)
 class Para:
     """A body paragraph; `heading` writes it as a sub-heading is written (bold, no bullet,
-    space before)."""
+    space before); `bullet` "char" or "auto" gives it a bullet or an automatic number at
+    `level` ("none" says no bullet; "" inherits); `bold` sets its run bold; a newline in
+    `text` is a line break (`a:br`)."""
 
     text: str
     heading: bool = False
+    bullet: str = ""
+    level: int = 0
+    bold: bool = False
 
 
 @dataclass(frozen=True)
@@ -53,7 +58,19 @@ def _paragraph(para: Para | str) -> str:
             '<a:p><a:pPr><a:spcBef><a:spcPts val="3000"/></a:spcBef><a:buNone/></a:pPr>'
             f'<a:r><a:rPr lang="en-US" b="1"/><a:t>{escape(para.text)}</a:t></a:r></a:p>'
         )
-    return f'<a:p><a:r><a:rPr lang="en-US"/><a:t>{escape(para.text)}</a:t></a:r></a:p>'
+    bullet = {
+        "char": '<a:buChar char="\u2022"/>',
+        "auto": '<a:buAutoNum type="arabicPeriod"/>',
+        "none": "<a:buNone/>",
+    }.get(para.bullet, "")
+    level = f' lvl="{para.level}"' if para.level else ""
+    properties = f"<a:pPr{level}>{bullet}</a:pPr>" if bullet or level else ""
+    bold = ' b="1"' if para.bold else ""
+    runs = "<a:br/>".join(
+        f'<a:r><a:rPr lang="en-US"{bold}/><a:t>{escape(line)}</a:t></a:r>'
+        for line in para.text.split("\n")
+    )
+    return f"<a:p>{properties}{runs}</a:p>"
 
 
 def slide_xml(slide: Slide) -> str:

@@ -33,7 +33,8 @@ from drac.documents.render import (
     render_pages,
 )
 from drac.documents.row_sentences import GROWTH, rows_as_sentences
-from drac.documents.slides import HeadingHint, apply_headings, read_slide_headings
+from drac.documents.slide_lines import apply_slide
+from drac.documents.slides import SlideText, read_slide_headings
 from drac.documents.spreadsheets import SpreadsheetOptions, read_spreadsheet
 from drac.documents.structure_pages import place_structure
 from drac.documents.table_pages import place_tables
@@ -139,7 +140,7 @@ def convert_to_markdown(
     )
     warnings.extend(normalise_warnings)
     if vision is None:
-        headings: list[list[HeadingHint]] = []
+        headings: list[SlideText] = []
         if detection.format is DocumentFormat.PPTX:
             headings, heading_warnings = read_slide_headings(data)
             warnings.extend(heading_warnings)
@@ -194,13 +195,13 @@ def _convert_offline(
     warnings: list[str],
     options: ConversionOptions,
     progress: Progress | None,
-    headings: list[list[HeadingHint]],
+    headings: list[SlideText],
     tables: list[FileTable] | None = None,
     structure: list[FileBlock] | None = None,
 ) -> ConversionResult:
-    """The text layer's Markdown; scans read by OCR; a deck's slide titles made headings and
-    the file's own tables (DOCX, PPTX, HTML), headings and lists (DOCX) put in place of the
-    text layer's."""
+    """The text layer's Markdown; scans read by OCR; a deck's slide titles and paragraphs
+    given to its pages (headings, lists, wrapped lines joined), and the file's own tables
+    (DOCX, PPTX, HTML), headings and lists (DOCX, HTML) put in place of the text layer's."""
     found = contained_call(
         "drac.documents.render:offline_here", pdf, options.max_pages,
         limits=PDF_LIMITS, what="while opening the PDF",
@@ -209,7 +210,7 @@ def _convert_offline(
     warnings.extend(str(warning) for warning in found["warnings"])
     slide_pages = len(headings) == len(pages)
     if not slide_pages:  # not one slide per page: keep the converter's headings
-        headings = [[] for _ in pages]
+        headings = [SlideText() for _ in pages]
     if tables:
         placed = place_tables([page.markdown for page in pages], tables, slide_pages=slide_pages)
         pages = [
@@ -230,7 +231,7 @@ def _convert_offline(
         if ocr is not None and ocr.readable:
             markdown.append(ocr.markdown)
             continue
-        markdown.append(apply_headings(page.markdown, headings[page.number - 1]))
+        markdown.append(apply_slide(page.markdown, headings[page.number - 1]))
         warnings.extend(page.warnings)
     warnings.extend(ocr_warnings(sorted(n for n, page in read.items() if page.readable)))
     unread = [number for number in scanned if not (number in read and read[number].readable)]

@@ -20,6 +20,7 @@ import io
 import posixpath
 import re
 import zipfile
+from typing import Literal
 from xml.etree import ElementTree
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -34,6 +35,11 @@ _REL = "{http://schemas.openxmlformats.org/package/2006/relationships}"
 _TITLE_TYPES = frozenset({"title", "ctrTitle"})
 _MAX_PART_BYTES = 16 * 1024 * 1024
 _MAX_HEADING_CHARS = 200
+_MAX_LINES = 2000
+"""A slide with more lines than this gets none (its page keeps the text layer's blocks)."""
+_MAX_LINE_CHARS = 20_000
+_BULLETS = (("buNone", ""), ("buChar", "buChar"), ("buBlip", "buChar"), ("buAutoNum", "buAutoNum"))
+_TYPED_MARKER = re.compile(r"^(?:[-*+\u2022\u2013]|(\d{1,3})[.)])\s+")
 _RESTATED_SHARE = 0.6
 """A later title holding more than this share of the first title's words opens a new part."""
 _NUMBERED = re.compile(r"^(\d{1,3})[.)]\s")
@@ -50,10 +56,36 @@ class HeadingHint(BaseModel):
     level: int = Field(ge=1, le=6)
 
 
+class SlideLine(BaseModel):
+    """One line of a slide as the deck holds it: a title, a sub-heading, a paragraph (or one
+    line of it, split at its line breaks), a bulleted or a numbered list item at a nesting
+    level (0 is the outermost)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    kind: Literal["title", "heading", "paragraph", "bullet", "number"]
+    level: int = Field(default=0, ge=0, le=8)
+    number: int = Field(default=1, ge=0, le=99999)
+    bold: bool = False  # every run of the paragraph is bold
+
+
+class SlideText(BaseModel):
+    """What one slide declares: its headings (with levels) and its lines in shape order."""
+
+    model_config = ConfigDict(frozen=True)
+
+    headings: list[HeadingHint] = Field(default_factory=list)
+    lines: list[SlideLine] = Field(default_factory=list)
+    lines_left_out: int = Field(default=0, description="lines past the limit (none given)")
+
+
 class _Heading(BaseModel):
     text: str
     is_title: bool
     section: bool = False  # the title of a slide holding nothing else (a subtitle at most)
+    after: Literal["start", "heading", "text"] = "text"  # what comes before it on its slide
+    alone: bool = False  # the slide holds no other text (a table or chart at most)
 
 
 SLIDE_LIMITS = Limits(
@@ -63,40 +95,65 @@ SLIDE_LIMITS = Limits(
     wall_s=120.0,
     preload=("drac.documents.slides",),
 )
-"""What reading one deck's titles may use, in a contained worker (16 MiB a part, any
-number of parts: a 315 KB deck of eight such slides took 17.5 s of CPU)."""
+"""What reading one deck's titles and paragraphs may use, in a contained worker (16 MiB a
+part, any number of parts: a 315 KB deck of eight such slides took 17.5 s of CPU)."""
 
 
-def read_slide_headings(pptx: bytes) -> tuple[list[list[HeadingHint]], list[str]]:
-    """`slide_headings` of a deck, read in a contained worker, and warnings.
+def read_slide_headings(pptx: bytes) -> tuple[list[SlideText], list[str]]:
+    """`slide_text` of a deck (headings and lines of each slide), read in a contained
+    worker, and warnings.
 
-    When the worker fails (a limit, a crash), there are no hints (the converter keeps its
-    own headings) and a warning says so.
+    When the worker fails (a limit, a crash), there is nothing (the converter keeps its
+    own headings and blocks) and a warning says so.
     """
     try:
         found = contained_call(
-            "drac.documents.slides:slide_headings", pptx,
-            limits=SLIDE_LIMITS, what="while reading the deck's slide titles",
+            "drac.documents.slides:slide_text", pptx,
+            limits=SLIDE_LIMITS, what="while reading the deck's slide titles and paragraphs",
         )  # fmt: skip
     except DocumentError as error:
-        return [], [f"the deck's slide titles could not be read ({error}); headings are as the"
-                    " PDF's text layer shows them"]  # fmt: skip
-    return [[HeadingHint.model_validate(hint) for hint in slide] for slide in found], []
+        return [], [f"the deck's slide titles and paragraphs could not be read ({error});"
+                    " headings and paragraphs are as the PDF's text layer shows them"]  # fmt: skip
+    slides = [SlideText.model_validate(slide) for slide in found]
+    crowded = [number for number, slide in enumerate(slides, start=1) if slide.lines_left_out]
+    if not crowded:
+        return slides, []
+    return slides, [
+        f"slides {', '.join(map(str, crowded[:20]))} hold more than {_MAX_LINES} lines; their"
+        " paragraphs and lists are as the PDF's text layer shows them"
+    ]
 
 
 def slide_headings(pptx: bytes) -> list[list[HeadingHint]]:
     """The heading hints of each slide LibreOffice exports (hidden slides left out), in order,
-    read in this process (`read_slide_headings` runs it contained).
+    read in this process.
 
     Returns an empty list when the package cannot be read as a deck (the converter then
     keeps its own headings).
     """
+    return [slide.headings for slide in slide_text(pptx)]
+
+
+def slide_text(pptx: bytes) -> list[SlideText]:
+    """The headings and lines of each slide LibreOffice exports (hidden slides left out), in
+    order, read in this process (`read_slide_headings` runs it contained).
+
+    Returns an empty list when the package cannot be read as a deck. A slide of more than
+    `_MAX_LINES` lines gets no lines (its page keeps the text layer's blocks).
+    """
     try:
         with zipfile.ZipFile(io.BytesIO(pptx)) as archive:
-            slides = [_slide_headings(archive, part) for part in _shown_slides(archive)]
+            styles = _Styles(archive)
+            read = [_read_slide(archive, part, styles) for part in _shown_slides(archive)]
     except (zipfile.BadZipFile, ElementTree.ParseError, KeyError, ValueError, OSError):
         return []
-    return _levels(slides)
+    levels = _levels([headings for headings, _ in read])
+    return [
+        SlideText(headings=hints, lines=lines)
+        if len(lines) <= _MAX_LINES
+        else SlideText(headings=hints, lines_left_out=len(lines))
+        for hints, (_, lines) in zip(levels, read, strict=True)
+    ]
 
 
 def _shown_slides(archive: zipfile.ZipFile) -> list[str]:
@@ -131,9 +188,14 @@ def _read(archive: zipfile.ZipFile, name: str) -> ElementTree.Element:
     return ElementTree.fromstring(data)
 
 
-def _slide_headings(archive: zipfile.ZipFile, part: str) -> list[_Heading]:
+def _read_slide(
+    archive: zipfile.ZipFile, part: str, styles: _Styles
+) -> tuple[list[_Heading], list[SlideLine]]:
+    """A slide's headings (levels still to give) and its lines, in shape order."""
     slide = _read(archive, part)
+    layout = styles.layout_of(part)
     headings: list[_Heading] = []
+    lines: list[SlideLine] = []
     title: _Heading | None = None
     content = any(True for _ in slide.iter(f"{_P}graphicFrame"))  # a table or chart
     for shape in slide.iter(f"{_P}sp"):
@@ -144,15 +206,190 @@ def _slide_headings(archive: zipfile.ZipFile, part: str) -> list[_Heading]:
             text = " ".join(filter(None, (_text(p) for p in paragraphs)))
             if text and len(text) <= _MAX_HEADING_CHARS and title is None:
                 title = _Heading(text=text, is_title=True)
+            if text:
+                lines.append(SlideLine(text=text, kind="title"))
             continue
         if kind != "subTitle" and any(_text(p) for p in paragraphs):
             content = True
+        numbers: dict[int, int] = {}  # level -> the last automatic number at that level
         for paragraph in paragraphs:
             if _is_heading_paragraph(paragraph):
-                headings.append(_Heading(text=_text(paragraph), is_title=False))
+                after: Literal["start", "heading", "text"] = "start"
+                if lines:
+                    after = "heading" if lines[-1].kind in ("title", "heading") else "text"
+                headings.append(_Heading(text=_text(paragraph), is_title=False, after=after))
+                lines.append(SlideLine(text=_text(paragraph), kind="heading"))
+                numbers.clear()
+                continue
+            lines.extend(_paragraph_lines(paragraph, shape, placeholder, layout, numbers))
     if title is None:
-        return headings
-    return [title.model_copy(update={"section": not content}), *headings]
+        if len(headings) == 1 == len(lines):  # a table or chart may stand under it
+            headings[0].alone = True
+        return headings, lines
+    return [title.model_copy(update={"section": not content}), *headings], lines
+
+
+def _paragraph_lines(
+    paragraph: ElementTree.Element,
+    shape: ElementTree.Element,
+    placeholder: ElementTree.Element | None,
+    layout: _Layout,
+    numbers: dict[int, int],
+) -> list[SlideLine]:
+    """A body paragraph as lines: one per line break, the first carrying the paragraph's
+    bullet or automatic number (a list marker typed into a line's text counts too)."""
+    properties = paragraph.find(f"{_A}pPr")
+    level = _level(properties)
+    bullet = layout.bullet(properties, shape, placeholder, level)
+    texts = _line_texts(paragraph)
+    if not any(texts):
+        return []
+    bold = _all_bold(paragraph)
+    if bullet:  # a list item's line breaks continue the item
+        texts = [" ".join(filter(None, texts))]
+    out: list[SlideLine] = []
+    for index, text in enumerate(texts):
+        if not text:
+            continue
+        if index == 0 and bullet == "buChar":
+            numbers.pop(level, None)
+            out.append(SlideLine(text=text, kind="bullet", level=level, bold=bold))
+            continue
+        if index == 0 and bullet == "buAutoNum":
+            start = properties.find(f"{_A}buAutoNum") if properties is not None else None
+            first = _int(start.get("startAt") if start is not None else None, 1)
+            numbers[level] = min(numbers[level] + 1 if level in numbers else first, 99999)
+            for deeper in [key for key in numbers if key > level]:
+                del numbers[deeper]
+            out.append(
+                SlideLine(text=text, kind="number", level=level, number=numbers[level], bold=bold)
+            )
+            continue
+        typed = _TYPED_MARKER.match(text)
+        if typed and typed.end() < len(text):
+            kind: Literal["bullet", "number"] = "number" if typed.group(1) else "bullet"
+            number = _int(typed.group(1), 1)
+            out.append(
+                SlideLine(
+                    text=text[typed.end() :], kind=kind, level=level, number=number, bold=bold
+                )
+            )
+            continue
+        out.append(SlideLine(text=text, kind="paragraph", bold=bold))
+    return out
+
+
+def _line_texts(paragraph: ElementTree.Element) -> list[str]:
+    """A paragraph's text split at its line breaks (`a:br`), spacing collapsed."""
+    lines = [""]
+    for child in paragraph:
+        if child.tag == f"{_A}br":
+            lines.append("")
+        elif child.tag in (f"{_A}r", f"{_A}fld"):
+            lines[-1] += "".join(t.text or "" for t in child.iter(f"{_A}t"))
+    return [" ".join(line.split())[:_MAX_LINE_CHARS] for line in lines]
+
+
+def _level(properties: ElementTree.Element | None) -> int:
+    return min(max(_int(properties.get("lvl") if properties is not None else None, 0), 0), 8)
+
+
+def _int(value: str | None, default: int) -> int:
+    if value is None or not value.isdigit() or len(value) > 5:
+        return default
+    return int(value)
+
+
+class _Layout:
+    """The list styles a slide's paragraphs inherit: its layout's placeholders, then its
+    master's placeholders and text styles (title, body, other)."""
+
+    def __init__(self, layout: ElementTree.Element | None, master: ElementTree.Element | None):
+        self.layout = layout
+        self.master = master
+
+    def bullet(
+        self,
+        properties: ElementTree.Element | None,
+        shape: ElementTree.Element,
+        placeholder: ElementTree.Element | None,
+        level: int,
+    ) -> str:
+        """ "buChar", "buAutoNum" or "" (none): the first of the paragraph's own properties,
+        its shape's list style, the layout's and the master's that says."""
+        name = f"{_A}lvl{level + 1}pPr"
+        chain = [properties, shape.find(f"{_P}txBody/{_A}lstStyle/{name}")]
+        if placeholder is not None:
+            for part in (self.layout, self.master):
+                match = _matching_placeholder(part, placeholder)
+                if match is not None:
+                    chain.append(match.find(f"{_P}txBody/{_A}lstStyle/{name}"))
+        if self.master is not None:
+            style = "bodyStyle" if placeholder is not None else "otherStyle"
+            if placeholder is not None and placeholder.get("type", "") in _TITLE_TYPES:
+                style = "titleStyle"
+            chain.append(self.master.find(f"{_P}txStyles/{_P}{style}/{name}"))
+        for step in chain:
+            if step is None:
+                continue
+            for tag, bullet in _BULLETS:
+                if step.find(f"{_A}{tag}") is not None:
+                    return bullet
+        return ""
+
+
+def _matching_placeholder(
+    part: ElementTree.Element | None, placeholder: ElementTree.Element
+) -> ElementTree.Element | None:
+    """The shape of a layout or master holding the same placeholder (by index, else type)."""
+    if part is None:
+        return None
+    kind = placeholder.get("type", "body")
+    index = placeholder.get("idx")
+    by_type = None
+    for shape in part.iter(f"{_P}sp"):
+        other = shape.find(f"{_P}nvSpPr/{_P}nvPr/{_P}ph")
+        if other is None:
+            continue
+        if index is not None and other.get("idx") == index:
+            return shape
+        if by_type is None and other.get("type", "body") == kind:
+            by_type = shape
+    return by_type
+
+
+class _Styles:
+    """The layout and master of each slide, each part read once."""
+
+    def __init__(self, archive: zipfile.ZipFile) -> None:
+        self.archive = archive
+        self.parts: dict[str, ElementTree.Element | None] = {}
+
+    def layout_of(self, slide: str) -> _Layout:
+        """The layout and master a slide part points to (either may be missing)."""
+        layout_name = self._target(slide, "/slideLayout")
+        master_name = self._target(layout_name, "/slideMaster") if layout_name else None
+        return _Layout(self._part(layout_name), self._part(master_name))
+
+    def _target(self, part: str, kind: str) -> str | None:
+        folder, name = posixpath.split(part)
+        rels = self._part(posixpath.join(folder, "_rels", name + ".rels"))
+        if rels is None:
+            return None
+        for rel in rels.iter(f"{_REL}Relationship"):
+            if rel.get("Type", "").endswith(kind) and rel.get("TargetMode") != "External":
+                return posixpath.normpath(posixpath.join(folder, rel.get("Target", "")))
+        return None
+
+    def _part(self, name: str | None) -> ElementTree.Element | None:
+        if name is None:
+            return None
+        if name not in self.parts:
+            try:
+                self.parts[name] = _read(self.archive, name)
+            except KeyError:
+                self.parts[name] = None
+        return self.parts[name]
 
 
 def _text(paragraph: ElementTree.Element) -> str:
@@ -169,6 +406,11 @@ def _is_heading_paragraph(paragraph: ElementTree.Element) -> bool:
         return False
     if properties.find(f"{_A}spcBef") is None:
         return False
+    return _all_bold(paragraph)
+
+
+def _all_bold(paragraph: ElementTree.Element) -> bool:
+    """Whether the paragraph has text and every run of it is set bold."""
     runs = [run for run in paragraph.iter(f"{_A}r") if _text(run)]
     return bool(runs) and all(
         (props := run.find(f"{_A}rPr")) is not None and props.get("b") in ("1", "true")
@@ -183,6 +425,8 @@ def _levels(slides: list[list[_Heading]]) -> list[list[HeadingHint]]:
     first = slides[0][0].text if slides and slides[0] and slides[0][0].is_title else ""
     numbered: dict[int, int] = {}  # number -> level of the last heading with that number
     in_section = False
+    previous: HeadingHint | None = None
+    previous_alone, previous_slide = False, -1
     for index, headings in enumerate(slides):
         hints: list[HeadingHint] = []
         first_level: int | None = None
@@ -204,14 +448,32 @@ def _levels(slides: list[list[_Heading]]) -> list[list[HeadingHint]]:
                 number = _NUMBERED.match(heading.text)
                 if number and int(number.group(1)) - 1 in numbered:
                     level = numbered[int(number.group(1)) - 1]
+                elif (
+                    number
+                    and int(number.group(1)) == 1
+                    and _opens_numbered_run(
+                        heading, previous, previous_alone and previous_slide == index - 1
+                    )
+                ):
+                    level = previous.level + 1 if previous is not None else level
                 if first_level is None:
                     first_level = level
             number = _NUMBERED.match(heading.text)
             if number:
                 numbered[int(number.group(1))] = level
             hints.append(HeadingHint(text=heading.text, level=min(level, 6)))
+            previous, previous_alone, previous_slide = hints[-1], heading.alone, index
         out.append(hints)
     return out
+
+
+def _opens_numbered_run(heading: _Heading, previous: HeadingHint | None, alone: bool) -> bool:
+    """Whether a heading numbered 1 sits below the unnumbered heading before it: right after
+    it on one slide, or first on the slide after one holding no other text than that heading
+    (a table at most)."""
+    if previous is None or _NUMBERED.match(previous.text):
+        return False
+    return heading.after == "heading" or (heading.after == "start" and alone)
 
 
 def _restates(title: str, first: str) -> bool:
@@ -243,11 +505,13 @@ def apply_headings(markdown: str, hints: list[HeadingHint]) -> str:
         line = lines[index]
         before = line[: match.start()].rstrip()
         after = line[match.end() :].strip()
-        before = "" if not before.strip("#*-+ ") else before
+        before = "" if not before.strip("#*-+ \\") else before
         if before.lstrip().startswith("#") and not after:
             before = ""
         if after.startswith("**") and after.count("**") % 2:
             after = after[2:].lstrip()
+        if _only_marks(after) and hint.text.endswith(after.strip("*").strip()):
+            after = ""  # the heading's own closing mark (a bracket, a quote), left by the match
         parts = [before, "", "#" * hint.level + " " + hint.text, "", _escape_start(after)]
         lines[index : index + 1] = [part for part in parts if part or part == ""]
     text = "\n".join(lines)
@@ -282,6 +546,11 @@ def _find(lines: list[str], pattern: re.Pattern[str]) -> tuple[int, re.Match[str
         return None
     rank, index, match = min(candidates, key=lambda item: (item[0], item[1]))
     return index, match
+
+
+def _only_marks(text: str) -> bool:
+    """Whether `text` holds punctuation only (no letter or digit), emphasis aside."""
+    return bool(text.strip("* ")) and not re.search(r"[^\W_]", text)
 
 
 def _escape_start(text: str) -> str:

@@ -38,6 +38,31 @@ def test_without_section_slides_titles_are_second_level_and_sub_headings_third()
     ]
 
 
+def test_a_numbered_run_sits_below_the_heading_it_follows_with_no_text_between():
+    # velvera_audio.pptx (a heading over a table, then "1. Velvera Buds" on the next slide)
+    # and Employee Insurance Policy.pptx (two headings in a row); Staff Expense Claim
+    # Procedure.pptx keeps "1. Eligible Expenses" beside "Overview", which has text
+    deck = make_pptx([
+        Slide("Velvera Audio Series"),
+        Slide(None, [Para("Overview", heading=True), "Who may claim."]),
+        Slide(None, [Para("1. Eligible Expenses", heading=True), "Travel."]),
+        Slide(None, [Para("Product Models", heading=True)]),
+        Slide(None, [Para("1. Velvera Buds", heading=True), "True wireless."]),
+        Slide(None, [Para("2. Velvera Buds Deluxe", heading=True), "Noise cancelling."]),
+        Slide("Insurance", [Para("Policy Categories", heading=True),
+                            Para("1. Non-Ground Staff", heading=True), "Pilots and crew."]),
+    ])  # fmt: skip
+    assert levels(deck) == [
+        [(1, "Velvera Audio Series")],
+        [(2, "Overview")],
+        [(2, "1. Eligible Expenses")],
+        [(2, "Product Models")],
+        [(3, "1. Velvera Buds")],
+        [(3, "2. Velvera Buds Deluxe")],
+        [(2, "Insurance"), (3, "Policy Categories"), (4, "1. Non-Ground Staff")],
+    ]
+
+
 def test_slides_follow_presentation_order_not_part_names():
     deck = make_pptx(
         [Slide("First"), Slide("Second", ["Body."])],
@@ -109,7 +134,7 @@ def test_a_list_item_or_a_wrong_level_heading_takes_the_hinted_level():
 def _slow_deck(slides: int) -> bytes:
     """A deck whose every slide part is a maximal 16 MiB of nested runs (tiny when zipped):
     reading its titles costs seconds of CPU per slide."""
-    body = '<a:r><a:t>x</a:t></a:r>' * (16 * 1024 * 1024 // 24 - 40)
+    body = "<a:r><a:t>x</a:t></a:r>" * (16 * 1024 * 1024 // 24 - 40)
     part = (
         '<p:sld xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main" '
         'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"><p:cSld><p:spTree>'
@@ -150,6 +175,6 @@ def test_slide_titles_are_read_in_the_contained_worker(monkeypatch):
 
     monkeypatch.setattr(slides, "contained_call", recorded)
     hints, warnings = slides.read_slide_headings(make_pptx(HANDBOOK))
-    assert targets == ["drac.documents.slides:slide_headings"]
-    assert [(hint.level, hint.text) for hint in hints[0]] == [(1, "Acme Travel Handbook")]
+    assert targets == ["drac.documents.slides:slide_text"]
+    assert [(hint.level, hint.text) for hint in hints[0].headings] == [(1, "Acme Travel Handbook")]
     assert warnings == []
