@@ -477,7 +477,17 @@ def _resolve_hyphens(pages: list[list[_Line]]) -> bool:
         for index, at_end, left, right in _markers(line, following)
     ]
     soft = sum(1 for *_, verdict, _ in verdicts if verdict is False)
-    real = sum(1 for *_, verdict, _ in verdicts if verdict is True)
+    # hyphenated numbers wrapped at line ends (a table column of phone numbers) are one
+    # habit of one kind of token, not as many votes as there are numbers: they count once
+    real = sum(
+        1
+        for line, index, _, verdict, right in verdicts
+        if verdict is True and not _numeric_hyphen(line, index, right)
+    )
+    real += any(
+        verdict is True and _numeric_hyphen(line, index, right)
+        for line, index, _, verdict, right in verdicts
+    )
     joined = False
     for line, index, at_end, verdict, right in verdicts:
         if verdict is None:
@@ -492,6 +502,13 @@ def _resolve_hyphens(pages: list[list[_Line]]) -> bool:
 
 
 _COMPOUND = re.compile(r"[^\W_]+(?:-[^\W_]+)+")
+
+
+def _numeric_hyphen(line: _Line, index: int, right: str) -> bool:
+    """Whether the hyphen marker at `index` of `line` has a digit on either side."""
+    return right[:1].isdigit() or (index > 0 and line.chars[index - 1][0].isdigit())
+
+
 _WORD_AFTER = re.compile(r"^[^\W_]+")
 
 

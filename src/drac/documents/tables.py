@@ -272,6 +272,8 @@ class _Builder:
             # a little left or right of its first)
             column = self.previous_column
             self._append(column, fragment)
+        elif abs(fragment.size - self.first.size) >= 0.5:
+            return False  # a table's cells share one font size: a heading above is no row
         elif (
             column == 0 or (column is not None and in_header and self.page_top)
         ) and 0 < self.row_bottom - fragment.baseline <= 3.5 * size:

@@ -467,3 +467,49 @@ def test_a_page_ending_a_sentence_keeps_the_next_pages_first_paragraph():
     page_two = [Text("and this line starts in lower case on its own page.", 72, 740)]
     pages = offline_markdown(make_pdf([(612, 792, page_one), (612, 792, page_two)]))
     assert pages[1].markdown.endswith("and this line starts in lower case on its own page.")
+
+
+def test_a_heading_set_in_parts_above_a_table_does_not_take_its_header():
+    lines = [
+        Text("Outbound Flights:", 72, 740, 12, "Helvetica-Bold"),
+        Text("Mumbai to Major South East", 190, 740, 12, "Helvetica-Bold"),
+        Text("Asian", 380, 740, 12, "Helvetica-Bold"),
+        Text("Cities", 72, 726, 12, "Helvetica-Bold"),
+        Text("Flight", 72, 704),
+        Text("No.", 72, 692),
+        Text("Departure", 130, 692),
+        Text("Arrival City", 190, 692),
+        Text("Travel", 280, 704),
+        Text("Time", 280, 692),
+        Text("CW24101", 72, 676),
+        Text("09:00", 130, 676),
+        Text("Singapore (SIN)", 190, 676),
+        Text("5h 30m", 280, 676),
+        Text("CW24105", 72, 662),
+        Text("23:30", 130, 662),
+        Text("Bangkok (BKK)", 190, 662),
+        Text("4h 10m", 280, 662),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "| Flight No. | Departure | Arrival City | Travel Time |" in markdown, markdown
+    assert "| CW24101 | 09:00 | Singapore (SIN) | 5h 30m |" in markdown
+    assert "| CW24105 | 23:30 | Bangkok (BKK) | 4h 10m |" in markdown
+
+
+def test_hyphens_in_numbers_count_once_for_a_documents_hyphenation_habit():
+    # a column of store codes wrapped at their hyphens is one habit, not one vote each
+    lines = [
+        Text(
+            "Every store is designed for calm, every seat comfortable. Our store was de-", 72, 700
+        ),
+        Text("signed by our team and its seats are com-", 72, 688),
+        Text("fortable. Visit the Bengaluru store VL-", 72, 676),
+        Text("001, the Mumbai store VL-", 72, 664),
+        Text("002 or the Delhi store VL-", 72, 652),
+        Text("003 to book a visit to the experi-", 72, 640),
+        Text("ence center of your city.", 72, 628),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "store was designed by our team and its seats are comfortable." in markdown, markdown
+    assert "store VL-001, the Mumbai store VL-002 or the Delhi store VL-003 to book" in markdown
+    assert "a visit to the experience center" in markdown
