@@ -23,6 +23,8 @@ CELL_GAP = 0.65
 _MAX_COLUMNS = 12
 # A cell whose middle is this many font sizes from its header cell's middle is centred under it.
 _CENTRED = 0.5
+# A header cell may start this many font sizes above the header row's first cell.
+_HEADER_REACH = 4
 # A header cell of more words than this is a sentence.
 _HEADER_WORDS = 12
 # A line ending this many font sizes or less from its column's widest line fills the column.
@@ -262,6 +264,9 @@ class _Builder:
         same_style = abs(fragment.size - previous.size) < 0.5 and (
             fragment.bold == previous.bold or previous is not self.first
         )
+        # a header cell of more lines than its neighbours starts above them (the header row is
+        # aligned at its bottom); body cells start on one line
+        reach = _HEADER_REACH if in_header else 2
         if (
             (column == self.previous_column or centred_below)
             and 0 < below <= 1.7 * size
@@ -286,7 +291,7 @@ class _Builder:
             self._append(column, fragment)
         elif (
             fragment.x > previous.x + 1.5 * size
-            and self.row_bottom - size < fragment.baseline <= self.row_top + 2 * size
+            and self.row_bottom - size < fragment.baseline <= self.row_top + reach * size
         ):
             if column is None:
                 if not in_header or len(self.columns) >= _MAX_COLUMNS:

@@ -513,3 +513,32 @@ def test_hyphens_in_numbers_count_once_for_a_documents_hyphenation_habit():
     assert "store was designed by our team and its seats are comfortable." in markdown, markdown
     assert "store VL-001, the Mumbai store VL-002 or the Delhi store VL-003 to book" in markdown
     assert "a visit to the experience center" in markdown
+
+
+def test_a_header_cell_of_more_lines_than_the_first_keeps_its_column():
+    # the header row is aligned at its bottom: "Service Center Site Name" starts two lines
+    # above "Center ID", whose cell has two
+    lines = [
+        Text("Velvera Authorized Service Centers", 72, 760, 10, "Helvetica-Bold"),
+        Text("Center", 72, 712),
+        Text("ID", 72, 700),
+        Text("Service", 120, 736),
+        Text("Center", 120, 724),
+        Text("Site", 120, 712),
+        Text("Name", 120, 700),
+        Text("Contact", 220, 724),
+        Text("Number", 220, 712),
+        Text("Since", 300, 700),
+        Text("VC-0472", 72, 684),
+        Text("Akshara Tech", 120, 684),
+        Text("020-45100899", 220, 684),
+        Text("2019", 300, 684),
+        Text("VC-0551", 72, 670),
+        Text("Spectra Hub", 120, 670),
+        Text("0522-4031286", 220, 670),
+        Text("2020", 300, 670),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "| Center ID | Service Center Site Name | Contact Number | Since |" in markdown, markdown
+    assert "| VC-0472 | Akshara Tech | 020-45100899 | 2019 |" in markdown
+    assert "| VC-0551 | Spectra Hub | 0522-4031286 | 2020 |" in markdown
