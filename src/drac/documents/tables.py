@@ -271,7 +271,9 @@ class _Builder:
             (column == self.previous_column or centred_below)
             and 0 < below <= 1.7 * size
             and same_style
-            and not _LIST_MARKER.match(fragment.text)  # a bullet starts an item, not a line
+            # a bullet starts an item, not a line; a dash alone on its line, with no item
+            # text beside it, goes on a cell ("Mumbai" / "–" / "Andheri East")
+            and not (_LIST_MARKER.match(fragment.text) and not fragment.alone)
         ):
             # the cell continues on the next line (a centred cell's next line starts
             # a little left or right of its first)

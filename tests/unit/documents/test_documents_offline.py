@@ -542,3 +542,27 @@ def test_a_header_cell_of_more_lines_than_the_first_keeps_its_column():
     assert "| Center ID | Service Center Site Name | Contact Number | Since |" in markdown, markdown
     assert "| VC-0472 | Akshara Tech | 020-45100899 | 2019 |" in markdown
     assert "| VC-0551 | Spectra Hub | 0522-4031286 | 2020 |" in markdown
+
+
+def test_a_dash_alone_on_a_cells_line_goes_on_the_cell_not_a_new_row():
+    lines = [
+        Text("Service Center", 72, 720),
+        Text("Coverage Area", 160, 720),
+        Text("Turnaround", 260, 720),
+        Text("Bengaluru", 72, 704),
+        Text("– Koramangala", 71, 692),
+        Text("Karnataka", 160, 704),
+        Text("3-5 days", 260, 704),
+        Text("Mumbai", 72, 676),
+        Text("–", 71, 664),
+        Text("Andheri East", 72, 652),
+        Text("Maharashtra", 160, 676),
+        Text("2-4 days", 260, 676),
+        Text("Delhi – Karol Bagh", 72, 636),
+        Text("NCR, Haryana", 160, 636),
+        Text("3-7 days", 260, 636),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "| Service Center | Coverage Area | Turnaround |" in markdown, markdown
+    assert "| Mumbai – Andheri East | Maharashtra | 2-4 days |" in markdown
+    assert "| Delhi – Karol Bagh | NCR, Haryana | 3-7 days |" in markdown
