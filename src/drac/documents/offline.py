@@ -19,7 +19,7 @@ from __future__ import annotations
 import ctypes
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import pypdfium2 as pdfium
@@ -52,6 +52,8 @@ _SOFT_HYPHEN = "\x02"
 _OVERLAP = 0.5
 # Letters of one word sit closer than this many font sizes to each other.
 _ABUTTING = 0.15
+# A glyph this many points from a column's start starts at it (side bearings differ).
+_AT_COLUMN = 1.0
 # A gap wider than this many font sizes between two text objects is more than a word space.
 _SPACED_CELL = 0.3
 
@@ -93,6 +95,7 @@ class _Line:
     cell_starts: list[tuple[int, float, float, float]] = field(default_factory=list)
     end_baseline: float | None = None  # where the line ends when PDFium joined a wrapped word
     right: float = 0.0  # the right edge of the line's last cell
+    glyphs: list[tuple[int, float]] = field(default_factory=list)  # (char index, left edge)
     text: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -100,11 +103,16 @@ class _Line:
         if self.end_baseline is None:
             self.end_baseline = self.baseline
 
-    def cells(self) -> list[Cell]:
-        """The line's parts separated by gaps wider than CELL_GAP font sizes, left to right."""
+    def cells(self, columns: Sequence[float] = ()) -> list[Cell]:
+        """The line's parts separated by gaps wider than CELL_GAP font sizes, left to right,
+        and also where a glyph right after another, with no space between, starts another
+        word at one of `columns` (text that ran over its cell's right edge into the next
+        cell's start)."""
         starts = [(0, self.x0, self.baseline), *((i, x, y) for i, x, y, _ in self.cell_starts)]
-        ends = [index for index, *_ in self.cell_starts] + [len(self.chars)]
         rights = [right for *_, right in self.cell_starts] + [self.right]
+        if columns:
+            starts, rights = self._cut_at(columns, starts, rights)
+        ends = [index for index, *_ in starts[1:]] + [len(self.chars)]
         last = len(starts) - 1
         bottom = self.baseline if self.end_baseline is None else self.end_baseline
         return [
@@ -118,9 +126,79 @@ class _Line:
             for n, ((start, x, y), end, right) in enumerate(zip(starts, ends, rights, strict=True))
         ]
 
+    def _cut_at(
+        self,
+        columns: Sequence[float],
+        starts: list[tuple[int, float, float]],
+        rights: list[float],
+    ) -> tuple[list[tuple[int, float, float]], list[float]]:
+        """`starts` and `rights` with a cell added at each glyph that abuts the glyph before
+        it and starts at a column (within _AT_COLUMN points)."""
+        cut_starts: list[tuple[int, float, float]] = []
+        cut_rights: list[float] = []
+        glyphs = self.glyphs
+        position = 0
+        for n, (start, x, y) in enumerate(starts):
+            end = starts[n + 1][0] if n + 1 < len(starts) else len(self.chars)
+            cut_starts.append((start, x, y))
+            while position < len(glyphs) and glyphs[position][0] <= start:
+                position += 1
+            while position < len(glyphs) and glyphs[position][0] < end:
+                index, left = glyphs[position]
+                position += 1
+                if (
+                    left > x + _AT_COLUMN
+                    and any(abs(left - column) <= _AT_COLUMN for column in columns)
+                    and self._pieces_are_words(index)
+                    and _word_boundary(
+                        self.chars[index - 1][0],
+                        self.chars[index][0],
+                        "".join(ch for ch, _ in self.chars[index + 1 : index + 9]),
+                    )
+                ):
+                    cut_rights.append(left)
+                    cut_starts.append((index, left, y))
+            cut_rights.append(rights[n])
+        return cut_starts, cut_rights
+
+    def _pieces_are_words(self, index: int) -> bool:
+        """Whether the runs of letters and digits on both sides of character `index` are two
+        characters long or more (a one-letter prefix, "eVisa", or suffix, "GaN", is one word)."""
+        chars = self.chars
+        return (
+            index >= 2
+            and chars[index - 2][0].isalnum()
+            and index + 1 < len(chars)
+            and chars[index + 1][0].isalnum()
+        )
+
     @property
     def style(self) -> tuple[float, bool]:
         return (self.size, self.bold)
+
+
+def _word_boundary(before: str, char: str, rest: str) -> bool:
+    """Whether `char` right after `before` (and before `rest`), with no space, starts
+    another word: a capitalised word or a code after a small letter or digit
+    ("PuneMaharashtra", "2025Velvera", "AustraliaCW2411"; not "VelOS" or "64GB"), a
+    capitalised word after a capital ("RAMStorage", not "SLAs"), a digit after a letter
+    ("Gujarat3rd"), a letter after closing punctuation ("Hills,Road"; not "3,499")."""
+    if not before or not char:
+        return False
+    if before in _CLOSING:
+        return char.isalpha()
+    if char.isdigit():
+        return before.isalpha()
+    if not char.isupper() or not before.isalnum():
+        return False
+    run = _WORD.match(rest)
+    after = run.group(0) if run else ""
+    if before.isupper():
+        return len(after) >= 2 and after[:2].islower()
+    return after[:1].islower() or any(ch.isdigit() for ch in after)
+
+
+_CLOSING = frozenset(",;)]")
 
 
 def offline_markdown(data: bytes, max_pages: int = 5000) -> list[OfflinePage]:
@@ -269,6 +347,7 @@ def _lines_of(raw: object, count: int, notes: _PageNotes) -> Iterator[_Line]:
     generated_space = False  # whether the last space is one PDFium added for a gap
     new_cell = False
     cells: list[tuple[int, float, float, float]] = []
+    glyphs: list[tuple[int, float]] = []  # (char index, left edge) where each glyph starts
     previous_right: float | None = None
     cell_right = 0.0  # the right edge of the current cell's glyphs so far
     font_name = ctypes.create_string_buffer(128)
@@ -313,9 +392,11 @@ def _lines_of(raw: object, count: int, notes: _PageNotes) -> Iterator[_Line]:
                     (baseline, end_baseline),
                     hyphen,
                     cells,
+                    glyphs,
                 )
                 chars, sizes, bold_count, hyphen = [], Counter(), 0, False
                 cells, previous_right, started, cell_right = [], None, False, 0.0
+                glyphs = []
             continue
         if not char or 0xE000 <= code <= 0xF8FF or code in (0xFFFD, 0xFFFE):
             if not chars and code and code != 0xFFFD:
@@ -365,6 +446,7 @@ def _lines_of(raw: object, count: int, notes: _PageNotes) -> Iterator[_Line]:
             if glyph_start >= 0 and len(chars) - glyph_start > 1 and not char.isalpha():
                 _drop_misread_glyph(chars, glyph_start, notes)
             glyph_left, glyph_right, glyph_start = start, right.value, len(chars)
+            glyphs.append((len(chars), start))
             if previous_right is not None:
                 gap = (start - previous_right) / (size if size > 1.0 else 1.0)
                 if gap > CELL_GAP or gap < -_OVERLAP:
@@ -400,7 +482,14 @@ def _lines_of(raw: object, count: int, notes: _PageNotes) -> Iterator[_Line]:
     _drop_misread_glyph(chars, glyph_start, notes)
     if chars:
         yield _finish(
-            chars, sizes, bold_count, (first_x, cell_right), (baseline, end_baseline), hyphen, cells
+            chars,
+            sizes,
+            bold_count,
+            (first_x, cell_right),
+            (baseline, end_baseline),
+            hyphen,
+            cells,
+            glyphs,
         )
 
 
@@ -429,6 +518,7 @@ def _finish(
     baselines: tuple[float, float],
     hyphen: bool,
     cells: list[tuple[int, float, float, float]],
+    glyphs: list[tuple[int, float]],
 ) -> _Line:
     visible = sum(sizes.values())
     size = sizes.most_common(1)[0][0] if sizes else 0.0
@@ -442,6 +532,7 @@ def _finish(
         hyphen_end=hyphen,
         cell_starts=cells,
         end_baseline=baselines[1],
+        glyphs=glyphs,
     )
 
 

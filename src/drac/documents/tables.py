@@ -75,8 +75,10 @@ class TextLine(Protocol):
     baseline: float
     bold: bool
 
-    def cells(self) -> list[Cell]:
-        """Each gap-separated part of the line, left to right."""
+    def cells(self, columns: Sequence[float] = ()) -> list[Cell]:
+        """Each gap-separated part of the line, left to right; also cut where text running
+        on with no space starts another word at one of `columns` (where the page's cells
+        start): a cell that ran over into the next."""
         ...
 
 
@@ -174,6 +176,10 @@ def find_tables(
     its columns continue it, under its header repeated. `words` are the document's words
     (case-folded), to tell a word broken at a narrow column's edge.
     """
+    parts = [[cell for cell in line.cells() if cell.text.strip()] for line in lines]
+    columns = column_starts(parts)
+    if columns:
+        parts = [[cell for cell in line.cells(columns) if cell.text.strip()] for line in lines]
     fragments = [
         _Fragment(
             index,
@@ -187,9 +193,7 @@ def find_tables(
             cell.bottom,
             len(cells) == 1,
         )
-        for index, cells in enumerate(
-            [[cell for cell in line.cells() if cell.text.strip()] for line in lines]
-        )
+        for index, cells in enumerate(parts)
         for part, cell in enumerate(cells)
         for line in (lines[index],)
     ]
@@ -207,6 +211,27 @@ def find_tables(
         if table is not None:
             tables.append(table)
     return tables
+
+
+def column_starts(parts: Sequence[Sequence[Cell]]) -> list[float]:
+    """Where cells of the page start: x positions (within _COLUMN_SPREAD points) at which
+    at least _COLUMN_CELLS cells start, but the page's leftmost (its margin)."""
+    starts = sorted(cell.x for cells in parts for cell in cells)
+    found: list[float] = []
+    group: list[float] = []
+    for x in [*starts, float("inf")]:
+        if group and x - group[0] > _COLUMN_SPREAD:
+            if len(group) >= _COLUMN_CELLS:
+                found.append(group[len(group) // 2])
+            group = []
+        group.append(x)
+    return found[1:] if found and starts and found[0] - starts[0] <= _COLUMN_SPREAD else found
+
+
+# Cells that start within this many points of each other start at one column.
+_COLUMN_SPREAD = 2.0
+# A column is where at least this many cells start.
+_COLUMN_CELLS = 3
 
 
 class _Builder:

@@ -566,3 +566,43 @@ def test_a_dash_alone_on_a_cells_line_goes_on_the_cell_not_a_new_row():
     assert "| Service Center | Coverage Area | Turnaround |" in markdown, markdown
     assert "| Mumbai – Andheri East | Maharashtra | 2-4 days |" in markdown
     assert "| Delhi – Karol Bagh | NCR, Haryana | 3-7 days |" in markdown
+
+
+def test_a_cell_running_into_the_next_column_with_no_gap_is_cut_at_that_columns_start():
+    # LaTeX sets a word wider than its column over the next one: "Pune" ends where the State
+    # column starts (Helvetica 10: "Pune" is 23.35 points wide), with no gap or space between
+    state = 150 + 23.35
+    lines = [
+        Text("Store", 72, 720),
+        Text("City", 150, 720),
+        Text("State", state, 720),
+        Text("Channel", 250, 720),
+        Text("VL-001", 72, 704),
+        Text("Goa", 150, 704),
+        Text("Goa", state, 704),
+        Text("Retail", 250, 704),
+        Text("VL-002", 72, 690),
+        Text("PuneMaharashtra", 150, 690),
+        Text("eShop", 250, 690),
+        Text("VL-003", 72, 676),
+        Text("Delhi", 150, 676),
+        Text("Delhi NCR", state, 676),
+        Text("Retail", 250, 676),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "| Store | City | State | Channel |" in markdown, markdown
+    assert "| VL-002 | Pune | Maharashtra | eShop |" in markdown, markdown
+    assert "| VL-003 | Delhi | Delhi NCR | Retail |" in markdown
+
+
+def test_a_word_running_over_the_next_columns_start_stays_one_word():
+    # "Turnaround" is wider than its column: its "n" (after "Turnarou", 40.57 points in
+    # Helvetica 10) starts where the Mode column does; a word going on is not a new cell
+    mode = 150 + 40.57
+    lines = [Text("Center", 72, 720), Text("Turnaround", 150, 720), Text("Mode", mode, 720)]
+    for n, (center, mode_text) in enumerate((("Pune", "Walk"), ("Kochi", "Mail"), ("Goa", "Walk"))):
+        y = 690 - 14 * n
+        lines += [Text(center, 72, y), Text("Fast", 150, y), Text(mode_text, mode, y)]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "| Center | Turnaround | Mode |" in markdown, markdown
+    assert "| Kochi | Fast | Mail |" in markdown
