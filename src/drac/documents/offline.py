@@ -103,15 +103,16 @@ class _Line:
         if self.end_baseline is None:
             self.end_baseline = self.baseline
 
-    def cells(self, columns: Sequence[float] = ()) -> list[Cell]:
+    def cells(self, columns: Sequence[float] = (), near: Sequence[float] = ()) -> list[Cell]:
         """The line's parts separated by gaps wider than CELL_GAP font sizes, left to right,
         and also where a glyph right after another, with no space between, starts another
         word at one of `columns` (text that ran over its cell's right edge into the next
-        cell's start)."""
+        cell's start); in a line of several parts (a table row), also where a word after a
+        space starts at one of `near` (the columns of the lines around it)."""
         starts = [(0, self.x0, self.baseline), *((i, x, y) for i, x, y, _ in self.cell_starts)]
         rights = [right for *_, right in self.cell_starts] + [self.right]
         if columns:
-            starts, rights = self._cut_at(columns, starts, rights)
+            starts, rights = self._cut_at(columns, near, starts, rights)
         ends = [index for index, *_ in starts[1:]] + [len(self.chars)]
         last = len(starts) - 1
         bottom = self.baseline if self.end_baseline is None else self.end_baseline
@@ -129,6 +130,7 @@ class _Line:
     def _cut_at(
         self,
         columns: Sequence[float],
+        near: Sequence[float],
         starts: list[tuple[int, float, float]],
         rights: list[float],
     ) -> tuple[list[tuple[int, float, float]], list[float]]:
@@ -137,6 +139,9 @@ class _Line:
         cut_starts: list[tuple[int, float, float]] = []
         cut_rights: list[float] = []
         glyphs = self.glyphs
+        # in a line already cut at a wide gap (a table row), a word after a narrow space
+        # that starts at a column starts a cell too ("4400mAh 42,999")
+        spaced = len(starts) > 1
         position = 0
         for n, (start, x, y) in enumerate(starts):
             end = starts[n + 1][0] if n + 1 < len(starts) else len(self.chars)
@@ -149,17 +154,33 @@ class _Line:
                 if (
                     left > x + _AT_COLUMN
                     and any(abs(left - column) <= _AT_COLUMN for column in columns)
-                    and self._pieces_are_words(index)
-                    and _word_boundary(
-                        self.chars[index - 1][0],
-                        self.chars[index][0],
-                        "".join(ch for ch, _ in self.chars[index + 1 : index + 9]),
+                    and (
+                        (
+                            spaced
+                            and any(abs(left - column) <= _AT_COLUMN for column in near)
+                            and self._after_space(index)
+                        )
+                        or (
+                            self._pieces_are_words(index)
+                            and _word_boundary(
+                                self.chars[index - 1][0],
+                                self.chars[index][0],
+                                "".join(ch for ch, _ in self.chars[index + 1 : index + 9]),
+                            )
+                        )
                     )
                 ):
                     cut_rights.append(left)
                     cut_starts.append((index, left, y))
             cut_rights.append(rights[n])
         return cut_starts, cut_rights
+
+    def _after_space(self, index: int) -> bool:
+        """Whether the last character before `index` that is not left out is a space."""
+        chars = self.chars
+        while index > 0 and not chars[index - 1][0]:
+            index -= 1
+        return index > 0 and chars[index - 1][0] == " "
 
     def _pieces_are_words(self, index: int) -> bool:
         """Whether the runs of letters and digits on both sides of character `index` are two
@@ -405,6 +426,7 @@ def _lines_of(raw: object, count: int, notes: _PageNotes) -> Iterator[_Line]:
             elif not pdfium_c.FPDFText_IsGenerated(raw, index):
                 notes.missing_glyphs += 1  # a glyph the font maps to no character
                 pdfium_c.FPDFText_GetCharBox(raw, index, *box_refs)
+                glyphs.append((len(chars), left.value))  # where a cell's "₹" starts
                 if previous_right is not None and left.value < previous_right - 1.0:
                     # drawn over the cell before it
                     pdfium_c.FPDFText_GetCharOrigin(raw, index, x_ref, y_ref)

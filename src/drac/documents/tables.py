@@ -75,10 +75,11 @@ class TextLine(Protocol):
     baseline: float
     bold: bool
 
-    def cells(self, columns: Sequence[float] = ()) -> list[Cell]:
-        """Each gap-separated part of the line, left to right; also cut where text running
-        on with no space starts another word at one of `columns` (where the page's cells
-        start): a cell that ran over into the next."""
+    def cells(self, columns: Sequence[float] = (), near: Sequence[float] = ()) -> list[Cell]:
+        """Each gap-separated part of the line, left to right; also cut where another word
+        starts at one of `columns` (where the page's cells start) with no space before it,
+        or, in a line of several parts, after a space at one of `near` (where cells of the
+        lines around it start): a cell that ran over into the next."""
         ...
 
 
@@ -178,8 +179,15 @@ def find_tables(
     """
     parts = [[cell for cell in line.cells() if cell.text.strip()] for line in lines]
     columns = column_starts(parts)
-    if columns:
-        parts = [[cell for cell in line.cells(columns) if cell.text.strip()] for line in lines]
+    start = 0
+    for end in [*_size_changes(lines), len(lines)] if columns else ():
+        # a word after a space is cut only at the columns of its own run of lines in one
+        # font size (a table's lines share one; a list's indent under a heading is no column)
+        near = column_starts(parts[start:end])
+        for index in range(start, end):
+            cut = lines[index].cells(columns, near)
+            parts[index] = [cell for cell in cut if cell.text.strip()]
+        start = end
     fragments = [
         _Fragment(
             index,
@@ -211,6 +219,15 @@ def find_tables(
         if table is not None:
             tables.append(table)
     return tables
+
+
+def _size_changes(lines: Sequence[TextLine]) -> list[int]:
+    """The indexes of the lines set in another font size than the line before."""
+    return [
+        index
+        for index in range(1, len(lines))
+        if abs(lines[index].size - lines[index - 1].size) >= 0.5
+    ]
 
 
 def column_starts(parts: Sequence[Sequence[Cell]]) -> list[float]:

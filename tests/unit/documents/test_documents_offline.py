@@ -606,3 +606,34 @@ def test_a_word_running_over_the_next_columns_start_stays_one_word():
     markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
     assert "| Center | Turnaround | Mode |" in markdown, markdown
     assert "| Kochi | Fast | Mail |" in markdown
+
+
+def test_a_cell_run_up_to_the_next_one_in_a_table_row_is_cut_where_that_column_starts():
+    # one text "4400mAh 42,999" whose price starts at the Price column (Helvetica 10:
+    # "4400mAh " is 45.58 points wide), a word space from the battery: in a row of other
+    # cells, the word after a space that starts at a column starts a cell
+    lines = [Text("Model", 72, 720), Text("Battery", 150, 720), Text("Price", 200, 720)]
+    lines += [Text("Edge 128GB", 72, 704), Text("4400mAh 42,999", 200 - 45.58, 704)]
+    rows = (("Edge Pro", "4600", "54,999"), ("Edge Lite", "4000", "39,999"))
+    for n, (model, battery, price) in enumerate(rows):
+        y = 690 - 14 * n
+        lines += [Text(model, 72, y), Text(battery, 150, y), Text(price, 200, y)]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "| Model | Battery | Price |" in markdown, markdown
+    assert "| Edge 128GB | 4400mAh | 42,999 |" in markdown, markdown
+    assert "| Edge Pro | 4600 | 54,999 |" in markdown
+
+
+def test_a_lists_indent_under_a_heading_does_not_cut_a_table_row_above_it():
+    # the list's text starts where "further" does in the table's last row ("Need " is 26.68
+    # points wide in Helvetica 10); it is no column of the table, which a heading ends
+    lines = [Text("Issue", 72, 720), Text("Suggested Action", 250, 720)]
+    lines += [Text("No power", 72, 704), Text("Hold power for 8 seconds", 250, 704)]
+    lines += [Text("No Wi-Fi", 72, 690), Text("Restart the router", 250, 690)]
+    lines += [Text("Need further help", 72, 676), Text("Visit velvera.com/support", 250, 676)]
+    lines.append(Text("Accessory Usage", 72, 640, 12, "Helvetica-Bold"))
+    for n, item in enumerate(("Attach the pencil.", "Align the keyboard.", "Clean the screen.")):
+        lines += [Text("•", 86, 620 - 14 * n), Text(item, 72 + 26.68, 620 - 14 * n)]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "| Need further help | Visit velvera.com/support |" in markdown, markdown
+    assert "- Attach the pencil." in markdown
