@@ -247,8 +247,10 @@ def column_starts(parts: Sequence[Sequence[Cell]]) -> list[float]:
 
 # Cells that start within this many points of each other start at one column.
 _COLUMN_SPREAD = 2.0
-# A column is where at least this many cells start.
-_COLUMN_CELLS = 3
+# A column is where at least this many cells start (a header cell and one body cell: the
+# other body cells of a column that overflow start nowhere else; 3 kept 0.893 of the
+# corpus PDFs' cells against 0.902 at 2).
+_COLUMN_CELLS = 2
 
 
 class _Builder:
