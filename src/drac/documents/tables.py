@@ -31,6 +31,8 @@ _HEADER_WORDS = 12
 _FULL = 0.6
 # A table whose body has more empty cells than this share was misread (overlapping columns).
 MAX_EMPTY_SHARE = 0.2
+# A body of this many rows may leave its last column mostly empty (a column of notes).
+_SPARSE_ROWS = 3
 # A first cell that is a list marker (or ends with a bullet): the "table" is a list.
 _LIST_MARKER = re.compile(r"(?:^(?:[-–—*]|\d{1,3}[.)]|[A-Za-z][.)])$|[•●○◦▪▫■□➢➤►▶✓✔❖◆◇‣⁃∙·]$)")
 
@@ -410,8 +412,7 @@ class _Builder:
         ]
         if any(len(cell.split()) > _HEADER_WORDS for cell in cells[0]):
             return None  # a header cell holding a sentence: prose with a wide gap, no table
-        body = [cell for row in cells[1:] for cell in row]
-        if sum(1 for cell in body if not cell) > MAX_EMPTY_SHARE * len(body):
+        if _misread(cells[1:]):
             return None  # mostly empty cells: the columns were not recovered; keep it prose
         if 2 * sum(1 for row in cells if _LIST_MARKER.search(row[0])) >= len(cells):
             return None  # a list whose markers stand apart from their text: keep it a list
@@ -428,6 +429,13 @@ class _Builder:
             spans=spans,
             cut_row=self.page_top and 0 not in rows[1],
         )
+
+
+def _misread(body: list[list[str]]) -> bool:
+    """Whether more than MAX_EMPTY_SHARE of the body's cells are empty, besides, in a body
+    of _SPARSE_ROWS rows or more, its last column (notes that only some rows fill)."""
+    cells = [cell for row in body for cell in (row[:-1] if len(body) >= _SPARSE_ROWS else row)]
+    return sum(1 for cell in cells if not cell) > MAX_EMPTY_SHARE * len(cells)
 
 
 def _own_header(lines: Sequence[TextLine], table: Table) -> bool:

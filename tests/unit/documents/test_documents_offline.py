@@ -637,3 +637,16 @@ def test_a_lists_indent_under_a_heading_does_not_cut_a_table_row_above_it():
     markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
     assert "| Need further help | Visit velvera.com/support |" in markdown, markdown
     assert "- Attach the pencil." in markdown
+
+
+def test_a_table_whose_last_column_only_some_rows_fill_stays_a_table():
+    lines = [Text("Country", 72, 720), Text("Validity", 160, 720), Text("Notes", 250, 720)]
+    rows = (("Schengen", "6 months", "Covers most of Europe"), ("France", "6 months", ""))
+    rows += (("Germany", "6 months", ""), ("Spain", "3 months", ""))
+    for n, row in enumerate(rows):
+        columns = zip(row, (72, 160, 250), strict=True)
+        lines += [Text(text, x, 704 - 14 * n) for text, x in columns if text]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "| Country | Validity | Notes |" in markdown, markdown
+    assert "| Schengen | 6 months | Covers most of Europe |" in markdown
+    assert "| Spain | 3 months |  |" in markdown
