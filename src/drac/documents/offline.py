@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ctypes
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -203,13 +204,16 @@ def _word_boundary(before: str, char: str, rest: str) -> bool:
     another word: a capitalised word or a code after a small letter or digit
     ("PuneMaharashtra", "2025Velvera", "AustraliaCW2411"; not "VelOS" or "64GB"), a
     capitalised word after a capital ("RAMStorage", not "SLAs"), a digit after a letter
-    ("Gujarat3rd"), a letter after closing punctuation ("Hills,Road"; not "3,499")."""
+    ("Gujarat3rd"), a currency sign after a letter or digit, a letter after closing
+    punctuation ("Hills,Road"; not "3,499")."""
     if not before or not char:
         return False
     if before in _CLOSING:
         return char.isalpha()
     if char.isdigit():
         return before.isalpha()
+    if unicodedata.category(char) == "Sc":  # a price after a number ("87,999$1,059")
+        return before.isalnum()
     if not char.isupper() or not before.isalnum():
         return False
     run = _WORD.match(rest)

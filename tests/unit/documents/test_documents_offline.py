@@ -650,3 +650,13 @@ def test_a_table_whose_last_column_only_some_rows_fill_stays_a_table():
     assert "| Country | Validity | Notes |" in markdown, markdown
     assert "| Schengen | 6 months | Covers most of Europe |" in markdown
     assert "| Spain | 3 months |  |" in markdown
+
+
+def test_a_price_running_into_the_next_columns_price_is_cut_at_its_currency_sign():
+    usd = 200 + 30.58  # "42,999" is 30.58 points wide in Helvetica 10
+    lines = [Text("Model", 72, 720), Text("INR", 200, 720), Text("USD", usd, 720)]
+    lines += [Text("Edge 128GB", 72, 704), Text("42,999$519", 200, 704)]
+    lines += [Text("Edge Pro", 72, 690), Text("5,999", 200, 690), Text("$72", usd, 690)]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "| Model | INR | USD |" in markdown, markdown
+    assert "| Edge 128GB | 42,999 | $519 |" in markdown, markdown
