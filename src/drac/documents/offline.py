@@ -184,14 +184,14 @@ class _Line:
         return index > 0 and chars[index - 1][0] == " "
 
     def _pieces_are_words(self, index: int) -> bool:
-        """Whether the runs of letters and digits on both sides of character `index` are two
-        characters long or more (a one-letter prefix, "eVisa", or suffix, "GaN", is one word)."""
+        """Whether the text on both sides of character `index` is two characters long or
+        more (a one-letter prefix, "eVisa", or suffix, "GaN", is part of one word)."""
         chars = self.chars
         return (
             index >= 2
             and chars[index - 2][0].isalnum()
             and index + 1 < len(chars)
-            and chars[index + 1][0].isalnum()
+            and chars[index + 1][0].strip() != ""
         )
 
     @property
