@@ -644,7 +644,15 @@ def _markers(line: _Line, following: str) -> Iterator[tuple[int, bool, str, str]
         while start > 0 and _is_word_char(chars[start - 1][0]) and index - start < _WORD_MAX:
             start -= 1
         end = index + 1
-        while end < len(chars) and _is_word_char(chars[end][0]) and end - index < _WORD_MAX:
+        # the word goes on past further markers ("Tech-ni-cian" in a narrow cell)
+        while (
+            end < len(chars)
+            and end - index < _WORD_MAX
+            and (
+                _is_word_char(chars[end][0])
+                or (chars[end][0] == _SOFT_HYPHEN and end + 1 < len(chars))
+            )
+        ):
             end += 1
         at_end = index >= last_visible
         before = "".join(ch for ch, _ in chars[start:index])
@@ -652,7 +660,7 @@ def _markers(line: _Line, following: str) -> Iterator[tuple[int, bool, str, str]
             after_match = _WORD_AFTER.search(following.strip()[:_WORD_MAX])
             after = after_match.group(0) if after_match else ""
         else:
-            after = "".join(ch for ch, _ in chars[index + 1 : end])
+            after = "".join(ch for ch, _ in chars[index + 1 : end] if ch != _SOFT_HYPHEN)
         yield index, at_end, before, after
 
 

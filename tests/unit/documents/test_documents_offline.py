@@ -660,3 +660,16 @@ def test_a_price_running_into_the_next_columns_price_is_cut_at_its_currency_sign
     markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
     assert "| Model | INR | USD |" in markdown, markdown
     assert "| Edge 128GB | 42,999 | $519 |" in markdown, markdown
+
+
+def test_a_word_broken_over_three_lines_is_joined_like_one_broken_over_two():
+    lines = [
+        Text("Every device is designed with care. Each one was de-", 72, 700),
+        Text("signed in Pune and checked by our lead tech-", 72, 688),
+        Text("ni-", 72, 676),
+        Text("cian before it ships.", 72, 664),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "was designed in Pune and checked by our lead technician before it ships." in (
+        markdown
+    ), markdown
