@@ -203,15 +203,15 @@ def _word_boundary(before: str, char: str, rest: str) -> bool:
     """Whether `char` right after `before` (and before `rest`), with no space, starts
     another word: a capitalised word or a code after a small letter or digit
     ("PuneMaharashtra", "2025Velvera", "AustraliaCW2411"; not "VelOS" or "64GB"), a
-    capitalised word after a capital ("RAMStorage", not "SLAs"), a digit after a letter
-    ("Gujarat3rd"), a currency sign after a letter or digit, a letter after closing
+    capitalised word after a capital ("RAMStorage", not "SLAs"), a digit after a small
+    letter ("Gujarat3rd"; not "CW2418"), a currency sign after a letter or digit, a letter after closing
     punctuation ("Hills,Road"; not "3,499")."""
     if not before or not char:
         return False
     if before in _CLOSING:
         return char.isalpha()
     if char.isdigit():
-        return before.isalpha()
+        return before.islower()  # not a code ("CW2418")
     if unicodedata.category(char) == "Sc":  # a price after a number ("87,999$1,059")
         return before.isalnum()
     if not char.isupper() or not before.isalnum():
