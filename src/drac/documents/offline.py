@@ -204,8 +204,8 @@ def _word_boundary(before: str, char: str, rest: str) -> bool:
     another word: a capitalised word or a code after a small letter or digit
     ("PuneMaharashtra", "2025Velvera", "AustraliaCW2411"; not "VelOS" or "64GB"), a
     capitalised word after a capital ("RAMStorage", not "SLAs"), a digit after a small
-    letter ("Gujarat3rd"; not "CW2418"), a currency sign after a letter or digit, a letter after closing
-    punctuation ("Hills,Road"; not "3,499")."""
+    letter ("Gujarat3rd"; not "CW2418"), a currency sign after a letter or digit, a
+    letter after closing punctuation ("Hills,Road"; not "3,499")."""
     if not before or not char:
         return False
     if before in _CLOSING:
