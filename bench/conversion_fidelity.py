@@ -242,8 +242,14 @@ def main() -> int:
     if args.speed and args.pdf_cache:  # the same corpus with the code at REF, for comparison
         old = cached_pdf_conversion(args.pdf_cache, old_offline(args.speed).offline_markdown)
         old_scored = score_folder(find_documents(CORPUS), old, formats)
-        before = f"The same with the converter at `{args.speed}` (before):\n\n" + fidelity_table(
-            totals(old_scored, lambda s: s.format), "format"
+        before = (
+            f"The same with the converter at `{args.speed}` (before):\n\n"
+            + fidelity_table(totals(old_scored, lambda s: s.format), "format")
+            + "\n\nPer company:\n\n"
+            + fidelity_table(
+                totals(old_scored, lambda s: f"{s.document.group} / {s.format}"),
+                "company / format",
+            )
         )
     if without:
         before = (

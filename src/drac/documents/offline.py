@@ -16,6 +16,7 @@ Markdown.
 
 from __future__ import annotations
 
+import bisect
 import ctypes
 import re
 import unicodedata
@@ -154,13 +155,9 @@ class _Line:
                 position += 1
                 if (
                     left > x + _AT_COLUMN
-                    and any(abs(left - column) <= _AT_COLUMN for column in columns)
+                    and _at_column(columns, left)
                     and (
-                        (
-                            spaced
-                            and any(abs(left - column) <= _AT_COLUMN for column in near)
-                            and self._after_space(index)
-                        )
+                        (spaced and _at_column(near, left) and self._after_space(index))
                         or (
                             self._pieces_are_words(index)
                             and _word_boundary(
@@ -197,6 +194,12 @@ class _Line:
     @property
     def style(self) -> tuple[float, bool]:
         return (self.size, self.bold)
+
+
+def _at_column(columns: Sequence[float], x: float) -> bool:
+    """Whether `x` is within _AT_COLUMN points of one of `columns` (in ascending order)."""
+    at = bisect.bisect_left(columns, x - _AT_COLUMN)
+    return at < len(columns) and columns[at] <= x + _AT_COLUMN
 
 
 def _word_boundary(before: str, char: str, rest: str) -> bool:
