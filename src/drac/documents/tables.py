@@ -499,8 +499,11 @@ def _table_at(
     if table is None:
         skip = len(builder.rows) >= 2 and len(builder.rows[0]) >= 2
         listed = builder.list_rows()
-        if skip and listed:  # a list: skip its items only, a table may start right after
-            last = max(line for row in builder.row_lines[:listed] for line in row)
+        # a list: skip its items only, a table may start right after; and skip nothing from
+        # a heading on (a bold line of one cell ending no sentence: a table may start under it)
+        kept = listed or (skip and _heading_row(builder, fragments[start:position]))
+        if skip and kept:
+            last = max(line for row in builder.row_lines[:kept] for line in row)
             while position > start + 1 and fragments[position - 1].line > last:
                 position -= 1
             return None, _line_end(fragments, start, position)
@@ -515,6 +518,24 @@ def _table_at(
     if end > position:
         return None, start + 1
     return table, end
+
+
+def _heading_row(builder: _Builder, fragments: list[_Fragment]) -> int | None:
+    """The index of the first row of `builder` (grown over `fragments`) that is a heading
+    (a line of one bold cell that ends no sentence), or None."""
+    by_line = {fragment.line: fragment for fragment in fragments if fragment.first_of_line}
+    for index, (row, lines) in enumerate(zip(builder.rows, builder.row_lines, strict=True)):
+        first = by_line.get(lines[0]) if lines else None
+        if (
+            index
+            and len(row) == 1
+            and first is not None
+            and first.bold
+            and first.alone
+            and not first.text.rstrip().endswith((".", ",", ";", ":"))
+        ):
+            return index
+    return None
 
 
 def _line_end(fragments: list[_Fragment], start: int, position: int) -> int:

@@ -673,3 +673,24 @@ def test_a_word_broken_over_three_lines_is_joined_like_one_broken_over_two():
     assert "was designed in Pune and checked by our lead technician before it ships." in (
         markdown
     ), markdown
+
+
+def test_a_table_under_a_bold_heading_after_prose_with_bold_runs_keeps_its_header():
+    # the prose line's bold run sets its parts apart like cells; the region it starts is no
+    # table, but the table under the heading is
+    lines = [
+        Text("Built for professionals, the", 72, 760),
+        Text("Nexus Pro Series", 205, 760, 10, "Helvetica-Bold"),
+        Text("delivers top specs for work and play,", 300, 760),
+        Text("photography, and development tasks.", 72, 748),
+        Text("Shared Specifications", 72, 722, 10, "Helvetica-Bold"),
+        Text("Component", 72, 700),
+        Text("Specification", 180, 700),
+        Text("Launch Year", 72, 686),
+        Text("2024", 180, 686),
+        Text("Chipset", 72, 672),
+        Text("PrimeChip Ultra", 180, 672),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "| Component | Specification |" in markdown, markdown
+    assert "| Chipset | PrimeChip Ultra |" in markdown
