@@ -184,8 +184,9 @@ def find_tables(
     start = 0
     for end in [*_size_changes(lines), len(lines)] if columns else ():
         # a word after a space is cut only at the columns of its own run of lines in one
-        # font size (a table's lines share one; a list's indent under a heading is no column)
-        near = column_starts(parts[start:end])
+        # font size (a table's lines share one; a list's indent under a heading is no
+        # column), not counting list items (their markers and text)
+        near = column_starts([_unlisted(cells) for cells in parts[start:end]])
         for index in range(start, end):
             cut = lines[index].cells(columns, near)
             parts[index] = [cell for cell in cut if cell.text.strip()]
@@ -221,6 +222,13 @@ def find_tables(
         if table is not None:
             tables.append(table)
     return tables
+
+
+def _unlisted(cells: Sequence[Cell]) -> list[Cell]:
+    """The line's cells, none if it is a list item whose marker is set apart from its text."""
+    if cells and _LIST_MARKER.search(cells[0].text.strip()):
+        return []
+    return list(cells)
 
 
 def _size_changes(lines: Sequence[TextLine]) -> list[int]:
