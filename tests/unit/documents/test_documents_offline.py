@@ -694,3 +694,15 @@ def test_a_table_under_a_bold_heading_after_prose_with_bold_runs_keeps_its_heade
     markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
     assert "| Component | Specification |" in markdown, markdown
     assert "| Chipset | PrimeChip Ultra |" in markdown
+
+
+def test_a_lists_text_indent_right_under_a_table_does_not_cut_its_rows():
+    # "Start " is 23.9 points wide in Helvetica 10: "Series" starts where the list's text does
+    lines = [Text("Series", 72, 720), Text("Updates", 200, 720), Text("Support", 300, 720)]
+    rows = (("One Series", "4 Years", "2030"), ("Start Series", "1 Year", "2027"))
+    for n, row in enumerate(rows):
+        lines += [Text(text, x, 704 - 14 * n) for text, x in zip(row, (72, 200, 300), strict=True)]
+    for n, item in enumerate(("Updates: every year", "Patches: every month")):
+        lines += [Text("-", 86, 660 - 14 * n), Text(item, 72 + 23.9, 660 - 14 * n)]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "| Start Series | 1 Year | 2027 |" in markdown, markdown
