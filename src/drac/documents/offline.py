@@ -105,16 +105,22 @@ class _Line:
         if self.end_baseline is None:
             self.end_baseline = self.baseline
 
-    def cells(self, columns: Sequence[float] = (), near: Sequence[float] = ()) -> list[Cell]:
+    def cells(
+        self,
+        columns: Sequence[float] = (),
+        near: Sequence[float] = (),
+        own: Sequence[float] = (),
+    ) -> list[Cell]:
         """The line's parts separated by gaps wider than CELL_GAP font sizes, left to right,
         and also where a glyph right after another, with no space between, starts another
         word at one of `columns` (text that ran over its cell's right edge into the next
         cell's start); in a line of several parts (a table row), also where a word after a
-        space starts at one of `near` (the columns of the lines around it)."""
+        space starts at one of `near` (the columns of the lines around it); in a line of one
+        part that starts at one of `own`, where a number or a price after a space does."""
         starts = [(0, self.x0, self.baseline), *((i, x, y) for i, x, y, _ in self.cell_starts)]
         rights = [right for *_, right in self.cell_starts] + [self.right]
         if columns:
-            starts, rights = self._cut_at(columns, near, starts, rights)
+            starts, rights = self._cut_at(columns, near, own, starts, rights)
         ends = [index for index, *_ in starts[1:]] + [len(self.chars)]
         last = len(starts) - 1
         bottom = self.baseline if self.end_baseline is None else self.end_baseline
@@ -133,6 +139,7 @@ class _Line:
         self,
         columns: Sequence[float],
         near: Sequence[float],
+        own: Sequence[float],
         starts: list[tuple[int, float, float]],
         rights: list[float],
     ) -> tuple[list[tuple[int, float, float]], list[float]]:
@@ -143,7 +150,13 @@ class _Line:
         glyphs = self.glyphs
         # in a line already cut at a wide gap (a table row), a word after a narrow space
         # that starts at a column starts a cell too ("4400mAh 42,999")
-        spaced = len(starts) > 1
+        row = len(starts) > 1
+        # a line of one part that starts at a column (a cell's own line): only a number or
+        # a price after a space starts a cell ("5000mAh 6.5”", "59,999 $719"), not a word of
+        # the cell's wrapped text
+        inside = not row and _at_column(own, self.x0)  # (the page's margin is no column)
+        spaced = row or inside
+        near = near if row else own
         position = 0
         for n, (start, x, y) in enumerate(starts):
             end = starts[n + 1][0] if n + 1 < len(starts) else len(self.chars)
@@ -157,7 +170,12 @@ class _Line:
                     left > x + _AT_COLUMN
                     and _at_column(columns, left)
                     and (
-                        (spaced and _at_column(near, left) and self._after_space(index))
+                        (
+                            spaced
+                            and _at_column(near, left)
+                            and self._after_space(index)
+                            and (row or self._number_after_number(index))
+                        )
                         or (
                             self._pieces_are_words(index)
                             and _word_boundary(
@@ -172,6 +190,14 @@ class _Line:
                     cut_starts.append((index, left, y))
             cut_rights.append(rights[n])
         return cut_starts, cut_rights
+
+    def _number_after_number(self, index: int) -> bool:
+        """Whether a number or price starts at `index` after a space that follows a word
+        holding a digit ("5000mAh 6.5”", "59,999 $719"; not "Velvera Edge 256GB")."""
+        if not _starts_number(self.chars[index][0]):
+            return False
+        before = "".join(ch for ch, _ in self.chars[max(0, index - _WORD_MAX) : index]).split()
+        return bool(before) and any(ch.isdigit() for ch in before[-1])
 
     def _after_space(self, index: int) -> bool:
         """Whether the last character before `index` that is not left out is a space."""
@@ -194,6 +220,11 @@ class _Line:
     @property
     def style(self) -> tuple[float, bool]:
         return (self.size, self.bold)
+
+
+def _starts_number(char: str) -> bool:
+    """Whether `char` starts a number or a price."""
+    return char.isdigit() or unicodedata.category(char) == "Sc"
 
 
 def _at_column(columns: Sequence[float], x: float) -> bool:

@@ -77,11 +77,18 @@ class TextLine(Protocol):
     baseline: float
     bold: bool
 
-    def cells(self, columns: Sequence[float] = (), near: Sequence[float] = ()) -> list[Cell]:
+    def cells(
+        self,
+        columns: Sequence[float] = (),
+        near: Sequence[float] = (),
+        own: Sequence[float] = (),
+    ) -> list[Cell]:
         """Each gap-separated part of the line, left to right; also cut where another word
-        starts at one of `columns` (where the page's cells start) with no space before it,
-        or, in a line of several parts, after a space at one of `near` (where cells of the
-        lines around it start): a cell that ran over into the next."""
+        starts at one of `columns` (where the page's cells start) with no space before it;
+        after a space, in a line of several parts, where a word starts at one of `near`
+        (where cells of its run of lines in one font size start), and in a line of one part
+        starting at one of `own` (the columns of the lines right around it), where a number
+        or a price does: a cell that ran over into the next."""
         ...
 
 
@@ -186,9 +193,14 @@ def find_tables(
         # a word after a space is cut only at the columns of its own run of lines in one
         # font size (a table's lines share one; a list's indent under a heading is no
         # column), not counting list items (their markers and text)
-        near = column_starts([_unlisted(cells) for cells in parts[start:end]])
+        unlisted = [_unlisted(cells) for cells in parts[start:end]]
+        near = column_starts(unlisted)
         for index in range(start, end):
-            cut = lines[index].cells(columns, near)
+            # a line of one part is cut only at the columns of the lines around it too
+            # (another table above on the page has other columns)
+            window = unlisted[max(0, index - start - _NEAR) : index - start + _NEAR + 1]
+            local = column_starts(window) if len(parts[index]) == 1 else ()
+            cut = lines[index].cells(columns, near, local)
             parts[index] = [cell for cell in cut if cell.text.strip()]
         start = end
     fragments = [
@@ -255,6 +267,10 @@ def column_starts(parts: Sequence[Sequence[Cell]]) -> list[float]:
     return found[1:] if found and starts and found[0] - starts[0] <= _COLUMN_SPREAD else found
 
 
+# A line of one part is cut only at columns of this many lines before and after it (two or
+# three rows of a LaTeX table, written cell by cell: 8 lines kept 0.935 of the corpus PDFs'
+# cells, 16 0.951, 30 0.952).
+_NEAR = 30
 # Cells that start within this many points of each other start at one column.
 _COLUMN_SPREAD = 2.0
 # A column is where at least this many cells start (a header cell and one body cell: the

@@ -706,3 +706,18 @@ def test_a_lists_text_indent_right_under_a_table_does_not_cut_its_rows():
         lines += [Text("-", 86, 660 - 14 * n), Text(item, 72 + 23.9, 660 - 14 * n)]
     markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
     assert "| Start Series | 1 Year | 2027 |" in markdown, markdown
+
+
+def test_a_number_run_up_to_the_next_columns_number_on_a_cells_own_line_is_cut():
+    # LaTeX writes a row cell by cell, so a cell whose neighbours wrap is a line of its own:
+    # "5000mAh " (45.58 points in Helvetica 10) runs up to the Display column's "6.5in"
+    battery, display = 200 - 45.58, 200
+    lines = [Text("Model", 72, 720), Text("Battery", battery, 720), Text("Display", display, 720)]
+    lines.append(Text("Price", 300, 720))
+    lines += [Text("Core", 72, 704), Text("Max", 72, 692), Text("5000mAh 6.5in", battery, 704)]
+    lines += [Text("(IPS)", display, 692), Text("$99", 300, 704)]
+    lines += [Text("Core", 72, 676), Text("Mini", 72, 664), Text("4000mAh", battery, 676)]
+    lines += [Text("6.1in", display, 676), Text("(LCD)", display, 664), Text("$79", 300, 676)]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "| Model | Battery | Display | Price |" in markdown, markdown
+    assert "| Core Max | 5000mAh | 6.5in (IPS) | $99 |" in markdown, markdown
