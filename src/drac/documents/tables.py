@@ -10,6 +10,7 @@ defining the columns (the header), become a table; everything else stays prose.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -199,7 +200,12 @@ def find_tables(
             # a line of one part is cut only at the columns of the lines around it too
             # (another table above on the page has other columns)
             window = unlisted[max(0, index - start - _NEAR) : index - start + _NEAR + 1]
-            local = column_starts(window) if len(parts[index]) == 1 else ()
+            one = parts[index][0] if len(parts[index]) == 1 else None
+            local = (
+                column_starts(window)
+                if one is not None and _near_column(near, one.x) and " " in one.text.strip()
+                else ()
+            )
             cut = lines[index].cells(columns, near, local)
             parts[index] = [cell for cell in cut if cell.text.strip()]
         start = end
@@ -234,6 +240,12 @@ def find_tables(
         if table is not None:
             tables.append(table)
     return tables
+
+
+def _near_column(columns: Sequence[float], x: float) -> bool:
+    """Whether `x` is within _COLUMN_SPREAD points of one of `columns` (ascending)."""
+    at = bisect.bisect_left(columns, x - _COLUMN_SPREAD)
+    return at < len(columns) and columns[at] <= x + _COLUMN_SPREAD
 
 
 def _unlisted(cells: Sequence[Cell]) -> list[Cell]:
