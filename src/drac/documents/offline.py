@@ -16,10 +16,12 @@ Markdown.
 
 from __future__ import annotations
 
+import bisect
 import ctypes
 import re
+import unicodedata
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import pypdfium2 as pdfium
@@ -52,6 +54,8 @@ _SOFT_HYPHEN = "\x02"
 _OVERLAP = 0.5
 # Letters of one word sit closer than this many font sizes to each other.
 _ABUTTING = 0.15
+# A glyph this many points from a column's start starts at it (side bearings differ).
+_AT_COLUMN = 1.0
 # A gap wider than this many font sizes between two text objects is more than a word space.
 _SPACED_CELL = 0.3
 
@@ -93,6 +97,7 @@ class _Line:
     cell_starts: list[tuple[int, float, float, float]] = field(default_factory=list)
     end_baseline: float | None = None  # where the line ends when PDFium joined a wrapped word
     right: float = 0.0  # the right edge of the line's last cell
+    glyphs: list[tuple[int, float]] = field(default_factory=list)  # (char index, left edge)
     text: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -100,11 +105,23 @@ class _Line:
         if self.end_baseline is None:
             self.end_baseline = self.baseline
 
-    def cells(self) -> list[Cell]:
-        """The line's parts separated by gaps wider than CELL_GAP font sizes, left to right."""
+    def cells(
+        self,
+        columns: Sequence[float] = (),
+        near: Sequence[float] = (),
+        own: Sequence[float] = (),
+    ) -> list[Cell]:
+        """The line's parts separated by gaps wider than CELL_GAP font sizes, left to right,
+        and also where a glyph right after another, with no space between, starts another
+        word at one of `columns` (text that ran over its cell's right edge into the next
+        cell's start); in a line of several parts (a table row), also where a word after a
+        space starts at one of `near` (the columns of the lines around it); in a line of one
+        part that starts at one of `own`, where a number or a price after a space does."""
         starts = [(0, self.x0, self.baseline), *((i, x, y) for i, x, y, _ in self.cell_starts)]
-        ends = [index for index, *_ in self.cell_starts] + [len(self.chars)]
         rights = [right for *_, right in self.cell_starts] + [self.right]
+        if columns:
+            starts, rights = self._cut_at(columns, near, own, starts, rights)
+        ends = [index for index, *_ in starts[1:]] + [len(self.chars)]
         last = len(starts) - 1
         bottom = self.baseline if self.end_baseline is None else self.end_baseline
         return [
@@ -118,9 +135,129 @@ class _Line:
             for n, ((start, x, y), end, right) in enumerate(zip(starts, ends, rights, strict=True))
         ]
 
+    def _cut_at(
+        self,
+        columns: Sequence[float],
+        near: Sequence[float],
+        own: Sequence[float],
+        starts: list[tuple[int, float, float]],
+        rights: list[float],
+    ) -> tuple[list[tuple[int, float, float]], list[float]]:
+        """`starts` and `rights` with a cell added at each glyph that abuts the glyph before
+        it and starts at a column (within _AT_COLUMN points)."""
+        cut_starts: list[tuple[int, float, float]] = []
+        cut_rights: list[float] = []
+        glyphs = self.glyphs
+        # in a line already cut at a wide gap (a table row), a word after a narrow space
+        # that starts at a column starts a cell too ("4400mAh 42,999")
+        row = len(starts) > 1
+        # a line of one part that starts at a column (a cell's own line): only a number or
+        # a price after a space starts a cell ("5000mAh 6.5”", "59,999 $719"), not a word of
+        # the cell's wrapped text
+        inside = not row and _at_column(own, self.x0)  # (the page's margin is no column)
+        spaced = row or inside
+        near = near if row else own
+        position = 0
+        for n, (start, x, y) in enumerate(starts):
+            end = starts[n + 1][0] if n + 1 < len(starts) else len(self.chars)
+            cut_starts.append((start, x, y))
+            while position < len(glyphs) and glyphs[position][0] <= start:
+                position += 1
+            while position < len(glyphs) and glyphs[position][0] < end:
+                index, left = glyphs[position]
+                position += 1
+                if (
+                    left > x + _AT_COLUMN
+                    and _at_column(columns, left)
+                    and (
+                        (
+                            spaced
+                            and _at_column(near, left)
+                            and self._after_space(index)
+                            and (row or self._number_after_number(index))
+                        )
+                        or (
+                            self._pieces_are_words(index)
+                            and _word_boundary(
+                                self.chars[index - 1][0],
+                                self.chars[index][0],
+                                "".join(ch for ch, _ in self.chars[index + 1 : index + 9]),
+                            )
+                        )
+                    )
+                ):
+                    cut_rights.append(left)
+                    cut_starts.append((index, left, y))
+            cut_rights.append(rights[n])
+        return cut_starts, cut_rights
+
+    def _number_after_number(self, index: int) -> bool:
+        """Whether a number or price starts at `index` after a space that follows a word
+        holding a digit ("5000mAh 6.5”", "59,999 $719"; not "Velvera Edge 256GB")."""
+        if not _starts_number(self.chars[index][0]):
+            return False
+        before = "".join(ch for ch, _ in self.chars[max(0, index - _WORD_MAX) : index]).split()
+        return bool(before) and any(ch.isdigit() for ch in before[-1])
+
+    def _after_space(self, index: int) -> bool:
+        """Whether the last character before `index` that is not left out is a space."""
+        chars = self.chars
+        while index > 0 and not chars[index - 1][0]:
+            index -= 1
+        return index > 0 and chars[index - 1][0] == " "
+
+    def _pieces_are_words(self, index: int) -> bool:
+        """Whether the text on both sides of character `index` is two characters long or
+        more (a one-letter prefix, "eVisa", or suffix, "GaN", is part of one word)."""
+        chars = self.chars
+        return (
+            index >= 2
+            and chars[index - 2][0].isalnum()
+            and index + 1 < len(chars)
+            and chars[index + 1][0].strip() != ""
+        )
+
     @property
     def style(self) -> tuple[float, bool]:
         return (self.size, self.bold)
+
+
+def _starts_number(char: str) -> bool:
+    """Whether `char` starts a number or a price."""
+    return char.isdigit() or unicodedata.category(char) == "Sc"
+
+
+def _at_column(columns: Sequence[float], x: float) -> bool:
+    """Whether `x` is within _AT_COLUMN points of one of `columns` (in ascending order)."""
+    at = bisect.bisect_left(columns, x - _AT_COLUMN)
+    return at < len(columns) and columns[at] <= x + _AT_COLUMN
+
+
+def _word_boundary(before: str, char: str, rest: str) -> bool:
+    """Whether `char` right after `before` (and before `rest`), with no space, starts
+    another word: a capitalised word or a code after a small letter or digit
+    ("PuneMaharashtra", "2025Velvera", "AustraliaCW2411"; not "VelOS" or "64GB"), a
+    capitalised word after a capital ("RAMStorage", not "SLAs"), a digit after a small
+    letter ("Gujarat3rd"; not "CW2418"), a currency sign after a letter or digit, a
+    letter after closing punctuation ("Hills,Road"; not "3,499")."""
+    if not before or not char:
+        return False
+    if before in _CLOSING:
+        return char.isalpha()
+    if char.isdigit():
+        return before.islower()  # not a code ("CW2418")
+    if unicodedata.category(char) == "Sc":  # a price after a number ("87,999$1,059")
+        return before.isalnum()
+    if not char.isupper() or not before.isalnum():
+        return False
+    run = _WORD.match(rest)
+    after = run.group(0) if run else ""
+    if before.isupper():
+        return len(after) >= 2 and after[:2].islower()
+    return after[:1].islower() or any(ch.isdigit() for ch in after)
+
+
+_CLOSING = frozenset(",;)]")
 
 
 def offline_markdown(data: bytes, max_pages: int = 5000) -> list[OfflinePage]:
@@ -269,6 +406,7 @@ def _lines_of(raw: object, count: int, notes: _PageNotes) -> Iterator[_Line]:
     generated_space = False  # whether the last space is one PDFium added for a gap
     new_cell = False
     cells: list[tuple[int, float, float, float]] = []
+    glyphs: list[tuple[int, float]] = []  # (char index, left edge) where each glyph starts
     previous_right: float | None = None
     cell_right = 0.0  # the right edge of the current cell's glyphs so far
     font_name = ctypes.create_string_buffer(128)
@@ -313,9 +451,11 @@ def _lines_of(raw: object, count: int, notes: _PageNotes) -> Iterator[_Line]:
                     (baseline, end_baseline),
                     hyphen,
                     cells,
+                    glyphs,
                 )
                 chars, sizes, bold_count, hyphen = [], Counter(), 0, False
                 cells, previous_right, started, cell_right = [], None, False, 0.0
+                glyphs = []
             continue
         if not char or 0xE000 <= code <= 0xF8FF or code in (0xFFFD, 0xFFFE):
             if not chars and code and code != 0xFFFD:
@@ -324,6 +464,7 @@ def _lines_of(raw: object, count: int, notes: _PageNotes) -> Iterator[_Line]:
             elif not pdfium_c.FPDFText_IsGenerated(raw, index):
                 notes.missing_glyphs += 1  # a glyph the font maps to no character
                 pdfium_c.FPDFText_GetCharBox(raw, index, *box_refs)
+                glyphs.append((len(chars), left.value))  # where a cell's "₹" starts
                 if previous_right is not None and left.value < previous_right - 1.0:
                     # drawn over the cell before it
                     pdfium_c.FPDFText_GetCharOrigin(raw, index, x_ref, y_ref)
@@ -365,6 +506,7 @@ def _lines_of(raw: object, count: int, notes: _PageNotes) -> Iterator[_Line]:
             if glyph_start >= 0 and len(chars) - glyph_start > 1 and not char.isalpha():
                 _drop_misread_glyph(chars, glyph_start, notes)
             glyph_left, glyph_right, glyph_start = start, right.value, len(chars)
+            glyphs.append((len(chars), start))
             if previous_right is not None:
                 gap = (start - previous_right) / (size if size > 1.0 else 1.0)
                 if gap > CELL_GAP or gap < -_OVERLAP:
@@ -400,7 +542,14 @@ def _lines_of(raw: object, count: int, notes: _PageNotes) -> Iterator[_Line]:
     _drop_misread_glyph(chars, glyph_start, notes)
     if chars:
         yield _finish(
-            chars, sizes, bold_count, (first_x, cell_right), (baseline, end_baseline), hyphen, cells
+            chars,
+            sizes,
+            bold_count,
+            (first_x, cell_right),
+            (baseline, end_baseline),
+            hyphen,
+            cells,
+            glyphs,
         )
 
 
@@ -429,6 +578,7 @@ def _finish(
     baselines: tuple[float, float],
     hyphen: bool,
     cells: list[tuple[int, float, float, float]],
+    glyphs: list[tuple[int, float]],
 ) -> _Line:
     visible = sum(sizes.values())
     size = sizes.most_common(1)[0][0] if sizes else 0.0
@@ -442,6 +592,7 @@ def _finish(
         hyphen_end=hyphen,
         cell_starts=cells,
         end_baseline=baselines[1],
+        glyphs=glyphs,
     )
 
 
@@ -477,7 +628,17 @@ def _resolve_hyphens(pages: list[list[_Line]]) -> bool:
         for index, at_end, left, right in _markers(line, following)
     ]
     soft = sum(1 for *_, verdict, _ in verdicts if verdict is False)
-    real = sum(1 for *_, verdict, _ in verdicts if verdict is True)
+    # hyphenated numbers wrapped at line ends (a table column of phone numbers) are one
+    # habit of one kind of token, not as many votes as there are numbers: they count once
+    real = sum(
+        1
+        for line, index, _, verdict, right in verdicts
+        if verdict is True and not _numeric_hyphen(line, index, right)
+    )
+    real += any(
+        verdict is True and _numeric_hyphen(line, index, right)
+        for line, index, _, verdict, right in verdicts
+    )
     joined = False
     for line, index, at_end, verdict, right in verdicts:
         if verdict is None:
@@ -492,6 +653,13 @@ def _resolve_hyphens(pages: list[list[_Line]]) -> bool:
 
 
 _COMPOUND = re.compile(r"[^\W_]+(?:-[^\W_]+)+")
+
+
+def _numeric_hyphen(line: _Line, index: int, right: str) -> bool:
+    """Whether the hyphen marker at `index` of `line` has a digit on either side."""
+    return right[:1].isdigit() or (index > 0 and line.chars[index - 1][0].isdigit())
+
+
 _WORD_AFTER = re.compile(r"^[^\W_]+")
 
 
@@ -510,7 +678,15 @@ def _markers(line: _Line, following: str) -> Iterator[tuple[int, bool, str, str]
         while start > 0 and _is_word_char(chars[start - 1][0]) and index - start < _WORD_MAX:
             start -= 1
         end = index + 1
-        while end < len(chars) and _is_word_char(chars[end][0]) and end - index < _WORD_MAX:
+        # the word goes on past further markers ("Tech-ni-cian" in a narrow cell)
+        while (
+            end < len(chars)
+            and end - index < _WORD_MAX
+            and (
+                _is_word_char(chars[end][0])
+                or (chars[end][0] == _SOFT_HYPHEN and end + 1 < len(chars))
+            )
+        ):
             end += 1
         at_end = index >= last_visible
         before = "".join(ch for ch, _ in chars[start:index])
@@ -518,7 +694,7 @@ def _markers(line: _Line, following: str) -> Iterator[tuple[int, bool, str, str]
             after_match = _WORD_AFTER.search(following.strip()[:_WORD_MAX])
             after = after_match.group(0) if after_match else ""
         else:
-            after = "".join(ch for ch, _ in chars[index + 1 : end])
+            after = "".join(ch for ch, _ in chars[index + 1 : end] if ch != _SOFT_HYPHEN)
         yield index, at_end, before, after
 
 

@@ -10,6 +10,7 @@ defining the columns (the header), become a table; everything else stays prose.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -23,12 +24,16 @@ CELL_GAP = 0.65
 _MAX_COLUMNS = 12
 # A cell whose middle is this many font sizes from its header cell's middle is centred under it.
 _CENTRED = 0.5
+# A header cell may start this many font sizes above the header row's first cell.
+_HEADER_REACH = 4
 # A header cell of more words than this is a sentence.
 _HEADER_WORDS = 12
 # A line ending this many font sizes or less from its column's widest line fills the column.
 _FULL = 0.6
 # A table whose body has more empty cells than this share was misread (overlapping columns).
 MAX_EMPTY_SHARE = 0.2
+# A body of this many rows may leave its last column mostly empty (a column of notes).
+_SPARSE_ROWS = 3
 # A first cell that is a list marker (or ends with a bullet): the "table" is a list.
 _LIST_MARKER = re.compile(r"(?:^(?:[-–—*]|\d{1,3}[.)]|[A-Za-z][.)])$|[•●○◦▪▫■□➢➤►▶✓✔❖◆◇‣⁃∙·]$)")
 
@@ -73,8 +78,18 @@ class TextLine(Protocol):
     baseline: float
     bold: bool
 
-    def cells(self) -> list[Cell]:
-        """Each gap-separated part of the line, left to right."""
+    def cells(
+        self,
+        columns: Sequence[float] = (),
+        near: Sequence[float] = (),
+        own: Sequence[float] = (),
+    ) -> list[Cell]:
+        """Each gap-separated part of the line, left to right; also cut where another word
+        starts at one of `columns` (where the page's cells start) with no space before it;
+        after a space, in a line of several parts, where a word starts at one of `near`
+        (where cells of its run of lines in one font size start), and in a line of one part
+        starting at one of `own` (the columns of the lines right around it), where a number
+        or a price does: a cell that ran over into the next."""
         ...
 
 
@@ -172,6 +187,28 @@ def find_tables(
     its columns continue it, under its header repeated. `words` are the document's words
     (case-folded), to tell a word broken at a narrow column's edge.
     """
+    parts = [[cell for cell in line.cells() if cell.text.strip()] for line in lines]
+    columns = column_starts(parts)
+    start = 0
+    for end in [*_size_changes(lines), len(lines)] if columns else ():
+        # a word after a space is cut only at the columns of its own run of lines in one
+        # font size (a table's lines share one; a list's indent under a heading is no
+        # column), not counting list items (their markers and text)
+        unlisted = [_unlisted(cells) for cells in parts[start:end]]
+        near = column_starts(unlisted)
+        for index in range(start, end):
+            # a line of one part is cut only at the columns of the lines around it too
+            # (another table above on the page has other columns)
+            window = unlisted[max(0, index - start - _NEAR) : index - start + _NEAR + 1]
+            one = parts[index][0] if len(parts[index]) == 1 else None
+            local = (
+                column_starts(window)
+                if one is not None and _near_column(near, one.x) and " " in one.text.strip()
+                else ()
+            )
+            cut = lines[index].cells(columns, near, local)
+            parts[index] = [cell for cell in cut if cell.text.strip()]
+        start = end
     fragments = [
         _Fragment(
             index,
@@ -185,9 +222,7 @@ def find_tables(
             cell.bottom,
             len(cells) == 1,
         )
-        for index, cells in enumerate(
-            [[cell for cell in line.cells() if cell.text.strip()] for line in lines]
-        )
+        for index, cells in enumerate(parts)
         for part, cell in enumerate(cells)
         for line in (lines[index],)
     ]
@@ -205,6 +240,55 @@ def find_tables(
         if table is not None:
             tables.append(table)
     return tables
+
+
+def _near_column(columns: Sequence[float], x: float) -> bool:
+    """Whether `x` is within _COLUMN_SPREAD points of one of `columns` (ascending)."""
+    at = bisect.bisect_left(columns, x - _COLUMN_SPREAD)
+    return at < len(columns) and columns[at] <= x + _COLUMN_SPREAD
+
+
+def _unlisted(cells: Sequence[Cell]) -> list[Cell]:
+    """The line's cells, none if it is a list item whose marker is set apart from its text."""
+    if cells and _LIST_MARKER.search(cells[0].text.strip()):
+        return []
+    return list(cells)
+
+
+def _size_changes(lines: Sequence[TextLine]) -> list[int]:
+    """The indexes of the lines set in another font size than the line before."""
+    return [
+        index
+        for index in range(1, len(lines))
+        if abs(lines[index].size - lines[index - 1].size) >= 0.5
+    ]
+
+
+def column_starts(parts: Sequence[Sequence[Cell]]) -> list[float]:
+    """Where cells of the page start: x positions (within _COLUMN_SPREAD points) at which
+    at least _COLUMN_CELLS cells start, but the page's leftmost (its margin)."""
+    starts = sorted(cell.x for cells in parts for cell in cells)
+    found: list[float] = []
+    group: list[float] = []
+    for x in [*starts, float("inf")]:
+        if group and x - group[0] > _COLUMN_SPREAD:
+            if len(group) >= _COLUMN_CELLS:
+                found.append(group[len(group) // 2])
+            group = []
+        group.append(x)
+    return found[1:] if found and starts and found[0] - starts[0] <= _COLUMN_SPREAD else found
+
+
+# A line of one part is cut only at columns of this many lines before and after it (two or
+# three rows of a LaTeX table, written cell by cell: 8 lines kept 0.935 of the corpus PDFs'
+# cells, 16 0.951, 30 0.952).
+_NEAR = 30
+# Cells that start within this many points of each other start at one column.
+_COLUMN_SPREAD = 2.0
+# A column is where at least this many cells start (a header cell and one body cell: the
+# other body cells of a column that overflow start nowhere else; 3 kept 0.893 of the
+# corpus PDFs' cells against 0.902 at 2).
+_COLUMN_CELLS = 2
 
 
 class _Builder:
@@ -262,16 +346,23 @@ class _Builder:
         same_style = abs(fragment.size - previous.size) < 0.5 and (
             fragment.bold == previous.bold or previous is not self.first
         )
+        # a header cell of more lines than its neighbours starts above them (the header row is
+        # aligned at its bottom); body cells start on one line
+        reach = _HEADER_REACH if in_header else 2
         if (
             (column == self.previous_column or centred_below)
             and 0 < below <= 1.7 * size
             and same_style
-            and not _LIST_MARKER.match(fragment.text)  # a bullet starts an item, not a line
+            # a bullet starts an item, not a line; a dash alone on its line, with no item
+            # text beside it, goes on a cell ("Mumbai" / "–" / "Andheri East")
+            and not (_LIST_MARKER.match(fragment.text) and not fragment.alone)
         ):
             # the cell continues on the next line (a centred cell's next line starts
             # a little left or right of its first)
             column = self.previous_column
             self._append(column, fragment)
+        elif abs(fragment.size - self.first.size) >= 0.5:
+            return False  # a table's cells share one font size: a heading above is no row
         elif (
             column == 0 or (column is not None and in_header and self.page_top)
         ) and 0 < self.row_bottom - fragment.baseline <= 3.5 * size:
@@ -284,7 +375,7 @@ class _Builder:
             self._append(column, fragment)
         elif (
             fragment.x > previous.x + 1.5 * size
-            and self.row_bottom - size < fragment.baseline <= self.row_top + 2 * size
+            and self.row_bottom - size < fragment.baseline <= self.row_top + reach * size
         ):
             if column is None:
                 if not in_header or len(self.columns) >= _MAX_COLUMNS:
@@ -357,8 +448,7 @@ class _Builder:
         ]
         if any(len(cell.split()) > _HEADER_WORDS for cell in cells[0]):
             return None  # a header cell holding a sentence: prose with a wide gap, no table
-        body = [cell for row in cells[1:] for cell in row]
-        if sum(1 for cell in body if not cell) > MAX_EMPTY_SHARE * len(body):
+        if _misread(cells[1:]):
             return None  # mostly empty cells: the columns were not recovered; keep it prose
         if 2 * sum(1 for row in cells if _LIST_MARKER.search(row[0])) >= len(cells):
             return None  # a list whose markers stand apart from their text: keep it a list
@@ -375,6 +465,13 @@ class _Builder:
             spans=spans,
             cut_row=self.page_top and 0 not in rows[1],
         )
+
+
+def _misread(body: list[list[str]]) -> bool:
+    """Whether more than MAX_EMPTY_SHARE of the body's cells are empty, besides, in a body
+    of _SPARSE_ROWS rows or more, its last column (notes that only some rows fill)."""
+    cells = [cell for row in body for cell in (row[:-1] if len(body) >= _SPARSE_ROWS else row)]
+    return sum(1 for cell in cells if not cell) > MAX_EMPTY_SHARE * len(cells)
 
 
 def _own_header(lines: Sequence[TextLine], table: Table) -> bool:
@@ -438,8 +535,11 @@ def _table_at(
     if table is None:
         skip = len(builder.rows) >= 2 and len(builder.rows[0]) >= 2
         listed = builder.list_rows()
-        if skip and listed:  # a list: skip its items only, a table may start right after
-            last = max(line for row in builder.row_lines[:listed] for line in row)
+        # a list: skip its items only, a table may start right after; and skip nothing from
+        # a heading on (a bold line of one cell ending no sentence: a table may start under it)
+        kept = listed or (skip and _heading_row(builder, fragments[start:position]))
+        if skip and kept:
+            last = max(line for row in builder.row_lines[:kept] for line in row)
             while position > start + 1 and fragments[position - 1].line > last:
                 position -= 1
             return None, _line_end(fragments, start, position)
@@ -454,6 +554,24 @@ def _table_at(
     if end > position:
         return None, start + 1
     return table, end
+
+
+def _heading_row(builder: _Builder, fragments: list[_Fragment]) -> int | None:
+    """The index of the first row of `builder` (grown over `fragments`) that is a heading
+    (a line of one bold cell that ends no sentence), or None."""
+    by_line = {fragment.line: fragment for fragment in fragments if fragment.first_of_line}
+    for index, (row, lines) in enumerate(zip(builder.rows, builder.row_lines, strict=True)):
+        first = by_line.get(lines[0]) if lines else None
+        if (
+            index
+            and len(row) == 1
+            and first is not None
+            and first.bold
+            and first.alone
+            and not first.text.rstrip().endswith((".", ",", ";", ":"))
+        ):
+            return index
+    return None
 
 
 def _line_end(fragments: list[_Fragment], start: int, position: int) -> int:

@@ -467,3 +467,257 @@ def test_a_page_ending_a_sentence_keeps_the_next_pages_first_paragraph():
     page_two = [Text("and this line starts in lower case on its own page.", 72, 740)]
     pages = offline_markdown(make_pdf([(612, 792, page_one), (612, 792, page_two)]))
     assert pages[1].markdown.endswith("and this line starts in lower case on its own page.")
+
+
+def test_a_heading_set_in_parts_above_a_table_does_not_take_its_header():
+    lines = [
+        Text("Outbound Flights:", 72, 740, 12, "Helvetica-Bold"),
+        Text("Mumbai to Major South East", 190, 740, 12, "Helvetica-Bold"),
+        Text("Asian", 380, 740, 12, "Helvetica-Bold"),
+        Text("Cities", 72, 726, 12, "Helvetica-Bold"),
+        Text("Flight", 72, 704),
+        Text("No.", 72, 692),
+        Text("Departure", 130, 692),
+        Text("Arrival City", 190, 692),
+        Text("Travel", 280, 704),
+        Text("Time", 280, 692),
+        Text("CW24101", 72, 676),
+        Text("09:00", 130, 676),
+        Text("Singapore (SIN)", 190, 676),
+        Text("5h 30m", 280, 676),
+        Text("CW24105", 72, 662),
+        Text("23:30", 130, 662),
+        Text("Bangkok (BKK)", 190, 662),
+        Text("4h 10m", 280, 662),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "| Flight No. | Departure | Arrival City | Travel Time |" in markdown, markdown
+    assert "| CW24101 | 09:00 | Singapore (SIN) | 5h 30m |" in markdown
+    assert "| CW24105 | 23:30 | Bangkok (BKK) | 4h 10m |" in markdown
+
+
+def test_hyphens_in_numbers_count_once_for_a_documents_hyphenation_habit():
+    # a column of store codes wrapped at their hyphens is one habit, not one vote each
+    lines = [
+        Text(
+            "Every store is designed for calm, every seat comfortable. Our store was de-", 72, 700
+        ),
+        Text("signed by our team and its seats are com-", 72, 688),
+        Text("fortable. Visit the Bengaluru store VL-", 72, 676),
+        Text("001, the Mumbai store VL-", 72, 664),
+        Text("002 or the Delhi store VL-", 72, 652),
+        Text("003 to book a visit to the experi-", 72, 640),
+        Text("ence center of your city.", 72, 628),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "store was designed by our team and its seats are comfortable." in markdown, markdown
+    assert "store VL-001, the Mumbai store VL-002 or the Delhi store VL-003 to book" in markdown
+    assert "a visit to the experience center" in markdown
+
+
+def test_a_header_cell_of_more_lines_than_the_first_keeps_its_column():
+    # the header row is aligned at its bottom: "Service Center Site Name" starts two lines
+    # above "Center ID", whose cell has two
+    lines = [
+        Text("Velvera Authorized Service Centers", 72, 760, 10, "Helvetica-Bold"),
+        Text("Center", 72, 712),
+        Text("ID", 72, 700),
+        Text("Service", 120, 736),
+        Text("Center", 120, 724),
+        Text("Site", 120, 712),
+        Text("Name", 120, 700),
+        Text("Contact", 220, 724),
+        Text("Number", 220, 712),
+        Text("Since", 300, 700),
+        Text("VC-0472", 72, 684),
+        Text("Akshara Tech", 120, 684),
+        Text("020-45100899", 220, 684),
+        Text("2019", 300, 684),
+        Text("VC-0551", 72, 670),
+        Text("Spectra Hub", 120, 670),
+        Text("0522-4031286", 220, 670),
+        Text("2020", 300, 670),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "| Center ID | Service Center Site Name | Contact Number | Since |" in markdown, markdown
+    assert "| VC-0472 | Akshara Tech | 020-45100899 | 2019 |" in markdown
+    assert "| VC-0551 | Spectra Hub | 0522-4031286 | 2020 |" in markdown
+
+
+def test_a_dash_alone_on_a_cells_line_goes_on_the_cell_not_a_new_row():
+    lines = [
+        Text("Service Center", 72, 720),
+        Text("Coverage Area", 160, 720),
+        Text("Turnaround", 260, 720),
+        Text("Bengaluru", 72, 704),
+        Text("– Koramangala", 71, 692),
+        Text("Karnataka", 160, 704),
+        Text("3-5 days", 260, 704),
+        Text("Mumbai", 72, 676),
+        Text("–", 71, 664),
+        Text("Andheri East", 72, 652),
+        Text("Maharashtra", 160, 676),
+        Text("2-4 days", 260, 676),
+        Text("Delhi – Karol Bagh", 72, 636),
+        Text("NCR, Haryana", 160, 636),
+        Text("3-7 days", 260, 636),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "| Service Center | Coverage Area | Turnaround |" in markdown, markdown
+    assert "| Mumbai – Andheri East | Maharashtra | 2-4 days |" in markdown
+    assert "| Delhi – Karol Bagh | NCR, Haryana | 3-7 days |" in markdown
+
+
+def test_a_cell_running_into_the_next_column_with_no_gap_is_cut_at_that_columns_start():
+    # LaTeX sets a word wider than its column over the next one: "Pune" ends where the State
+    # column starts (Helvetica 10: "Pune" is 23.35 points wide), with no gap or space between
+    state = 150 + 23.35
+    lines = [
+        Text("Store", 72, 720),
+        Text("City", 150, 720),
+        Text("State", state, 720),
+        Text("Channel", 250, 720),
+        Text("VL-001", 72, 704),
+        Text("Goa", 150, 704),
+        Text("Goa", state, 704),
+        Text("Retail", 250, 704),
+        Text("VL-002", 72, 690),
+        Text("PuneMaharashtra", 150, 690),
+        Text("eShop", 250, 690),
+        Text("VL-003", 72, 676),
+        Text("Delhi", 150, 676),
+        Text("Delhi NCR", state, 676),
+        Text("Retail", 250, 676),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "| Store | City | State | Channel |" in markdown, markdown
+    assert "| VL-002 | Pune | Maharashtra | eShop |" in markdown, markdown
+    assert "| VL-003 | Delhi | Delhi NCR | Retail |" in markdown
+
+
+def test_a_word_running_over_the_next_columns_start_stays_one_word():
+    # "Turnaround" is wider than its column: its "n" (after "Turnarou", 40.57 points in
+    # Helvetica 10) starts where the Mode column does; a word going on is not a new cell
+    mode = 150 + 40.57
+    lines = [Text("Center", 72, 720), Text("Turnaround", 150, 720), Text("Mode", mode, 720)]
+    for n, (center, mode_text) in enumerate((("Pune", "Walk"), ("Kochi", "Mail"), ("Goa", "Walk"))):
+        y = 690 - 14 * n
+        lines += [Text(center, 72, y), Text("Fast", 150, y), Text(mode_text, mode, y)]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "| Center | Turnaround | Mode |" in markdown, markdown
+    assert "| Kochi | Fast | Mail |" in markdown
+
+
+def test_a_cell_run_up_to_the_next_one_in_a_table_row_is_cut_where_that_column_starts():
+    # one text "4400mAh 42,999" whose price starts at the Price column (Helvetica 10:
+    # "4400mAh " is 45.58 points wide), a word space from the battery: in a row of other
+    # cells, the word after a space that starts at a column starts a cell
+    lines = [Text("Model", 72, 720), Text("Battery", 150, 720), Text("Price", 200, 720)]
+    lines += [Text("Edge 128GB", 72, 704), Text("4400mAh 42,999", 200 - 45.58, 704)]
+    rows = (("Edge Pro", "4600", "54,999"), ("Edge Lite", "4000", "39,999"))
+    for n, (model, battery, price) in enumerate(rows):
+        y = 690 - 14 * n
+        lines += [Text(model, 72, y), Text(battery, 150, y), Text(price, 200, y)]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "| Model | Battery | Price |" in markdown, markdown
+    assert "| Edge 128GB | 4400mAh | 42,999 |" in markdown, markdown
+    assert "| Edge Pro | 4600 | 54,999 |" in markdown
+
+
+def test_a_lists_indent_under_a_heading_does_not_cut_a_table_row_above_it():
+    # the list's text starts where "further" does in the table's last row ("Need " is 26.68
+    # points wide in Helvetica 10); it is no column of the table, which a heading ends
+    lines = [Text("Issue", 72, 720), Text("Suggested Action", 250, 720)]
+    lines += [Text("No power", 72, 704), Text("Hold power for 8 seconds", 250, 704)]
+    lines += [Text("No Wi-Fi", 72, 690), Text("Restart the router", 250, 690)]
+    lines += [Text("Need further help", 72, 676), Text("Visit velvera.com/support", 250, 676)]
+    lines.append(Text("Accessory Usage", 72, 640, 12, "Helvetica-Bold"))
+    for n, item in enumerate(("Attach the pencil.", "Align the keyboard.", "Clean the screen.")):
+        lines += [Text("•", 86, 620 - 14 * n), Text(item, 72 + 26.68, 620 - 14 * n)]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "| Need further help | Visit velvera.com/support |" in markdown, markdown
+    assert "- Attach the pencil." in markdown
+
+
+def test_a_table_whose_last_column_only_some_rows_fill_stays_a_table():
+    lines = [Text("Country", 72, 720), Text("Validity", 160, 720), Text("Notes", 250, 720)]
+    rows = (("Schengen", "6 months", "Covers most of Europe"), ("France", "6 months", ""))
+    rows += (("Germany", "6 months", ""), ("Spain", "3 months", ""))
+    for n, row in enumerate(rows):
+        columns = zip(row, (72, 160, 250), strict=True)
+        lines += [Text(text, x, 704 - 14 * n) for text, x in columns if text]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "| Country | Validity | Notes |" in markdown, markdown
+    assert "| Schengen | 6 months | Covers most of Europe |" in markdown
+    assert "| Spain | 3 months |  |" in markdown
+
+
+def test_a_price_running_into_the_next_columns_price_is_cut_at_its_currency_sign():
+    usd = 200 + 30.58  # "42,999" is 30.58 points wide in Helvetica 10
+    lines = [Text("Model", 72, 720), Text("INR", 200, 720), Text("USD", usd, 720)]
+    lines += [Text("Edge 128GB", 72, 704), Text("42,999$519", 200, 704)]
+    lines += [Text("Edge Pro", 72, 690), Text("5,999", 200, 690), Text("$72", usd, 690)]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "| Model | INR | USD |" in markdown, markdown
+    assert "| Edge 128GB | 42,999 | $519 |" in markdown, markdown
+
+
+def test_a_word_broken_over_three_lines_is_joined_like_one_broken_over_two():
+    lines = [
+        Text("Every device is designed with care. Each one was de-", 72, 700),
+        Text("signed in Pune and checked by our lead tech-", 72, 688),
+        Text("ni-", 72, 676),
+        Text("cian before it ships.", 72, 664),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "was designed in Pune and checked by our lead technician before it ships." in (
+        markdown
+    ), markdown
+
+
+def test_a_table_under_a_bold_heading_after_prose_with_bold_runs_keeps_its_header():
+    # the prose line's bold run sets its parts apart like cells; the region it starts is no
+    # table, but the table under the heading is
+    lines = [
+        Text("Built for professionals, the", 72, 760),
+        Text("Nexus Pro Series", 205, 760, 10, "Helvetica-Bold"),
+        Text("delivers top specs for work and play,", 300, 760),
+        Text("photography, and development tasks.", 72, 748),
+        Text("Shared Specifications", 72, 722, 10, "Helvetica-Bold"),
+        Text("Component", 72, 700),
+        Text("Specification", 180, 700),
+        Text("Launch Year", 72, 686),
+        Text("2024", 180, 686),
+        Text("Chipset", 72, 672),
+        Text("PrimeChip Ultra", 180, 672),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "| Component | Specification |" in markdown, markdown
+    assert "| Chipset | PrimeChip Ultra |" in markdown
+
+
+def test_a_lists_text_indent_right_under_a_table_does_not_cut_its_rows():
+    # "Start " is 23.9 points wide in Helvetica 10: "Series" starts where the list's text does
+    lines = [Text("Series", 72, 720), Text("Updates", 200, 720), Text("Support", 300, 720)]
+    rows = (("One Series", "4 Years", "2030"), ("Start Series", "1 Year", "2027"))
+    for n, row in enumerate(rows):
+        lines += [Text(text, x, 704 - 14 * n) for text, x in zip(row, (72, 200, 300), strict=True)]
+    for n, item in enumerate(("Updates: every year", "Patches: every month")):
+        lines += [Text("-", 86, 660 - 14 * n), Text(item, 72 + 23.9, 660 - 14 * n)]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "| Start Series | 1 Year | 2027 |" in markdown, markdown
+
+
+def test_a_number_run_up_to_the_next_columns_number_on_a_cells_own_line_is_cut():
+    # LaTeX writes a row cell by cell, so a cell whose neighbours wrap is a line of its own:
+    # "5000mAh " (45.58 points in Helvetica 10) runs up to the Display column's "6.5in"
+    battery, display = 200 - 45.58, 200
+    lines = [Text("Model", 72, 720), Text("Battery", battery, 720), Text("Display", display, 720)]
+    lines.append(Text("Price", 300, 720))
+    lines += [Text("Core", 72, 704), Text("Max", 72, 692), Text("5000mAh 6.5in", battery, 704)]
+    lines += [Text("(IPS)", display, 692), Text("$99", 300, 704)]
+    lines += [Text("Core", 72, 676), Text("Mini", 72, 664), Text("4000mAh", battery, 676)]
+    lines += [Text("6.1in", display, 676), Text("(LCD)", display, 664), Text("$79", 300, 676)]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "| Model | Battery | Display | Price |" in markdown, markdown
+    assert "| Core Max | 5000mAh | 6.5in (IPS) | $99 |" in markdown, markdown
