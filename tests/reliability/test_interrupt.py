@@ -47,7 +47,8 @@ def test_ctrl_c_abandons_the_batch_and_kills_libreoffice(tmp_path: Path) -> None
     scratch.mkdir()
     for name in ("first.docx", "second.docx"):
         (tmp_path / name).write_bytes(docx([f"The {name} document."]))
-    env = {**os.environ, "DRAC_SOFFICE": str(soffice), "TMPDIR": str(scratch)}
+    env = {**os.environ, "DRAC_SOFFICE": str(soffice), "TMPDIR": str(scratch),
+           "PYTHONFAULTHANDLER": "1"}  # fmt: skip
     command = [sys.executable, "-c", "from drac.cli import main; main()", "ingest",
                "first.docx", "second.docx", "-w", "ws", "--jobs", "1"]  # fmt: skip
     drac = subprocess.Popen(command, cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True)
@@ -55,7 +56,14 @@ def test_ctrl_c_abandons_the_batch_and_kills_libreoffice(tmp_path: Path) -> None
         wait_for(lambda: len(_sleepers(seconds)) == 1)
         [converter] = _sleepers(seconds)  # the second never started
         drac.send_signal(signal.SIGINT)
-        _, err = drac.communicate(timeout=20)
+        try:
+            _, err = drac.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            # a CI run once saw drac still running 20 s after Ctrl-C: SIGABRT makes Python's
+            # fault handler print every thread's stack, so the failure says where it waits
+            drac.send_signal(signal.SIGABRT)
+            _, err = drac.communicate(timeout=20)
+            pytest.fail(f"drac did not stop within 20 s of Ctrl-C; its threads:\n{err[-6000:]}")
     finally:
         drac.kill()
     assert drac.returncode == 130
