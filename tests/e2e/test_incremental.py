@@ -101,8 +101,9 @@ def _kept_by_number(deployed: Cloud, document_id: str) -> int:
     for item in listed:
         kept = StoredBatch.model_validate_json(artifacts.get_text(item["Key"]))
         number = (kept.pages[0] - 1) // BATCH
-        artifacts.put_text(f"documents/{document_id}/batches/{number:05d}.reuse.json",
-                           kept.model_dump_json())
+        artifacts.put_text(
+            f"documents/{document_id}/batches/{number:05d}.reuse.json", kept.model_dump_json()
+        )
         s3.delete_object(Bucket=artifacts.bucket, Key=item["Key"])
     return len(listed)
 
@@ -121,7 +122,8 @@ def test_a_removed_page_converts_every_batch_after_it_in_the_cloud(cloud: Any) -
     # the earlier batches of their numbers did, so they are converted, never lent
     assert _converted_pages(bedrock, calls) == [[3, 4], [5, 6], [7, 8], [9]]
     assert [o for o in _outcomes(deployed, second) if o.startswith(REUSED + ":")] == [
-        f"{REUSED}: pages 1-2 unchanged since {first}"]
+        f"{REUSED}: pages 1-2 unchanged since {first}"
+    ]
     assert _stored_pages(deployed, second) == _expected_pages(document_pdf(after))
     assert deployed.runtime.registry.get(second).pages == 9  # type: ignore[union-attr]
 

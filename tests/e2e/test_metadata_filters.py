@@ -251,8 +251,11 @@ def _texts(deployed: Cloud, document_id: str) -> list[tuple[str, str]]:
 
 def _vector_lookups(requests: list[tuple[str, Any]]) -> list[dict[str, Any]]:
     """The searches IndexChunks made for stored vectors (drac.aws.vectors)."""
-    return [body for kind, body in requests if kind == "search"
-            and body.get("_source") == ["text_digest", "embedding"]]
+    return [
+        body
+        for kind, body in requests
+        if kind == "search" and body.get("_source") == ["text_digest", "embedding"]
+    ]
 
 
 def test_a_late_sidecar_reindexes_its_document_without_converting(cloud: Any) -> None:
@@ -288,14 +291,28 @@ def test_a_late_sidecar_reindexes_its_document_without_converting(cloud: Any) ->
     assert len(bedrock.converse_requests) == conversions
     assert len(bedrock.embed_requests) == embeddings
     (lookup,) = _vector_lookups(opensearch.requests[requests:])
-    assert lookup["query"] == {"bool": {"filter": [
-        {"term": {"document_id": document_id}},
-        {"term": {"embedding_model": EMBEDDING_MODEL}},
-        {"terms": {"text_digest": sorted(
-            hashlib.sha256(text.encode()).hexdigest() for text in set(before))}},
-    ]}}
-    indexed = [doc for kind, body in opensearch.requests[requests:] if kind == "bulk"
-               for doc in body if "text" in doc]
+    assert lookup["query"] == {
+        "bool": {
+            "filter": [
+                {"term": {"document_id": document_id}},
+                {"term": {"embedding_model": EMBEDDING_MODEL}},
+                {
+                    "terms": {
+                        "text_digest": sorted(
+                            hashlib.sha256(text.encode()).hexdigest() for text in set(before)
+                        )
+                    }
+                },
+            ]
+        }
+    }
+    indexed = [
+        doc
+        for kind, body in opensearch.requests[requests:]
+        if kind == "bulk"
+        for doc in body
+        if "text" in doc
+    ]
     assert sorted(doc["text"] for doc in indexed) == before
     for doc in indexed:
         assert doc["plan_version"] == "2" and doc["embedding"] == vectors[doc["text"]]

@@ -24,44 +24,65 @@ class ListLedger(Ledger):
 
 
 def chunk(document_id: str, version: int, n: int, text: str) -> Chunk:
-    return Chunk(document_id=document_id, source="a.pdf", chunk_id=f"{document_id}-v{version}-{n}",
-                 plan_version=version, text=text, breadcrumb="", element_ids=(f"p{n}",),
-                 pages=(1,))
+    return Chunk(
+        document_id=document_id,
+        source="a.pdf",
+        chunk_id=f"{document_id}-v{version}-{n}",
+        plan_version=version,
+        text=text,
+        breadcrumb="",
+        element_ids=(f"p{n}",),
+        pages=(1,),
+    )
 
 
-def index_version(opensearch: FakeOpenSearch, bedrock: FakeBedrockRuntime, chunks: list[Chunk],
-                  dimensions: int = 256, model: str = TITAN) -> tuple[ReusingEmbedder, ListLedger]:
+def index_version(
+    opensearch: FakeOpenSearch,
+    bedrock: FakeBedrockRuntime,
+    chunks: list[Chunk],
+    dimensions: int = 256,
+    model: str = TITAN,
+) -> tuple[ReusingEmbedder, ListLedger]:
     index = OpenSearchChunkIndex(opensearch, "chunks")
-    embedder = ReusingEmbedder(TitanEmbedder(bedrock, model_id=model, dimensions=dimensions),
-                               index, chunks[0].document_id)
+    embedder = ReusingEmbedder(
+        TitanEmbedder(bedrock, model_id=model, dimensions=dimensions), index, chunks[0].document_id
+    )
     ledger = ListLedger()
     index_chunks(index, chunks, embedder=embedder, ledger=ledger)
     return embedder, ledger
 
 
 def vectors_of(opensearch: FakeOpenSearch, document_id: str, version: str) -> dict[str, list]:
-    return {d["text"]: d["embedding"] for d in opensearch.chunks(document_id)
-            if d["plan_version"] == version}
+    return {
+        d["text"]: d["embedding"]
+        for d in opensearch.chunks(document_id)
+        if d["plan_version"] == version
+    }
 
 
 def test_a_new_version_embeds_only_the_texts_its_document_does_not_hold() -> None:
     opensearch, bedrock = FakeOpenSearch(), FakeBedrockRuntime(None, "m", TITAN)
-    _, ledger = index_version(opensearch, bedrock, [chunk("d", 1, 0, "alpha"),
-                                                    chunk("d", 1, 1, "beta")])
+    _, ledger = index_version(
+        opensearch, bedrock, [chunk("d", 1, 0, "alpha"), chunk("d", 1, 1, "beta")]
+    )
     assert [r["inputText"] for r in bedrock.embed_requests] == ["alpha", "beta"]
     assert [e.model for e in ledger.entries] == [TITAN]
     first = vectors_of(opensearch, "d", "1")
     assert {d["embedding_model"] for d in opensearch.docs} == {TITAN}
     # version 2: "beta" kept, "gamma" new (twice: embedded once)
-    embedder, ledger = index_version(opensearch, bedrock, [
-        chunk("d", 2, 0, "beta"), chunk("d", 2, 1, "gamma"), chunk("d", 2, 2, "gamma")])
+    embedder, ledger = index_version(
+        opensearch,
+        bedrock,
+        [chunk("d", 2, 0, "beta"), chunk("d", 2, 1, "gamma"), chunk("d", 2, 2, "gamma")],
+    )
     assert [r["inputText"] for r in bedrock.embed_requests] == ["alpha", "beta", "gamma"]
     assert embedder.vectors.found == 1 and len(ledger.entries) == 1
     second = vectors_of(opensearch, "d", "2")
     assert second["beta"] == first["beta"] and second["gamma"] != first["beta"]
     # a version of the same texts embeds nothing and records no ledger entry
-    embedder, ledger = index_version(opensearch, bedrock, [chunk("d", 3, 0, "gamma"),
-                                                           chunk("d", 3, 1, "alpha")])
+    embedder, ledger = index_version(
+        opensearch, bedrock, [chunk("d", 3, 0, "gamma"), chunk("d", 3, 1, "alpha")]
+    )
     assert len(bedrock.embed_requests) == 3 and embedder.usage is None and ledger.entries == []
     assert vectors_of(opensearch, "d", "3") == {"gamma": second["gamma"], "alpha": first["alpha"]}
 
@@ -76,8 +97,9 @@ def test_vectors_of_another_document_model_or_dimension_are_not_reused() -> None
     for doc in opensearch.docs:
         doc["embedding_model"] = "another-model"  # as if indexed by an earlier model
     bedrock.embedding_model = "another-model"
-    index_version(opensearch, bedrock, [chunk("d", 3, 0, "alpha")], model="another-model",
-                  dimensions=512)
+    index_version(
+        opensearch, bedrock, [chunk("d", 3, 0, "alpha")], model="another-model", dimensions=512
+    )
     assert len(bedrock.embed_requests) == 3  # same model, same dimension: reused
     bedrock.embedding_model = TITAN
     index_version(opensearch, bedrock, [chunk("d", 4, 0, "alpha")], dimensions=512)

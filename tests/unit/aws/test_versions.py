@@ -84,8 +84,9 @@ def test_a_version_kept_by_batch_number_lends_its_batch_only_for_the_same_pages(
     point_to_earlier(rt, NEW, OLD, "acme")
     # the layout before batches were kept by digest: batch 3 of the earlier version
     rt.artifacts.put_text(f"documents/{OLD}/batches/00003.reuse.json", _kept(OLD).model_dump_json())
-    assert not rt.artifacts.exists(keys.reuse_key(OLD, batch_digest(["a", "b"], "m",
-                                                                    prompt_digest())))
+    assert not rt.artifacts.exists(
+        keys.reuse_key(OLD, batch_digest(["a", "b"], "m", prompt_digest()))
+    )
     earlier = earlier_batch(rt, NEW, ["a", "b"], "m", 3)
     assert earlier is not None and earlier.document_id == OLD
     assert [b.markdown for b in earlier.batches] == [_kept(OLD).markdown]
