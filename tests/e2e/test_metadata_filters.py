@@ -269,8 +269,9 @@ def test_a_late_sidecar_reindexes_its_document_without_converting(cloud: Any) ->
     vectors = {c["text"]: c["embedding"] for c in opensearch.chunks(document_id)}
     conversions, embeddings = len(bedrock.converse_requests), len(bedrock.embed_requests)
     assert conversions == 2  # 4 pages in batches of 2
-    # the ingest embedded each chunk once (its lookup found nothing stored yet)
+    # the ingest (plan version 1: nothing earlier to reuse, no lookup) embedded each chunk
     assert sorted(r["inputText"] for r in bedrock.embed_requests) == sorted(before)
+    assert _vector_lookups(opensearch.requests) == []
     invocations, requests = len(deployed.invocations), len(opensearch.requests)
     put(deployed, key + ".metadata.json", sidecar({"dept": "travel", "year": 2022}))
     deployed.settle()

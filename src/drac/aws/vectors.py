@@ -38,15 +38,27 @@ class IndexedVectors(VectorStore):
         """Nothing to do: the vectors are stored with their chunks when they are indexed."""
 
 
+def embedder_for_version(
+    embedder: Embedder, index: OpenSearchChunkIndex, document_id: str, version: int
+) -> Embedder:
+    """The embedder that indexes plan version `version` of a document into `index`: from
+    version 2 on one that reuses the vectors the document's chunks hold already; version 1
+    has no earlier version to take them from, so it embeds (and spends no lookup). Either
+    way `index` labels the vectors with the model's identity."""
+    index.vector_model = model_identity(embedder)
+    if version <= 1:
+        return embedder
+    return ReusingEmbedder(embedder, index, document_id)
+
+
 class ReusingEmbedder(CachingEmbedder):
     """Embeds only the texts whose vectors the document's index does not hold, and reports
     the token usage of what it embedded (a ledger entry only when it embedded something)."""
 
     def __init__(self, inner: Embedder, index: OpenSearchChunkIndex, document_id: str) -> None:
-        """Wrap `inner`; `index` indexes its vectors under the model's identity."""
+        """Wrap `inner`, finding vectors among `document_id`'s chunks in `index`."""
         self.vectors = IndexedVectors(index, document_id, inner.dimension)
         super().__init__(inner, self.vectors)
-        index.vector_model = model_identity(inner)
 
     @property
     def usage(self) -> TokenUsage | None:

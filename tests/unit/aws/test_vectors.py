@@ -5,11 +5,11 @@ OpenSearch clients)."""
 from __future__ import annotations
 
 from drac.aws.opensearch import OpenSearchChunkIndex
-from drac.aws.vectors import ReusingEmbedder
+from drac.aws.vectors import ReusingEmbedder, embedder_for_version
 from drac.commit import index_chunks
 from drac.embedders.bedrock import TitanEmbedder
 from drac.models import Chunk, LedgerEntry
-from drac.ports import Ledger
+from drac.ports import Embedder, Ledger
 from tests.fakes import FakeBedrockRuntime, FakeOpenSearch
 
 TITAN = "amazon.titan-embed-text-v2:0"
@@ -42,11 +42,12 @@ def index_version(
     chunks: list[Chunk],
     dimensions: int = 256,
     model: str = TITAN,
-) -> tuple[ReusingEmbedder, ListLedger]:
+) -> tuple[Embedder, ListLedger]:
+    """Index one plan version's chunks as IndexChunks does; return its embedder and ledger."""
     index = OpenSearchChunkIndex(opensearch, "chunks")
-    embedder = ReusingEmbedder(
-        TitanEmbedder(bedrock, model_id=model, dimensions=dimensions), index, chunks[0].document_id
-    )
+    titan = TitanEmbedder(bedrock, model_id=model, dimensions=dimensions)
+    first = chunks[0]
+    embedder = embedder_for_version(titan, index, first.document_id, first.plan_version)
     ledger = ListLedger()
     index_chunks(index, chunks, embedder=embedder, ledger=ledger)
     return embedder, ledger
@@ -67,6 +68,7 @@ def test_a_new_version_embeds_only_the_texts_its_document_does_not_hold() -> Non
     )
     assert [r["inputText"] for r in bedrock.embed_requests] == ["alpha", "beta"]
     assert [e.model for e in ledger.entries] == [TITAN]
+    assert [kind for kind, _ in opensearch.requests] == ["search", "bulk"]  # no vector lookup
     first = vectors_of(opensearch, "d", "1")
     assert {d["embedding_model"] for d in opensearch.docs} == {TITAN}
     # version 2: "beta" kept, "gamma" new (twice: embedded once)
@@ -76,7 +78,8 @@ def test_a_new_version_embeds_only_the_texts_its_document_does_not_hold() -> Non
         [chunk("d", 2, 0, "beta"), chunk("d", 2, 1, "gamma"), chunk("d", 2, 2, "gamma")],
     )
     assert [r["inputText"] for r in bedrock.embed_requests] == ["alpha", "beta", "gamma"]
-    assert embedder.vectors.found == 1 and len(ledger.entries) == 1
+    assert isinstance(embedder, ReusingEmbedder) and embedder.vectors.found == 1
+    assert len(ledger.entries) == 1
     second = vectors_of(opensearch, "d", "2")
     assert second["beta"] == first["beta"] and second["gamma"] != first["beta"]
     # a version of the same texts embeds nothing and records no ledger entry
@@ -90,7 +93,7 @@ def test_a_new_version_embeds_only_the_texts_its_document_does_not_hold() -> Non
 def test_vectors_of_another_document_model_or_dimension_are_not_reused() -> None:
     opensearch, bedrock = FakeOpenSearch(), FakeBedrockRuntime(None, "m", TITAN)
     index_version(opensearch, bedrock, [chunk("d", 1, 0, "alpha")])
-    index_version(opensearch, bedrock, [chunk("other", 1, 0, "alpha")])  # another document
+    index_version(opensearch, bedrock, [chunk("other", 2, 0, "alpha")])  # another document
     opensearch.docs = [d for d in opensearch.docs if d["document_id"] == "d"]
     index_version(opensearch, bedrock, [chunk("d", 2, 0, "alpha")], dimensions=512)
     assert [r["dimensions"] for r in bedrock.embed_requests] == [256, 256, 512]
