@@ -30,6 +30,7 @@ MEANINGS = {
     "BedrockThrottling": "Bedrock throttled model calls (sustained): ask for quota",
     "SearchErrors": "OpenSearch Serverless answered 5xx",
     "UploadsNotFound": "an upload event named an object found under no form of its key",
+    "MetadataRefused": "a late sidecar or tag change broke a metadata limit and was refused",
 }
 
 
@@ -112,6 +113,7 @@ class Observability(Construct):
         partial = _emf("DocumentsPartial", None, FIVE_MINUTES)
         self._alarm("DocumentsPartial", partial)
         self._alarm("UploadsNotFound", _emf("UploadsNotFound", None, FIVE_MINUTES))
+        self._alarm("MetadataRefused", _emf("MetadataRefused", None, FIVE_MINUTES))
         throttled = _emf("ModelThrottled", None, FIVE_MINUTES)
         self._alarm("BedrockThrottling", throttled, threshold=20, periods=3)
         search_errors = cw.Metric(

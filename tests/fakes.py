@@ -92,8 +92,9 @@ class FakeOpenSearch:
 
     # -- reads --------------------------------------------------------------------------
     def search(self, index: str, body: dict[str, Any]) -> dict[str, Any]:
-        """Filter queries (sorted by chunk_id, with search_after paging), `match` on text
-        scored by term overlap, or `knn` by cosine, each with optional filters."""
+        """Filter queries (sorted by chunk_id, with search_after paging; `_source` a list of
+        fields returns those), `match` on text scored by term overlap, or `knn` by cosine,
+        each with optional filters."""
         with self.lock:
             self.requests.append(("search", body))
             docs = list(self.docs)
@@ -118,8 +119,11 @@ class FakeOpenSearch:
         after = body.get("search_after")
         if after:
             matched = [d for d in matched if [d["chunk_id"], d["plan_version"]] > after]
+        fields = body.get("_source", False)
         return {"hits": {"hits": [{"_id": d["_id"], "_score": 1.0,
-                                   "sort": [d["chunk_id"], d["plan_version"]]}
+                                   "sort": [d["chunk_id"], d["plan_version"]],
+                                   **({"_source": {k: d[k] for k in fields if k in d}}
+                                      if isinstance(fields, list) else {})}
                                   for d in matched[:size]]}}
 
     @staticmethod

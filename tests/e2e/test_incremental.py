@@ -11,7 +11,7 @@ from page_model import document_pdf, labels
 
 from drac.aws import keys
 from drac.documents.check import MARKER, page_texts
-from drac.documents.incremental import REUSED
+from drac.documents.incremental import REUSED, StoredBatch
 from drac.documents.offline import offline_markdown
 from drac.ids import document_id_for
 from drac.models import DocumentStatus
@@ -91,14 +91,39 @@ def test_swapped_pages_are_converted_again_in_the_cloud(cloud: Any) -> None:
     assert _stored_pages(deployed, second) == _expected_pages(document_pdf(after))
 
 
+def _kept_by_number(deployed: Cloud, document_id: str) -> int:
+    """Move a document's kept batches to the layout before they were kept by digest
+    (`documents/<id>/batches/<number>.reuse.json`, as a document ingested then has them)."""
+    artifacts = deployed.runtime.artifacts
+    s3 = artifacts.client
+    prefix = f"documents/{document_id}/reuse/"
+    listed = s3.list_objects_v2(Bucket=artifacts.bucket, Prefix=prefix).get("Contents", [])
+    for item in listed:
+        kept = StoredBatch.model_validate_json(artifacts.get_text(item["Key"]))
+        number = (kept.pages[0] - 1) // BATCH
+        artifacts.put_text(
+            f"documents/{document_id}/batches/{number:05d}.reuse.json", kept.model_dump_json()
+        )
+        s3.delete_object(Bucket=artifacts.bucket, Key=item["Key"])
+    return len(listed)
+
+
 def test_a_removed_page_converts_every_batch_after_it_in_the_cloud(cloud: Any) -> None:
+    """The earlier version was kept in the layout before digests (by batch number): the
+    batch of the same number is lent only where its pages are unchanged."""
     deployed, bedrock, _, _ = cloud
     before = labels(10)
     after = [*before[:3], *before[4:]]  # page 4 removed: 9 pages
-    _ingested(deployed, bedrock, document_pdf(before))
+    first = _ingested(deployed, bedrock, document_pdf(before))
+    assert _kept_by_number(deployed, first) == 5
     calls = len(bedrock.converse_requests)
     second = _ingested(deployed, bedrock, document_pdf(after))
+    # batch 0 (pages 1-2) reused from its numbered object; batches 1-3 hold other pages than
+    # the earlier batches of their numbers did, so they are converted, never lent
     assert _converted_pages(bedrock, calls) == [[3, 4], [5, 6], [7, 8], [9]]
+    assert [o for o in _outcomes(deployed, second) if o.startswith(REUSED + ":")] == [
+        f"{REUSED}: pages 1-2 unchanged since {first}"
+    ]
     assert _stored_pages(deployed, second) == _expected_pages(document_pdf(after))
     assert deployed.runtime.registry.get(second).pages == 9  # type: ignore[union-attr]
 

@@ -5,6 +5,7 @@ caller's tenant always ANDed first. A sidecar is never ingested as a document.""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -16,7 +17,7 @@ from drac.aws.opensearch import metadata_query
 from drac.filters import MetadataFilter
 from drac.ids import document_id_for
 from drac.models import DocumentStatus
-from tests.e2e.conftest import ACME_ROLE, BETA_ROLE
+from tests.e2e.conftest import ACME_ROLE, BETA_ROLE, EMBEDDING_MODEL
 from tests.e2e.harness import Cloud
 
 POLICY = (VELVERA / "md" / "environmental_policy.md").read_bytes()
@@ -248,17 +249,30 @@ def _texts(deployed: Cloud, document_id: str) -> list[tuple[str, str]]:
     return sorted((c["text"], c["plan_version"]) for c in chunks)
 
 
+def _vector_lookups(requests: list[tuple[str, Any]]) -> list[dict[str, Any]]:
+    """The searches IndexChunks made for stored vectors (drac.aws.vectors)."""
+    return [
+        body
+        for kind, body in requests
+        if kind == "search" and body.get("_source") == ["text_digest", "embedding"]
+    ]
+
+
 def test_a_late_sidecar_reindexes_its_document_without_converting(cloud: Any) -> None:
-    deployed, bedrock, _opensearch, pdf = cloud
+    deployed, bedrock, opensearch, pdf = cloud
     key = "incoming/acme/stores.pdf"
     put(deployed, key, pdf, {"drac-dept": "sales"})
     deployed.settle()
     document_id = document_id_for(pdf, "acme")
     assert _filtered(deployed, "dept", "sales", "store") == {document_id}
     before = [text for text, _ in _texts(deployed, document_id)]
+    vectors = {c["text"]: c["embedding"] for c in opensearch.chunks(document_id)}
     conversions, embeddings = len(bedrock.converse_requests), len(bedrock.embed_requests)
     assert conversions == 2  # 4 pages in batches of 2
-    invocations = len(deployed.invocations)
+    # the ingest (plan version 1: nothing earlier to reuse, no lookup) embedded each chunk
+    assert sorted(r["inputText"] for r in bedrock.embed_requests) == sorted(before)
+    assert _vector_lookups(opensearch.requests) == []
+    invocations, requests = len(deployed.invocations), len(opensearch.requests)
     put(deployed, key + ".metadata.json", sidecar({"dept": "travel", "year": 2022}))
     deployed.settle()
     record = deployed.runtime.registry.get(document_id)
@@ -273,9 +287,37 @@ def test_a_late_sidecar_reindexes_its_document_without_converting(cloud: Any) ->
     chunks = deployed.opensearch.chunks(document_id)
     assert {c["plan_version"] for c in chunks} == {"2"}
     assert all(sorted(m["key"] for m in c["meta"]) == ["dept", "year"] for c in chunks)
-    # through the re-plan machine: no page converted again, the chunks embedded again
+    # through the re-plan machine: no page converted again, no chunk embedded again: each
+    # keeps version 1's vector, found by its text's digest and the embedding model
     assert len(bedrock.converse_requests) == conversions
-    assert len(bedrock.embed_requests) > embeddings
+    assert len(bedrock.embed_requests) == embeddings
+    (lookup,) = _vector_lookups(opensearch.requests[requests:])
+    assert lookup["query"] == {
+        "bool": {
+            "filter": [
+                {"term": {"document_id": document_id}},
+                {"term": {"embedding_model": EMBEDDING_MODEL}},
+                {
+                    "terms": {
+                        "text_digest": sorted(
+                            hashlib.sha256(text.encode()).hexdigest() for text in set(before)
+                        )
+                    }
+                },
+            ]
+        }
+    }
+    indexed = [
+        doc
+        for kind, body in opensearch.requests[requests:]
+        if kind == "bulk"
+        for doc in body
+        if "text" in doc
+    ]
+    assert sorted(doc["text"] for doc in indexed) == before
+    for doc in indexed:
+        assert doc["plan_version"] == "2" and doc["embedding"] == vectors[doc["text"]]
+        assert doc["embedding_model"] == EMBEDDING_MODEL
     assert len(deployed.executions("ingest")) == 1
     (replan,) = deployed.executions("replan")
     assert replan["status"] == "SUCCEEDED" and replan["name"].startswith(f"meta-{document_id}-")
@@ -289,7 +331,7 @@ def test_a_late_sidecar_reindexes_its_document_without_converting(cloud: Any) ->
         "index_chunks",
         "activate_plan",
     } <= set(since)
-    # deleting the sidecar brings back the object's own metadata
+    # deleting the sidecar brings back the object's own metadata, again without a model call
     boto3.client("s3", region_name=deployed.region).delete_object(
         Bucket=deployed.documents_bucket, Key=key + ".metadata.json"
     )
@@ -299,10 +341,13 @@ def test_a_late_sidecar_reindexes_its_document_without_converting(cloud: Any) ->
     assert _filtered(deployed, "dept", "sales", "store") == {document_id}
     assert _filtered(deployed, "dept", "travel", "store") == set()
     assert len(bedrock.converse_requests) == conversions
+    assert len(bedrock.embed_requests) == embeddings
+    assert {c["text"]: c["embedding"] for c in opensearch.chunks(document_id)} == vectors
 
 
 def test_tags_added_and_deleted_later_reindex_the_metadata(indexed: tuple[Cloud, str]) -> None:
     deployed, document_id = indexed
+    embeddings = len(deployed.bedrock.embed_requests)
     s3 = boto3.client("s3", region_name=deployed.region)
     s3.put_object_tagging(
         Bucket=deployed.documents_bucket,
@@ -336,6 +381,7 @@ def test_tags_added_and_deleted_later_reindex_the_metadata(indexed: tuple[Cloud,
     assert _filtered(deployed, "region", "eu") == set()
     assert len(deployed.executions("ingest")) == 1
     assert [r["status"] for r in deployed.executions("replan")] == ["SUCCEEDED"] * 2
+    assert len(deployed.bedrock.embed_requests) == embeddings  # two re-plans, no embedding
 
 
 def test_a_sidecar_without_its_document_does_nothing(cloud: Any) -> None:

@@ -1,7 +1,8 @@
 """Operators are told: every alarm notifies the alarm topic, and an alarm watches each failure
 signal (executions failed or timed out, dead letters on every queue, Lambda errors and
 throttles per function, the retrieval API's 5xx, PARTIAL documents, Bedrock throttling,
-OpenSearch Serverless 5xx); every asynchronous EventBridge target has a dead-letter queue."""
+OpenSearch Serverless 5xx, refused late metadata), each documented in docs/aws.md; every
+asynchronous EventBridge target has a dead-letter queue."""
 
 from __future__ import annotations
 
@@ -90,7 +91,7 @@ def test_retrieval_partial_documents_bedrock_and_opensearch_alarms(synth: Synth)
     by_metric = {(a.get("Namespace"), a.get("MetricName")): a for a in alarms(synth).values()}
     retrieve = synth.logical_id(synth.stack.pipeline.stages.retrieve)
     assert _dimension(by_metric[("AWS/Lambda", "Url5xxCount")], "FunctionName") == {"Ref": retrieve}
-    for name in ("DocumentsPartial", "ModelThrottled", "UploadsNotFound"):
+    for name in ("DocumentsPartial", "ModelThrottled", "UploadsNotFound", "MetadataRefused"):
         assert _dimension(by_metric[("Drac", name)], "service") == "drac"
     search = by_metric[("AWS/AOSS", "5xx")]
     stack = synth.stack
@@ -115,3 +116,23 @@ def test_dashboard_shows_pipeline_metrics(synth: Synth) -> None:
         "Errors",
     ):
         assert metric in body, metric
+
+
+def test_a_refused_late_metadata_change_alarms_at_the_first_one(synth: Synth) -> None:
+    topic = synth.logical_id(synth.stack.observability.topic)
+    (alarm,) = [a for a in alarms(synth).values() if a.get("MetricName") == "MetadataRefused"]
+    assert (alarm["Namespace"], alarm["Statistic"], alarm["Period"]) == ("Drac", "Sum", 300)
+    assert (alarm["Threshold"], alarm["EvaluationPeriods"]) == (1, 1)
+    assert alarm["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
+    assert alarm["AlarmActions"] == [{"Ref": topic}]
+    assert "refused" in alarm["AlarmDescription"] and "docs/aws.md" in alarm["AlarmDescription"]
+
+
+def test_every_kind_of_alarm_has_a_row_in_the_operators_table() -> None:
+    from pathlib import Path
+
+    from infra.observability import MEANINGS
+
+    table = (Path(__file__).resolve().parents[2] / "docs" / "aws.md").read_text()
+    missing = [kind for kind in MEANINGS if f"| `{kind}" not in table]
+    assert missing == []

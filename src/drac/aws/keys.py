@@ -95,3 +95,9 @@ def reuse_key(document_id: str, digest: str) -> str:
     named by the digest of those page digests, the model and the prompt (so a batch is found
     wherever it now falls in the document)."""
     return f"{DOCUMENTS}/{document_id}/reuse/{digest}.json"
+
+
+def numbered_batch_key(document_id: str, batch: int) -> str:
+    """Where a converted batch was kept by number before `reuse_key` (documents ingested
+    then have only these; ConvertBatch falls back to the one of its own number)."""
+    return f"{DOCUMENTS}/{document_id}/batches/{batch:05d}.reuse.json"

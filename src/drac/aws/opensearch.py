@@ -5,6 +5,11 @@ Vector-search collections reject custom document `_id`s, so chunks are addressed
 refused), so deleting finds the service-assigned `_id`s with a paginated search
 (`search_after`) and removes them with `_bulk` delete actions: replacing a chunk deletes the
 stored copies found by chunk_id, then indexes anew.
+
+Each chunk is stored with the digest of its text (`text_digest`, the SHA-256 the embedding
+caches key by) and the embedding model that made its vector, so a new plan version of the
+same document (a re-plan, a metadata change) reuses the vector of every chunk whose text the
+index already holds (`stored_vectors`, drac.aws.vectors) instead of embedding it again.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from drac.aws.errors import TransientError
+from drac.embedders.cache import text_key
 from drac.filters import RANGES, MetadataFilter
 from drac.metadata import as_date
 from drac.models import Chunk
@@ -20,9 +26,13 @@ from drac.ports import ChunkIndex, Embedder, SearchHit
 from drac.provenance import PageBoxes
 
 SEARCH_PAGE = 1000
+VECTOR_PAGE = 200
+"""Stored chunks a vector lookup reads per page (each `_source` holds its vector)."""
 DELETE_BATCH = 500
 KEYWORD_FIELDS = ("chunk_id", "document_id", "tenant", "plan_version", "pages", "element_ids",
-                  "source")
+                  "source", "text_digest", "embedding_model")
+ADDED_FIELDS = ("meta", "boxes", "unaligned", "text_digest", "embedding_model")
+"""Fields added after the first release: an existing index gets them at deployment."""
 
 
 def index_body(dimension: int = 1024) -> dict[str, Any]:
@@ -154,9 +164,13 @@ def make_client(
 
 
 def chunk_document(
-    chunk: Chunk, vector: Sequence[float] | None, metadata: Mapping[str, Any] | None = None
+    chunk: Chunk,
+    vector: Sequence[float] | None,
+    metadata: Mapping[str, Any] | None = None,
+    vector_model: str | None = None,
 ) -> dict[str, Any]:
-    """The indexed form of one chunk (`meta` only when its document has metadata)."""
+    """The indexed form of one chunk (`meta` only when its document has metadata; the
+    vector's `embedding_model` when it is known)."""
     doc: dict[str, Any] = {
         "chunk_id": chunk.chunk_id,
         "document_id": chunk.document_id,
@@ -166,6 +180,7 @@ def chunk_document(
         "element_ids": list(chunk.element_ids),
         "source": chunk.source,
         "text": chunk.text,
+        "text_digest": text_key(chunk.text),
         "breadcrumb": chunk.breadcrumb,
     }
     if chunk.boxes:
@@ -176,6 +191,8 @@ def chunk_document(
         doc["meta"] = meta_fields(metadata)
     if vector is not None:
         doc["embedding"] = list(vector)
+        if vector_model:
+            doc["embedding_model"] = vector_model
     return doc
 
 
@@ -207,13 +224,17 @@ class OpenSearchChunkIndex(ChunkIndex):
         embedder: Embedder | None = None,
         batch_size: int = 100,
         tenant: str | None = None,
+        vector_model: str | None = None,
     ) -> None:
-        """Wrap a client; `embedder` embeds queries for k-NN search (BM25 otherwise)."""
+        """Wrap a client; `embedder` embeds queries for k-NN search (BM25 otherwise);
+        `vector_model` (`drac.embedders.cache.model_identity`) names the model that made the
+        vectors it indexes."""
         self.client = client
         self.index = index
         self.embedder = embedder
         self.batch_size = batch_size
         self.tenant = tenant
+        self.vector_model = vector_model
 
     @staticmethod
     def _request(call: Callable[..., Any], **kwargs: Any) -> Any:
@@ -253,7 +274,7 @@ class OpenSearchChunkIndex(ChunkIndex):
                 vector = vectors[start + offset] if vectors is not None else None
                 body.append({"index": {"_index": self.index}})
                 meta = (metadata or {}).get(chunk.document_id)
-                body.append(chunk_document(chunk, vector, meta))
+                body.append(chunk_document(chunk, vector, meta, self.vector_model))
             response = self._request(self.client.bulk, body=body)
             if response.get("errors"):
                 failed = [item["index"] for item in response.get("items", [])
@@ -281,6 +302,39 @@ class OpenSearchChunkIndex(ChunkIndex):
                 }
             }
         )
+
+    def stored_vectors(
+        self, document_id: str, model: str, digests: Sequence[str], dimension: int
+    ) -> dict[str, list[float]]:
+        """The `dimension`-long vectors the index holds for chunks of one document (any plan
+        version) whose text has one of these digests (`text_digest`) and whose vector `model`
+        made, by digest."""
+        if not digests:
+            return {}
+        body: dict[str, Any] = {
+            "size": VECTOR_PAGE,
+            "query": {"bool": {"filter": [
+                {"term": {"document_id": document_id}},
+                {"term": {"embedding_model": model}},
+                {"terms": {"text_digest": sorted(set(digests))}},
+            ]}},
+            "_source": ["text_digest", "embedding"],
+            "sort": [{"chunk_id": "asc"}, {"plan_version": "asc"}],
+        }
+        found: dict[str, list[float]] = {}
+        while True:
+            response = self._request(self.client.search, index=self.index, body=body)
+            hits = response.get("hits", {}).get("hits", [])
+            for hit in hits:
+                source = hit.get("_source") or {}
+                digest, vector = source.get("text_digest"), source.get("embedding")
+                if isinstance(digest, str) and isinstance(vector, list) and len(
+                    vector
+                ) == dimension:
+                    found[digest] = [float(x) for x in vector]
+            if len(hits) < VECTOR_PAGE:
+                return found
+            body["search_after"] = hits[-1]["sort"]
 
     def _matching_ids(self, query: dict[str, Any]) -> list[str]:
         """Return the `_id` of every document matching query (search_after pagination)."""
@@ -391,10 +445,10 @@ def ensure_index(
     for attempt in range(1, attempts + 1):
         try:
             if client.indices.exists(index=index):
-                # an index made before metadata filters and boxes gets their fields (adding a
-                # field to a mapping is allowed; the same mapping again is a no-op)
+                # an index made before metadata filters, boxes and vector reuse gets their
+                # fields (adding a field to a mapping is allowed; the same again is a no-op)
                 added = index_body(dimension)["mappings"]["properties"]
-                fields = {name: added[name] for name in ("meta", "boxes", "unaligned")}
+                fields = {name: added[name] for name in ADDED_FIELDS}
                 client.indices.put_mapping(index=index, body={"properties": fields})
                 return False
             client.indices.create(index=index, body=index_body(dimension))

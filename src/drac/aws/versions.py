@@ -5,8 +5,12 @@ and may read the documents table, writes a pointer to it beside the new document
 each ConvertBatch reads the pointer and looks up the earlier version's batch with exactly its
 page images, model and prompt under `documents/<earlier id>/reuse/<batch digest>.json` (one
 read, wherever the batch falls in either version: pages put in front of whole batches still
-reuse them), and keeps its own batch the same way for the version after. The Convert
-function's permissions stay as they were: it reads and writes the artifacts bucket only.
+reuse them), and keeps its own batch the same way for the version after. An earlier version
+ingested before batches were kept by digest has only its batches kept by number
+(`documents/<earlier id>/batches/<number>.reuse.json`): when the digest object is absent, the
+batch of the same number is read instead and lent only when its page digests, model and
+prompt are exactly this batch's. The Convert function's permissions stay as they were: it
+reads and writes the artifacts bucket only.
 """
 
 from __future__ import annotations
@@ -45,24 +49,35 @@ def point_to_earlier(
 
 
 def earlier_batch(
-    rt: Runtime, document_id: str, digests: Sequence[str], model: str
+    rt: Runtime, document_id: str, digests: Sequence[str], model: str, batch: int
 ) -> EarlierVersion | None:
     """The earlier version with its kept batch of exactly these page images (in order),
-    this model and the current prompt, if both are stored."""
+    this model and the current prompt, if both are stored: kept by digest, or else (an
+    earlier version kept before that) kept as batch number `batch`."""
     if not digests:
         return None
     try:
         pointer = json.loads(rt.artifacts.get_text(keys.earlier_version_key(document_id)))
         previous = str(pointer["document_id"])
-        if not is_document_id(previous):
-            return None
-        digest = batch_digest(digests, model, prompt_digest())
-        kept = StoredBatch.model_validate_json(
-            rt.artifacts.get_text(keys.reuse_key(previous, digest))
-        )
-    except (KeyError, TypeError, ValueError, ValidationError):
+    except (KeyError, TypeError, ValueError):
+        return None
+    if not is_document_id(previous):
+        return None
+    prompt = prompt_digest()
+    kept = _kept(rt, keys.reuse_key(previous, batch_digest(digests, model, prompt)))
+    if kept is None:
+        kept = _kept(rt, keys.numbered_batch_key(previous, batch))
+    if kept is None or (kept.digests, kept.model, kept.prompt) != (list(digests), model, prompt):
         return None
     return EarlierVersion(document_id=previous, batches=[kept])
+
+
+def _kept(rt: Runtime, key: str) -> StoredBatch | None:
+    """The batch kept under `key`, if one is (and is readable)."""
+    try:
+        return StoredBatch.model_validate_json(rt.artifacts.get_text(key))
+    except (KeyError, ValueError, ValidationError):
+        return None
 
 
 def keep_batch(rt: Runtime, document_id: str, kept: StoredBatch | None) -> None:

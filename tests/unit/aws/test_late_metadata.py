@@ -252,9 +252,15 @@ def test_metadata_of_a_document_being_ingested_or_replanned_waits(live: Runtime)
 
 
 def test_metadata_breaking_a_limit_leaves_record_and_index_alone(live: Runtime) -> None:
+    from drac.aws.lambda_support import metrics
+
     rt = live
     rt.client("s3").put_object(Bucket="docs", Key=SIDECAR, Body=sidecar({"tenant": "beta"}))
+    metrics.clear_metrics()
     assert apply_metadata_event(rt, event(SIDECAR)).outcome == "refused"
+    # the metric the MetadataRefused alarm watches (infra/observability.py), counted once
+    assert metrics.provider.metric_set["MetadataRefused"]["Value"] == [1.0]
+    metrics.clear_metrics()
     assert stored(rt) == {"dept": "hr"}
     assert replans(rt) == []
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import pytest
@@ -9,6 +10,8 @@ import pytest
 from drac.aws import opensearch
 from drac.aws.opensearch import OpenSearchChunkIndex, ensure_index, index_body, make_client
 from drac.models import Chunk
+
+TITAN = "amazon.titan-embed-text-v2:0"
 
 
 class RecordingClient:
@@ -64,7 +67,7 @@ def test_index_mapping_is_faiss_hnsw_1024_with_bm25_text_and_keywords() -> None:
 
 def test_upsert_bulk_indexes_without_custom_ids() -> None:
     client = RecordingClient()
-    OpenSearchChunkIndex(client, "drac-chunks", batch_size=2).upsert(
+    OpenSearchChunkIndex(client, "drac-chunks", batch_size=2, vector_model=TITAN).upsert(
         [chunk(1), chunk(2), chunk(3)], [[0.1] * 1024, [0.2] * 1024, [0.3] * 1024])
     searches = [c for c in client.calls if c[0] == "search"]
     assert searches[0][1]["body"]["query"] == {"terms": {"chunk_id": ["doc1-c1", "doc1-c2",
@@ -77,7 +80,8 @@ def test_upsert_bulk_indexes_without_custom_ids() -> None:
         "chunk_id": "doc1-c1", "document_id": "doc1", "tenant": "acme", "plan_version": "1",
         "pages": ["1", "2"], "element_ids": ["h1", "p1"], "source": "a.pdf",
         "text": "Plan >> Intro\n\ntext 1", "breadcrumb": "Plan >> Intro",
-        "embedding": [0.1] * 1024,
+        "embedding": [0.1] * 1024, "embedding_model": TITAN,
+        "text_digest": hashlib.sha256(b"Plan >> Intro\n\ntext 1").hexdigest(),
     }
 
 
@@ -114,6 +118,32 @@ def test_delete_finds_ids_by_document_and_version_then_bulk_deletes(
                                                          ["doc1-c3", "1"]]
     (bulk,) = [c[1]["body"] for c in client.calls if c[0] == "bulk"]
     assert bulk == [{"delete": {"_index": "drac-chunks", "_id": f"svc-{n}"}} for n in range(5)]
+
+
+def test_stored_vectors_ask_for_one_documents_digests_by_model_page_by_page(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(opensearch, "VECTOR_PAGE", 2)  # force search_after paging
+    stored = [{"_id": f"svc-{n}", "chunk_id": f"doc1-v1-c{n}", "plan_version": "1",
+               "text_digest": f"d{n}", "embedding": [float(n)] * 4} for n in range(3)]
+    stored.append({"_id": "svc-x", "chunk_id": "doc1-v1-cx", "plan_version": "1",
+                   "text_digest": "dx"})  # indexed without a vector: nothing to reuse
+    stored.append({"_id": "svc-y", "chunk_id": "doc1-v1-cy", "plan_version": "1",
+                   "text_digest": "d1", "embedding": [9.0] * 8})  # another dimension
+    client = RecordingClient(stored)
+    index = OpenSearchChunkIndex(client, "drac-chunks")
+    found = index.stored_vectors("doc1", TITAN, ["d2", "d0", "d1", "dx", "d0"], 4)
+    assert found == {"d0": [0.0] * 4, "d1": [1.0] * 4, "d2": [2.0] * 4}
+    searches = [c[1]["body"] for c in client.calls]
+    assert searches[0] == {
+        "size": 2, "_source": ["text_digest", "embedding"],
+        "query": {"bool": {"filter": [{"term": {"document_id": "doc1"}},
+                                      {"term": {"embedding_model": TITAN}},
+                                      {"terms": {"text_digest": ["d0", "d1", "d2", "dx"]}}]}},
+        "sort": [{"chunk_id": "asc"}, {"plan_version": "asc"}],
+    }
+    assert [s.get("search_after") for s in searches] == [None, ["doc1-v1-c1", "1"],
+                                                         ["doc1-v1-cx", "1"]]
+    assert index.stored_vectors("doc1", TITAN, [], 4) == {} and len(client.calls) == 3
 
 
 def test_delete_all_versions_filters_on_document_only() -> None:
@@ -181,3 +211,17 @@ def test_ensure_index_retries_while_access_policy_propagates() -> None:
     slept: list[float] = []
     assert ensure_index(Client(), "drac-chunks", 1024, sleep=slept.append) is True
     assert len(slept) == 2 and Client.indices.created[0] == ("drac-chunks", index_body(1024))
+
+
+def test_an_existing_index_gets_the_fields_added_since_with_unchanged_mappings() -> None:
+    from tests.fakes import FakeOpenSearch
+
+    client = FakeOpenSearch()
+    old = index_body(1024)
+    for name in ("meta", "boxes", "unaligned", "text_digest", "embedding_model"):
+        del old["mappings"]["properties"][name]
+    client.indices.create(index="drac-chunks", body=old)
+    assert ensure_index(client, "drac-chunks", 1024) is False
+    properties = client.indices.bodies["drac-chunks"]["mappings"]["properties"]
+    assert properties == index_body(1024)["mappings"]["properties"]
+    assert properties["text_digest"] == properties["embedding_model"] == {"type": "keyword"}

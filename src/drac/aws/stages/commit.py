@@ -15,6 +15,7 @@ from drac.aws.errors import retried_by_step_functions
 from drac.aws.lambda_support import logger
 from drac.aws.runtime import Runtime
 from drac.aws.stages.fanout import MAX_ITEMS, ItemGroup, item_groups
+from drac.aws.vectors import ReusingEmbedder, embedder_for_version
 from drac.clock import utc_now
 from drac.commit import (
     Activation,
@@ -142,7 +143,9 @@ def prepare_plan(rt: Runtime, event: PrepareInput) -> PreparedPlan:
 
 
 def index_range(rt: Runtime, event: IndexInput) -> IndexedRange:
-    """Embed and index one range of a plan version's chunks (repeating it replaces them).
+    """Embed and index one range of a plan version's chunks (repeating it replaces them); in
+    a version after the first, a chunk whose text the document's index holds already,
+    embedded by the same model, keeps that vector (drac.aws.vectors).
 
     Raises ModelThrottled or TransientError when the embedding model may succeed later.
     """
@@ -152,9 +155,13 @@ def index_range(rt: Runtime, event: IndexInput) -> IndexedRange:
     stored = json.loads(rt.artifacts.get_text(keys.chunk_metadata_key(item.document_id,
                                                                        item.version)))
     metadata = {item.document_id: stored} if stored else None
+    index = rt.index()
+    embedder = embedder_for_version(rt.embedder(), index, item.document_id, item.version)
     with retried_by_step_functions():
-        index_chunks(rt.index(), chunks, embedder=rt.embedder(), ledger=rt.ledger,
-                     metadata=metadata)
+        index_chunks(index, chunks, embedder=embedder, ledger=rt.ledger, metadata=metadata)
+    if isinstance(embedder, ReusingEmbedder):
+        logger.info("range indexed", extra={"chunks": len(chunks),
+                                            "vectors_reused": embedder.vectors.found})
     return IndexedRange(index=item.index, chunks=len(chunks))
 
 

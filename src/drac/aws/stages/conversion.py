@@ -202,13 +202,14 @@ def convert_pages(rt: Runtime, event: ConvertInput) -> BatchDone:
 
     Raises ModelThrottled or TransientError when the model call may succeed later, so Step
     Functions backs off and retries; any other model failure is stored as error markers.
-    A batch whose pages render as one of the earlier version's batches did (wherever it was)
-    reuses its Markdown. Its scanned pages are checked against the words ReadScans stored.
+    A batch whose pages render as one of the earlier version's batches did (wherever it was;
+    for an earlier version kept by batch number, the batch of the same number) reuses its
+    Markdown. Its scanned pages are checked against the words ReadScans stored.
     """
     item = event.input
     pages = _pages(rt, item)
     vision = rt.vision_model()
-    earlier = earlier_batch(rt, item.document_id, page_digests(pages), vision.name)
+    earlier = earlier_batch(rt, item.document_id, page_digests(pages), vision.name, item.batch)
     with retried_by_step_functions():
         result, kept = convert_or_reuse(
             vision, pages, item.page_count, item.document_id, rt.ledger, earlier,

@@ -12,8 +12,12 @@ writing until the state it read from S3 after its write is the one the record ho
 When the record then differs from what its active plan version's chunks were indexed with
 (Prepare's `metadata.json` of that version), a re-plan of just that document is started on
 the re-plan machine, with the active version's strategy: the stored elements are planned
-again (section plans come from the plan cache), no page is converted, and Prepare indexes
-the new version's chunks with the record's metadata. A document still being ingested, or
+again (section plans come from the plan cache), no page is converted, Prepare stores the new
+version's chunks with the record's metadata, and IndexChunks indexes them with the vectors
+their unchanged texts already have in the index (drac.aws.vectors: no chunk is embedded
+again). A new version, not an in-place update of the active one's documents, because the
+active-version switch is what retrieval trusts: a failed update would leave the live version
+half updated with nothing to go back to. A document still being ingested, or
 with a metadata re-plan running, makes the event wait (`MetadataWaits`), like an upload
 waits for room.
 """
