@@ -148,9 +148,7 @@ def commit_plan(
     return activate_plan(registry, index, plan.document_id, plan.version, status, owner=owner)
 
 
-def retire_if_orphaned(
-    registry: DocumentRegistry, index: ChunkIndex, document_id: str
-) -> bool:
+def retire_if_orphaned(registry: DocumentRegistry, index: ChunkIndex, document_id: str) -> bool:
     """When no source holds the document any more, mark it DELETED, then delete its chunks.
 
     Return True when it was retired. Call it after every change of a source's document, from

@@ -121,13 +121,17 @@ class Settings(BaseModel):
     index_concurrency: int = Field(default=4, ge=1, le=40)
     replan_concurrency: int = Field(default=10, ge=1, le=1000)
     max_running_documents: int = Field(
-        default=10, ge=1, le=1000,
+        default=10,
+        ge=1,
+        le=1000,
         description="ingest executions at once (the starter counts them with one "
         "ListExecutions call, which returns at most 1,000)",
     )
     starter_concurrency: int = Field(default=2, ge=2, le=1000)
     retrieve_concurrency: int = Field(
-        default=10, ge=0, le=1000,
+        default=10,
+        ge=0,
+        le=1000,
         description="reserved concurrency of the retrieval API (0: none, shares the pool)",
     )
     index_name: str = Field(default="drac-chunks", pattern=r"^[a-z0-9][a-z0-9_-]{0,254}$")
@@ -136,21 +140,29 @@ class Settings(BaseModel):
     )
     collection_standby_replicas: Literal["ENABLED", "DISABLED"] = "ENABLED"
     max_indexing_ocu: int | None = Field(
-        default=None, ge=2, le=1000,
+        default=None,
+        ge=2,
+        le=1000,
         description="caps the collection's indexing OCUs (a collection group); none: no cap",
     )
     max_search_ocu: int | None = Field(
-        default=None, ge=2, le=1000,
+        default=None,
+        ge=2,
+        le=1000,
         description="caps the collection's search OCUs (a collection group); none: no cap",
     )
     removal_policy: Literal["retain", "destroy"] = "retain"
     page_image_expiration_days: int = Field(default=30, ge=1)
     ledger_retention_days: int = Field(
-        default=400, ge=0, le=3650,
+        default=400,
+        ge=0,
+        le=3650,
         description="days DynamoDB keeps a token-ledger entry (its TTL); 0: for ever",
     )
     plan_cache_days: int = Field(
-        default=90, ge=0, le=3650,
+        default=90,
+        ge=0,
+        le=3650,
         description="days DynamoDB keeps a cached section plan (its TTL); 0: for ever",
     )
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"

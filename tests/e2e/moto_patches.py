@@ -52,8 +52,14 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def s3_event(bucket: Any, detail_type: str, obj: dict[str, Any], reason: str | None,
-             account: str, **extra: str) -> dict[str, Any]:
+def s3_event(
+    bucket: Any,
+    detail_type: str,
+    obj: dict[str, Any],
+    reason: str | None,
+    account: str,
+    **extra: str,
+) -> dict[str, Any]:
     """An S3 event as EventBridge delivers it (S3 User Guide, "EventBridge message structure")."""
     return {
         "version": "0",
@@ -109,40 +115,69 @@ def patch_s3_notifications(monkeypatch: pytest.MonkeyPatch) -> None:
                 obj = {"key": s3_event_key(key.name), "etag": key.etag.replace('"', "")}
                 if key.version_id and key.version_id != "null":
                     obj["version-id"] = key.version_id
-                _deliver_to_default_bus(account_id, bucket.region_name,
-                                        s3_event(bucket, detail_type, obj, None, account_id))
+                _deliver_to_default_bus(
+                    account_id,
+                    bucket.region_name,
+                    s3_event(bucket, detail_type, obj, None, account_id),
+                )
             return  # moto tags every put, even without tags: S3 sends no tag event for that
         if detail_type != "Object Created":
             raise NotImplementedError(f"S3 event {event_name} is not modelled")
-        reason = {"Put": "PutObject", "Post": "POST Object", "Copy": "CopyObject",
-                  "CompleteMultipartUpload": "CompleteMultipartUpload"}[event_name.split(":")[2]]
-        obj = {"key": s3_event_key(key.name), "size": key.size,
-               "etag": key.etag.replace('"', ""), "sequencer": _next_sequencer()}
+        reason = {
+            "Put": "PutObject",
+            "Post": "POST Object",
+            "Copy": "CopyObject",
+            "CompleteMultipartUpload": "CompleteMultipartUpload",
+        }[event_name.split(":")[2]]
+        obj = {
+            "key": s3_event_key(key.name),
+            "size": key.size,
+            "etag": key.etag.replace('"', ""),
+            "sequencer": _next_sequencer(),
+        }
         if key.version_id and key.version_id != "null":
             obj["version-id"] = key.version_id
-        _deliver_to_default_bus(account_id, bucket.region_name,
-                                s3_event(bucket, detail_type, obj, reason, account_id))
+        _deliver_to_default_bus(
+            account_id, bucket.region_name, s3_event(bucket, detail_type, obj, reason, account_id)
+        )
 
     original_delete = S3Backend.delete_object
 
-    def delete_object(self: Any, bucket_name: str, key_name: str, version_id: str | None = None,
-                      bypass: bool = False) -> Any:
+    def delete_object(
+        self: Any,
+        bucket_name: str,
+        key_name: str,
+        version_id: str | None = None,
+        bypass: bool = False,
+    ) -> Any:
         _quiet.active = True
         try:
             success, meta = original_delete(self, bucket_name, key_name, version_id, bypass)
         finally:
             _quiet.active = False
         bucket = self.get_bucket(bucket_name)
-        if success and bucket.notification_configuration is not None and (
-                bucket.notification_configuration.event_bridge is not None):
+        if (
+            success
+            and bucket.notification_configuration is not None
+            and (bucket.notification_configuration.event_bridge is not None)
+        ):
             marker = version_id is None and meta.get("delete-marker") == "true"
             obj = {"key": s3_event_key(key_name), "sequencer": _next_sequencer()}
             if meta.get("version-id"):
                 obj["version-id"] = meta["version-id"]
             deletion = "Delete Marker Created" if marker else "Permanently Deleted"
-            _deliver_to_default_bus(self.account_id, bucket.region_name, s3_event(
-                bucket, "Object Deleted", obj, "DeleteObject", self.account_id,
-                **{"deletion-type": deletion}))
+            _deliver_to_default_bus(
+                self.account_id,
+                bucket.region_name,
+                s3_event(
+                    bucket,
+                    "Object Deleted",
+                    obj,
+                    "DeleteObject",
+                    self.account_id,
+                    **{"deletion-type": deletion},
+                ),
+            )
         return success, meta
 
     monkeypatch.setattr(notifications, "_send_event_bridge_message", created)
@@ -178,21 +213,24 @@ def _input_path(event: dict[str, Any], path: str | None) -> Any:
     raise NotImplementedError(f"InputPath {path!r} is not modelled")
 
 
-def patch_eventbridge_targets(monkeypatch: pytest.MonkeyPatch, model: StackModel,
-                              authorizer: Authorizer, log: AccessLog) -> None:
+def patch_eventbridge_targets(
+    monkeypatch: pytest.MonkeyPatch, model: StackModel, authorizer: Authorizer, log: AccessLog
+) -> None:
     """Deliver rule targets like EventBridge, with the permissions AWS checks."""
     import boto3
     from moto.events.models import Rule
     from moto.sqs.models import sqs_backends
 
-    def send_to_targets(self: Any, original_event: dict[str, Any],
-                        transform_input: bool = True) -> None:
+    def send_to_targets(
+        self: Any, original_event: dict[str, Any], transform_input: bool = True
+    ) -> None:
         if not self.event_pattern.matches_event(original_event):
             return
         event = dict(original_event)
         if isinstance(event.get("time"), int | float):  # PutEvents: moto keeps a Unix time
             event["time"] = datetime.fromtimestamp(float(event["time"]), UTC).strftime(
-                "%Y-%m-%dT%H:%M:%SZ")
+                "%Y-%m-%dT%H:%M:%SZ"
+            )
         for target in self.targets:
             if {"Input", "InputTransformer"} & set(target):
                 raise NotImplementedError(f"target input of {target} is not modelled")
@@ -200,26 +238,43 @@ def patch_eventbridge_targets(monkeypatch: pytest.MonkeyPatch, model: StackModel
             arn = target["Arn"]
             principal = f"EventBridge rule {self.name}"
             if ":sqs:" in arn:
-                permission = Permission("sqs:SendMessage", arn, {
-                    "aws:SourceArn": (self.arn,), "aws:SourceAccount": (self.account_id,)})
+                permission = Permission(
+                    "sqs:SendMessage",
+                    arn,
+                    {"aws:SourceArn": (self.arn,), "aws:SourceAccount": (self.account_id,)},
+                )
                 result = authorizer.evaluate("events.amazonaws.com", [], permission)
                 if not result.allowed:
-                    log.deny(Denial(principal, permission.action, arn,
-                                    "the queue policy does not let this rule send"))
+                    log.deny(
+                        Denial(
+                            principal,
+                            permission.action,
+                            arn,
+                            "the queue policy does not let this rule send",
+                        )
+                    )
                     continue
                 body = json.dumps(payload)
                 log.deliver(arn, body)
                 sqs_backends[self.account_id][self.region_name].send_message(
-                    queue_name=arn.rsplit(":", 1)[1], message_body=body)
+                    queue_name=arn.rsplit(":", 1)[1], message_body=body
+                )
             elif ":states:" in arn:
                 role = model.role_by_arn(target["RoleArn"])
                 permission = Permission("states:StartExecution", arn)
                 if not authorizer.evaluate(role.arn, role.statements, permission).allowed:
-                    log.deny(Denial(f"{principal} (role {role.logical_id})", permission.action,
-                                    arn, "the target role does not allow it"))
+                    log.deny(
+                        Denial(
+                            f"{principal} (role {role.logical_id})",
+                            permission.action,
+                            arn,
+                            "the target role does not allow it",
+                        )
+                    )
                     continue
                 boto3.client("stepfunctions", region_name=self.region_name).start_execution(
-                    stateMachineArn=arn, input=json.dumps(payload))
+                    stateMachineArn=arn, input=json.dumps(payload)
+                )
             else:
                 raise NotImplementedError(f"EventBridge target {arn} is not modelled")
 
@@ -251,10 +306,12 @@ def patch_step_functions(monkeypatch: pytest.MonkeyPatch) -> None:
                 if key[:1].islower():
                     response[key[0].upper() + key[1:]] = response.pop(key)
 
-    def start_execution(self, state_machine_arn, name=None, execution_input=None,
-                        trace_header=None):
-        return original_start(self, state_machine_arn, name or str(uuid.uuid4()),
-                              execution_input, trace_header)
+    def start_execution(
+        self, state_machine_arn, name=None, execution_input=None, trace_header=None
+    ):
+        return original_start(
+            self, state_machine_arn, name or str(uuid.uuid4()), execution_input, trace_header
+        )
 
     monkeypatch.setattr(service, "_normalise_parameters", normalise)
     monkeypatch.setattr(service, "_normalise_response", normalise_response)
@@ -275,8 +332,9 @@ def running_state_machine() -> str:
     raise AssertionError("a Step Functions service call outside any execution")
 
 
-def patch_sfn_clients(monkeypatch: pytest.MonkeyPatch,
-                      session_for: Callable[[str], Any] | None = None) -> None:
+def patch_sfn_clients(
+    monkeypatch: pytest.MonkeyPatch, session_for: Callable[[str], Any] | None = None
+) -> None:
     """Step Functions' interpreter makes a new boto3 client for every task; reuse one per
     calling state machine and service. With `session_for` (state machine ARN -> a boto3
     session guarded by that machine's role) every service integration call is authorised
@@ -295,17 +353,26 @@ def patch_sfn_clients(monkeypatch: pytest.MonkeyPatch,
         with lock:
             if (machine, region, service) not in cache:
                 cache[(machine, region, service)] = (
-                    session_for(machine).client(service, region_name=region, config=Config(
-                        parameter_validation=False,
-                        retries={"max_attempts": 0, "total_max_attempts": 1}))
-                    if session_for else original(region, service, state_credentials))
+                    session_for(machine).client(
+                        service,
+                        region_name=region,
+                        config=Config(
+                            parameter_validation=False,
+                            retries={"max_attempts": 0, "total_max_attempts": 1},
+                        ),
+                    )
+                    if session_for
+                    else original(region, service, state_credentials)
+                )
             return cache[(machine, region, service)]
 
     base = "moto.stepfunctions.parser.asl.component.state.exec"
-    for name in (f"{base}.state_task.lambda_eval_utils",
-                 f"{base}.state_task.service.state_task_service_sfn",
-                 f"{base}.state_map.item_reader.eval.resource_eval_s3",
-                 f"{base}.state_map.result_writer.resource_eval.resource_eval_s3"):
+    for name in (
+        f"{base}.state_task.lambda_eval_utils",
+        f"{base}.state_task.service.state_task_service_sfn",
+        f"{base}.state_map.item_reader.eval.resource_eval_s3",
+        f"{base}.state_map.result_writer.resource_eval.resource_eval_s3",
+    ):
         monkeypatch.setattr(importlib.import_module(name), "boto_client_for", boto_client_for)
 
 

@@ -57,15 +57,23 @@ class DynamoElementTable(ElementTable):
 
     def put_elements(self, document_id: str, elements: Sequence[Element]) -> None:
         """Replace the document's elements: write the new ones, delete any left over."""
-        old_count = sum(1 for _ in _query_all(
-            self.table, KeyConditionExpression=Key("document_id").eq(document_id),
-            ProjectionExpression="seq",
-        ))
+        old_count = sum(
+            1
+            for _ in _query_all(
+                self.table,
+                KeyConditionExpression=Key("document_id").eq(document_id),
+                ProjectionExpression="seq",
+            )
+        )
         with self.table.batch_writer() as batch:
             for seq, element in enumerate(elements):
                 batch.put_item(
-                    Item={"document_id": document_id, "seq": seq, "element_id": element.id,
-                          "data": element.model_dump_json()}
+                    Item={
+                        "document_id": document_id,
+                        "seq": seq,
+                        "element_id": element.id,
+                        "data": element.model_dump_json(),
+                    }
                 )
             for seq in range(len(elements), old_count):
                 batch.delete_item(Key={"document_id": document_id, "seq": seq})
@@ -73,7 +81,8 @@ class DynamoElementTable(ElementTable):
     def get_elements(self, document_id: str) -> list[Element]:
         """Return the document's elements in document order."""
         items = _query_all(
-            self.table, KeyConditionExpression=Key("document_id").eq(document_id),
+            self.table,
+            KeyConditionExpression=Key("document_id").eq(document_id),
             ConsistentRead=True,
         )
         ordered = sorted(items, key=lambda item: int(item["seq"]))
@@ -128,7 +137,9 @@ class DynamoPlanStore(PlanStore):
         """Return the highest stored version (0 when none)."""
         page = self.table.query(
             KeyConditionExpression=Key("document_id").eq(document_id),
-            ScanIndexForward=False, Limit=1, ConsistentRead=True,
+            ScanIndexForward=False,
+            Limit=1,
+            ConsistentRead=True,
             ProjectionExpression="version",
         )
         items = page.get("Items", [])
@@ -309,9 +320,10 @@ class DynamoDocumentRegistry(DocumentRegistry):
         if revision is None:
             condition, values = "attribute_not_exists(document_id)", None
         else:
-            condition, values = "revision = :seen OR attribute_not_exists(revision)", {
-                ":seen": revision
-            }
+            condition, values = (
+                "revision = :seen OR attribute_not_exists(revision)",
+                {":seen": revision},
+            )
         kwargs: dict[str, Any] = {"Item": item, "ConditionExpression": condition}
         if values:
             kwargs["ExpressionAttributeValues"] = values
@@ -352,8 +364,11 @@ class DynamoDocumentRegistry(DocumentRegistry):
                     " live_tenant = :live ADD revision :one REMOVE #owner, #error"
                 ),
                 ConditionExpression=condition,
-                ExpressionAttributeNames={"#status": "status", "#owner": "owner",
-                                          "#error": "error"},
+                ExpressionAttributeNames={
+                    "#status": "status",
+                    "#owner": "owner",
+                    "#error": "error",
+                },
                 ExpressionAttributeValues=values,
                 ReturnValues="ALL_NEW",
             )
@@ -371,8 +386,11 @@ class DynamoDocumentRegistry(DocumentRegistry):
             ),
             ConditionExpression="attribute_exists(document_id)",
             ExpressionAttributeNames={"#status": "status", "#owner": "owner"},
-            ExpressionAttributeValues={":deleted": DocumentStatus.DELETED.value,
-                                       ":now": utc_now(), ":one": 1},
+            ExpressionAttributeValues={
+                ":deleted": DocumentStatus.DELETED.value,
+                ":now": utc_now(),
+                ":one": 1,
+            },
         )
 
     def mark_failed(self, document_id: str, error: str, *, owner: str) -> bool:
@@ -385,11 +403,18 @@ class DynamoDocumentRegistry(DocumentRegistry):
                     " ADD revision :one REMOVE #owner, live_tenant, active_version"
                 ),
                 ConditionExpression="#owner = :owner",
-                ExpressionAttributeNames={"#status": "status", "#owner": "owner",
-                                          "#error": "error"},
-                ExpressionAttributeValues={":failed": DocumentStatus.FAILED.value,
-                                           ":error": error[:2000], ":owner": owner,
-                                           ":now": utc_now(), ":one": 1},
+                ExpressionAttributeNames={
+                    "#status": "status",
+                    "#owner": "owner",
+                    "#error": "error",
+                },
+                ExpressionAttributeValues={
+                    ":failed": DocumentStatus.FAILED.value,
+                    ":error": error[:2000],
+                    ":owner": owner,
+                    ":now": utc_now(),
+                    ":one": 1,
+                },
             )
         except self._conditional:
             return False
@@ -411,21 +436,26 @@ class DynamoDocumentRegistry(DocumentRegistry):
                 previous = old.get("previous")
             else:
                 previous = old["document_id"]
-            item = {"source": source, "document_id": document_id, "ord": order,
-                    "updated_at": utc_now()}
+            item = {
+                "source": source,
+                "document_id": document_id,
+                "ord": order,
+                "updated_at": utc_now(),
+            }
             if previous:
                 item["previous"] = previous
             try:
                 if old is None:
                     self.sources.put_item(
-                        Item=item, ConditionExpression="attribute_not_exists(#source)",
+                        Item=item,
+                        ConditionExpression="attribute_not_exists(#source)",
                         ExpressionAttributeNames={"#source": "source"},
                     )
                 else:
                     self.sources.put_item(
-                        Item=item, ConditionExpression="ord = :ord AND document_id = :doc",
-                        ExpressionAttributeValues={":ord": old["ord"],
-                                                   ":doc": old["document_id"]},
+                        Item=item,
+                        ConditionExpression="ord = :ord AND document_id = :doc",
+                        ExpressionAttributeValues={":ord": old["ord"], ":doc": old["document_id"]},
                     )
             except self._conditional:
                 continue
@@ -455,7 +485,8 @@ class DynamoDocumentRegistry(DocumentRegistry):
         """The object keys that hold the document now (the index is eventually consistent:
         callers check orphans from both sides of a race, see drac.commit)."""
         items = _query_all(
-            self.sources, IndexName=self.document_index,
+            self.sources,
+            IndexName=self.document_index,
             KeyConditionExpression=Key("document_id").eq(document_id),
         )
         return sorted(item["source"] for item in items)
@@ -482,7 +513,8 @@ class DynamoDocumentRegistry(DocumentRegistry):
         from the sparse live-documents index."""
         if tenant is not None:
             items = _query_all(
-                self.table, IndexName=self.live_index,
+                self.table,
+                IndexName=self.live_index,
                 KeyConditionExpression=Key("live_tenant").eq(tenant or NO_TENANT),
             )
         else:
@@ -515,8 +547,10 @@ def _item(record: DocumentRecord) -> dict[str, Any]:
     record.created_at = record.created_at or record.updated_at
     warnings = record.warnings
     if len(warnings) > MAX_WARNINGS:
-        warnings = [*warnings[: MAX_WARNINGS - 1], f"... and {len(warnings) - MAX_WARNINGS + 1}"
-                    " more warnings"]
+        warnings = [
+            *warnings[: MAX_WARNINGS - 1],
+            f"... and {len(warnings) - MAX_WARNINGS + 1} more warnings",
+        ]
     item = {k: v for k, v in record.model_dump(mode="json").items() if v is not None}
     item["warnings"] = warnings
     # `verification` is a map of six counts (about 130 bytes, far below DynamoDB's 400 KB item

@@ -38,10 +38,12 @@ def record_tokens(entries: list[LedgerEntry], stage: str) -> None:
     """Emit tokens in/out of this invocation's model calls as metrics."""
     if not entries:
         return
-    metrics.add_metric(name="InputTokens", unit=MetricUnit.Count,
-                       value=sum(e.input_tokens for e in entries))
-    metrics.add_metric(name="OutputTokens", unit=MetricUnit.Count,
-                       value=sum(e.output_tokens for e in entries))
+    metrics.add_metric(
+        name="InputTokens", unit=MetricUnit.Count, value=sum(e.input_tokens for e in entries)
+    )
+    metrics.add_metric(
+        name="OutputTokens", unit=MetricUnit.Count, value=sum(e.output_tokens for e in entries)
+    )
     metrics.add_metadata(key="stage", value=stage)
 
 

@@ -29,8 +29,17 @@ SEARCH_PAGE = 1000
 VECTOR_PAGE = 200
 """Stored chunks a vector lookup reads per page (each `_source` holds its vector)."""
 DELETE_BATCH = 500
-KEYWORD_FIELDS = ("chunk_id", "document_id", "tenant", "plan_version", "pages", "element_ids",
-                  "source", "text_digest", "embedding_model")
+KEYWORD_FIELDS = (
+    "chunk_id",
+    "document_id",
+    "tenant",
+    "plan_version",
+    "pages",
+    "element_ids",
+    "source",
+    "text_digest",
+    "embedding_model",
+)
 ADDED_FIELDS = ("meta", "boxes", "unaligned", "text_digest", "embedding_model")
 """Fields added after the first release: an existing index gets them at deployment."""
 
@@ -100,14 +109,22 @@ def metadata_query(flt: MetadataFilter) -> dict[str, Any]:
     if operator == "andAll":
         return {"bool": {"filter": [metadata_query(child) for child in flt.children]}}
     if operator == "orAll":
-        return {"bool": {"should": [metadata_query(child) for child in flt.children],
-                         "minimum_should_match": 1}}
+        return {
+            "bool": {
+                "should": [metadata_query(child) for child in flt.children],
+                "minimum_should_match": 1,
+            }
+        }
     condition = flt.condition
     values = condition.value if isinstance(condition.value, list) else [condition.value]
     if operator in RANGES:
         (bound,) = values
-        bounds = {"greaterThan": "gt", "greaterThanOrEquals": "gte", "lessThan": "lt",
-                  "lessThanOrEquals": "lte"}
+        bounds = {
+            "greaterThan": "gt",
+            "greaterThanOrEquals": "gte",
+            "lessThan": "lt",
+            "lessThanOrEquals": "lte",
+        }
         value_query: dict[str, Any]
         if isinstance(bound, int | float) and not isinstance(bound, bool):
             value_query = {"range": {"meta.number": {bounds[operator]: bound}}}
@@ -117,8 +134,12 @@ def metadata_query(flt: MetadataFilter) -> dict[str, Any]:
             value_query = {"range": {"meta.date": {bounds[operator]: date.isoformat()}}}
     else:
         value_query = _any_value(values)
-    return {"nested": {"path": "meta", "query": {"bool": {"filter": [
-        {"term": {"meta.key": condition.key}}, value_query]}}}}
+    return {
+        "nested": {
+            "path": "meta",
+            "query": {"bool": {"filter": [{"term": {"meta.key": condition.key}}, value_query]}},
+        }
+    }
 
 
 def _any_value(values: Sequence[Any]) -> dict[str, Any]:
@@ -267,18 +288,21 @@ class OpenSearchChunkIndex(ChunkIndex):
             return
         ids = [chunk.chunk_id for chunk in chunks]
         for start in range(0, len(ids), 500):
-            self._delete_where({"terms": {"chunk_id": ids[start:start + 500]}})
+            self._delete_where({"terms": {"chunk_id": ids[start : start + 500]}})
         for start in range(0, len(chunks), self.batch_size):
             body: list[dict[str, Any]] = []
-            for offset, chunk in enumerate(chunks[start:start + self.batch_size]):
+            for offset, chunk in enumerate(chunks[start : start + self.batch_size]):
                 vector = vectors[start + offset] if vectors is not None else None
                 body.append({"index": {"_index": self.index}})
                 meta = (metadata or {}).get(chunk.document_id)
                 body.append(chunk_document(chunk, vector, meta, self.vector_model))
             response = self._request(self.client.bulk, body=body)
             if response.get("errors"):
-                failed = [item["index"] for item in response.get("items", [])
-                          if item.get("index", {}).get("error")]
+                failed = [
+                    item["index"]
+                    for item in response.get("items", [])
+                    if item.get("index", {}).get("error")
+                ]
                 reason = failed[0]["error"] if failed else "unknown"
                 message = f"bulk indexing failed for {len(failed)} chunks: {reason}"
                 if failed and all(i.get("status", 0) in (429, 503) for i in failed):
@@ -313,11 +337,15 @@ class OpenSearchChunkIndex(ChunkIndex):
             return {}
         body: dict[str, Any] = {
             "size": VECTOR_PAGE,
-            "query": {"bool": {"filter": [
-                {"term": {"document_id": document_id}},
-                {"term": {"embedding_model": model}},
-                {"terms": {"text_digest": sorted(set(digests))}},
-            ]}},
+            "query": {
+                "bool": {
+                    "filter": [
+                        {"term": {"document_id": document_id}},
+                        {"term": {"embedding_model": model}},
+                        {"terms": {"text_digest": sorted(set(digests))}},
+                    ]
+                }
+            },
             "_source": ["text_digest", "embedding"],
             "sort": [{"chunk_id": "asc"}, {"plan_version": "asc"}],
         }
@@ -328,9 +356,11 @@ class OpenSearchChunkIndex(ChunkIndex):
             for hit in hits:
                 source = hit.get("_source") or {}
                 digest, vector = source.get("text_digest"), source.get("embedding")
-                if isinstance(digest, str) and isinstance(vector, list) and len(
-                    vector
-                ) == dimension:
+                if (
+                    isinstance(digest, str)
+                    and isinstance(vector, list)
+                    and len(vector) == dimension
+                ):
                     found[digest] = [float(x) for x in vector]
             if len(hits) < VECTOR_PAGE:
                 return found
@@ -358,8 +388,10 @@ class OpenSearchChunkIndex(ChunkIndex):
         ids = self._matching_ids(query)
         deleted = 0
         for start in range(0, len(ids), DELETE_BATCH):
-            body = [{"delete": {"_index": self.index, "_id": doc_id}}
-                    for doc_id in ids[start:start + DELETE_BATCH]]
+            body = [
+                {"delete": {"_index": self.index, "_id": doc_id}}
+                for doc_id in ids[start : start + DELETE_BATCH]
+            ]
             response = self._request(self.client.bulk, body=body)
             for item in response.get("items", []):
                 result = item.get("delete", {})
@@ -378,9 +410,7 @@ class OpenSearchChunkIndex(ChunkIndex):
             return self.nearest(self.embedder.embed([query])[0], filters, k)
         return self.lexical(query, filters, k)
 
-    def lexical(
-        self, query: str, filters: Sequence[dict[str, Any]], size: int
-    ) -> list[SearchHit]:
+    def lexical(self, query: str, filters: Sequence[dict[str, Any]], size: int) -> list[SearchHit]:
         """BM25 on the chunk text, within the filters."""
         body = {
             "size": size,

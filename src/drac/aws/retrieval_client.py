@@ -34,8 +34,9 @@ def signed_headers(session: Any, url: str, body: str, region: str) -> dict[str, 
     credentials = session.get_credentials()
     if credentials is None:
         raise DracError("no AWS credentials found (configure a profile or environment variables)")
-    request = AWSRequest(method="POST", url=url, data=body,
-                         headers={"Content-Type": "application/json"})
+    request = AWSRequest(
+        method="POST", url=url, data=body, headers={"Content-Type": "application/json"}
+    )
     SigV4Auth(credentials.get_frozen_credentials(), "lambda", region).add_auth(request)
     return dict(request.headers.items())
 

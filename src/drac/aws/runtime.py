@@ -146,7 +146,8 @@ class Runtime:
 
         if INTERACTIVE_BEDROCK not in self._clients:
             self._clients[INTERACTIVE_BEDROCK] = self.session.client(
-                "bedrock-runtime", region_name=self.resources.region or None,
+                "bedrock-runtime",
+                region_name=self.resources.region or None,
                 config=bedrock_config(INTERACTIVE_READ_TIMEOUT_S, attempts=INTERACTIVE_ATTEMPTS),
             )
         return self._clients[INTERACTIVE_BEDROCK]

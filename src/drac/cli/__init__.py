@@ -19,34 +19,62 @@ from drac.cli.terminal import printable
 from drac.errors import DracError
 
 COMMANDS: dict[str, tuple[str, str]] = {
-    "ingest": ("drac.cli.ingest_commands", "Ingest files or folders (PDF, DOCX, PPTX, HTML, "
-               "spreadsheets, Markdown, text, scans)."),
-    "replan": ("drac.cli.ingest_commands", "Plan stored documents again (all, or those named) "
-               "without converting anything."),
-    "remove": ("drac.cli.ingest_commands", "Forget ingested files: a document no remaining "
-               "path holds leaves search."),
-    "status": ("drac.cli.query_commands", "List the workspace's documents with status, pages, "
-               "chunks and plan version."),
-    "search": ("drac.cli.query_commands", "Search the active chunks by words (BM25), meaning "
-               "(dense) or both (hybrid)."),
-    "show": ("drac.cli.query_commands", "Show one document: its elements, sections and plan "
-             "as an outline."),
-    "export": ("drac.cli.query_commands", "Write every chunk of the active plan versions to "
-               "stdout as JSON Lines, each with its document's metadata (and verification "
-               "flags, where the conversion was checked)."),
-    "inspect": ("drac.cli.inspect_command", "Write a self-contained HTML report of documents "
-                "and their chunks."),
-    "render": ("drac.cli.render_command", "Render each FILE's pages to "
-               "OUT/<file stem>/page-0001.png, ..."),
-    "eval": ("drac.cli.eval_commands", "Score retrieval on QUERIES.csv: R@k, R@3, P@3, P@k, "
-             "MRR, NDCG@k per chunk set."),
+    "ingest": (
+        "drac.cli.ingest_commands",
+        "Ingest files or folders (PDF, DOCX, PPTX, HTML, spreadsheets, Markdown, text, scans).",
+    ),
+    "replan": (
+        "drac.cli.ingest_commands",
+        "Plan stored documents again (all, or those named) without converting anything.",
+    ),
+    "remove": (
+        "drac.cli.ingest_commands",
+        "Forget ingested files: a document no remaining path holds leaves search.",
+    ),
+    "status": (
+        "drac.cli.query_commands",
+        "List the workspace's documents with status, pages, chunks and plan version.",
+    ),
+    "search": (
+        "drac.cli.query_commands",
+        "Search the active chunks by words (BM25), meaning (dense) or both (hybrid).",
+    ),
+    "show": (
+        "drac.cli.query_commands",
+        "Show one document: its elements, sections and plan as an outline.",
+    ),
+    "export": (
+        "drac.cli.query_commands",
+        "Write every chunk of the active plan versions to "
+        "stdout as JSON Lines, each with its document's metadata (and verification "
+        "flags, where the conversion was checked).",
+    ),
+    "inspect": (
+        "drac.cli.inspect_command",
+        "Write a self-contained HTML report of documents and their chunks.",
+    ),
+    "render": (
+        "drac.cli.render_command",
+        "Render each FILE's pages to OUT/<file stem>/page-0001.png, ...",
+    ),
+    "eval": (
+        "drac.cli.eval_commands",
+        "Score retrieval on QUERIES.csv: R@k, R@3, P@3, P@k, MRR, NDCG@k per chunk set.",
+    ),
     "eval-conversion": ("drac.cli.fidelity_command", "Score conversions against source Markdown."),
-    "cost": ("drac.cli.eval_commands", "Tokens and dollars per document and stage, the agentic "
-             "equivalent, and projections."),
-    "quote": ("drac.cli.quote_output", "Quote the documents under S3 prefixes as the cloud "
-              "would ingest them; converts nothing."),
-    "check": ("drac.cli.check_command", "Verify the workspace: database, every document's files, "
-              "plans, chunks and the search index."),
+    "cost": (
+        "drac.cli.eval_commands",
+        "Tokens and dollars per document and stage, the agentic equivalent, and projections.",
+    ),
+    "quote": (
+        "drac.cli.quote_output",
+        "Quote the documents under S3 prefixes as the cloud would ingest them; converts nothing.",
+    ),
+    "check": (
+        "drac.cli.check_command",
+        "Verify the workspace: database, every document's files, "
+        "plans, chunks and the search index.",
+    ),
 }
 """Each command's module and its one-line help (a test checks they match the commands)."""
 

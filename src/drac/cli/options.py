@@ -111,7 +111,9 @@ def strategy_options(function: F) -> F:
 
     options = [
         click.option(
-            "--strategy", "-s", default=None,
+            "--strategy",
+            "-s",
+            default=None,
             help=f"Strategy preset: {', '.join(PRESETS)}.",
         ),
         click.option(

@@ -87,9 +87,7 @@ def export(workspace: Path) -> None:
     "of the workspace; uses your AWS credentials.",
 )
 @click.option("--tenant", default=None, help="With --stack: the tenant to search.")
-@click.option(
-    "--all-tenants", is_flag=True, help="With --stack: search every tenant's documents."
-)
+@click.option("--all-tenants", is_flag=True, help="With --stack: search every tenant's documents.")
 @click.option(
     "--filter",
     "filters",
@@ -183,9 +181,14 @@ def _search_stack(
     if session.region_name is None:
         raise click.UsageError("set AWS_REGION (or a profile's region) for --stack")
     try:
-        request = RetrieveRequest(query=query, k=min(k, 100), tenant=tenant,
-                                  all_tenants=all_tenants, mode=Mode(mode or "hybrid"),
-                                  filters=RetrieveFilters(metadata=metadata_filter))
+        request = RetrieveRequest(
+            query=query,
+            k=min(k, 100),
+            tenant=tenant,
+            all_tenants=all_tenants,
+            mode=Mode(mode or "hybrid"),
+            filters=RetrieveFilters(metadata=metadata_filter),
+        )
         url = stack_retrieve_url(session, stack)
         response = retrieve_remote(session, url, request, region=session.region_name)
     except ValueError as exc:
@@ -194,10 +197,19 @@ def _search_stack(
         raise click.ClickException(str(exc)) from exc
     hits = [
         SearchHit(
-            chunk=Chunk(document_id=c.document_id, source=c.source, chunk_id=c.chunk_id,
-                        plan_version=c.plan_version, text=c.text, breadcrumb=c.breadcrumb,
-                        element_ids=(), pages=tuple(c.pages), tenant=c.tenant,
-                        boxes=tuple(c.boxes), unaligned=tuple(c.unaligned)),
+            chunk=Chunk(
+                document_id=c.document_id,
+                source=c.source,
+                chunk_id=c.chunk_id,
+                plan_version=c.plan_version,
+                text=c.text,
+                breadcrumb=c.breadcrumb,
+                element_ids=(),
+                pages=tuple(c.pages),
+                tenant=c.tenant,
+                boxes=tuple(c.boxes),
+                unaligned=tuple(c.unaligned),
+            ),
             score=c.score,
             metadata=c.metadata,
         )

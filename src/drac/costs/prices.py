@@ -46,16 +46,23 @@ class ModelPrice(BaseModel):
 
 
 DEFAULT_MODELS: dict[str, ModelPrice] = {
-    "gpt-4.1": ModelPrice(input_per_million=2.0, output_per_million=8.0,
-                          source="D-RAC paper, GPT-4.1 list price"),
-    "gemini-2.5-pro": ModelPrice(input_per_million=1.25, output_per_million=10.0,
-                                 source="D-RAC paper, Gemini 2.5 Pro list price"),
-    "google.gemma-3-27b-it": ModelPrice(input_per_million=0.23, output_per_million=0.38,
-                                        source="Bedrock on-demand us-east-1"),
-    "google.gemma-3-12b-it": ModelPrice(input_per_million=0.09, output_per_million=0.29,
-                                        source="Bedrock on-demand us-east-1"),
-    "amazon.titan-embed-text-v2:0": ModelPrice(input_per_million=0.02, output_per_million=0.0,
-                                               source="Bedrock on-demand us-east-1"),
+    "gpt-4.1": ModelPrice(
+        input_per_million=2.0, output_per_million=8.0, source="D-RAC paper, GPT-4.1 list price"
+    ),
+    "gemini-2.5-pro": ModelPrice(
+        input_per_million=1.25,
+        output_per_million=10.0,
+        source="D-RAC paper, Gemini 2.5 Pro list price",
+    ),
+    "google.gemma-3-27b-it": ModelPrice(
+        input_per_million=0.23, output_per_million=0.38, source="Bedrock on-demand us-east-1"
+    ),
+    "google.gemma-3-12b-it": ModelPrice(
+        input_per_million=0.09, output_per_million=0.29, source="Bedrock on-demand us-east-1"
+    ),
+    "amazon.titan-embed-text-v2:0": ModelPrice(
+        input_per_million=0.02, output_per_million=0.0, source="Bedrock on-demand us-east-1"
+    ),
 }
 
 

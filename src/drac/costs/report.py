@@ -114,8 +114,12 @@ def stage_costs(
         if price is None:
             unpriced.add(entry.model)
         dollars = price.cost(entry.input_tokens, entry.output_tokens) if price else 0.0
-        cost = StageCost(calls=1, input_tokens=entry.input_tokens,
-                         output_tokens=entry.output_tokens, dollars=dollars)
+        cost = StageCost(
+            calls=1,
+            input_tokens=entry.input_tokens,
+            output_tokens=entry.output_tokens,
+            dollars=dollars,
+        )
         out[entry.stage] = out.get(entry.stage, StageCost()) + cost
     return out
 

@@ -68,9 +68,7 @@ def parse_queries(text: str) -> list[Query]:
     for line_no, row in enumerate(reader, start=2):
         try:
             raw_facts = json.loads(row["Supporting Facts"] or "[]")
-            facts = tuple(
-                SupportingFact(filename=f["filename"], text=f["text"]) for f in raw_facts
-            )
+            facts = tuple(SupportingFact(filename=f["filename"], text=f["text"]) for f in raw_facts)
             queries.append(
                 Query(
                     company=(row["Enterprise Name"] or "").strip(),

@@ -338,7 +338,12 @@ class Workspace:
             self.registry.put(record)
             self.elements.put_elements(record.document_id, parsed.elements)
             activation = commit_plan(
-                self.registry, self.plans, self.index, plan, chunks, record.status,
+                self.registry,
+                self.plans,
+                self.index,
+                plan,
+                chunks,
+                record.status,
                 owner=record.owner,
             )
             self.add_source(record.source_path or record.source, record.document_id, order)

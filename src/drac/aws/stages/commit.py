@@ -129,8 +129,10 @@ def prepare_plan(rt: Runtime, event: PrepareInput) -> PreparedPlan:
     save_plan(rt.plans, plan)
     # the metadata the chunks are indexed with, as the record holds it now (IndexChunks reads
     # it here: it has no access to the documents table)
-    rt.artifacts.put_text(keys.chunk_metadata_key(document_id, plan.version),
-                          json.dumps(record.metadata, ensure_ascii=False, sort_keys=True))
+    rt.artifacts.put_text(
+        keys.chunk_metadata_key(document_id, plan.version),
+        json.dumps(record.metadata, ensure_ascii=False, sort_keys=True),
+    )
     for index in range(ranges):
         part = chunks[index * RANGE_SIZE : (index + 1) * RANGE_SIZE]
         rt.artifacts.put_text(
@@ -138,8 +140,13 @@ def prepare_plan(rt: Runtime, event: PrepareInput) -> PreparedPlan:
             "".join(chunk.model_dump_json() + "\n" for chunk in part),
         )
     logger.info("plan saved", extra={"version": plan.version, "chunks": len(chunks)})
-    return PreparedPlan(document_id=document_id, version=plan.version, chunks=len(chunks),
-                        range_count=ranges, groups=item_groups(ranges))
+    return PreparedPlan(
+        document_id=document_id,
+        version=plan.version,
+        chunks=len(chunks),
+        range_count=ranges,
+        groups=item_groups(ranges),
+    )
 
 
 def index_range(rt: Runtime, event: IndexInput) -> IndexedRange:
@@ -152,16 +159,18 @@ def index_range(rt: Runtime, event: IndexInput) -> IndexedRange:
     item = event.input
     text = rt.artifacts.get_text(keys.chunk_range_key(item.document_id, item.version, item.index))
     chunks = [Chunk.model_validate_json(line) for line in text.splitlines() if line]
-    stored = json.loads(rt.artifacts.get_text(keys.chunk_metadata_key(item.document_id,
-                                                                       item.version)))
+    stored = json.loads(
+        rt.artifacts.get_text(keys.chunk_metadata_key(item.document_id, item.version))
+    )
     metadata = {item.document_id: stored} if stored else None
     index = rt.index()
     embedder = embedder_for_version(rt.embedder(), index, item.document_id, item.version)
     with retried_by_step_functions():
         index_chunks(index, chunks, embedder=embedder, ledger=rt.ledger, metadata=metadata)
     if isinstance(embedder, ReusingEmbedder):
-        logger.info("range indexed", extra={"chunks": len(chunks),
-                                            "vectors_reused": embedder.vectors.found})
+        logger.info(
+            "range indexed", extra={"chunks": len(chunks), "vectors_reused": embedder.vectors.found}
+        )
     return IndexedRange(index=item.index, chunks=len(chunks))
 
 
@@ -174,7 +183,11 @@ def activate_version(rt: Runtime, event: ActivateInput) -> Activation:
     else:
         status = record.status if record else status_after_conversion(0)
     activation = activate_plan(
-        rt.registry, rt.index(), event.document_id, event.version, status,
+        rt.registry,
+        rt.index(),
+        event.document_id,
+        event.version,
+        status,
         owner=event.owner if event.mode == "ingest" else None,
     )
     logger.info("activation", extra=activation.model_dump(mode="json"))
@@ -185,6 +198,5 @@ def abandon_version(rt: Runtime, event: AbandonInput) -> Abandoned:
     """Delete every chunk of a version whose commit failed (or, if it became active before
     the failure, finish retiring the other versions)."""
     deleted = abandon_plan(rt.registry, rt.index(), event.document_id, event.version)
-    logger.warning("plan version abandoned", extra={"version": event.version,
-                                                    "deleted": deleted})
+    logger.warning("plan version abandoned", extra={"version": event.version, "deleted": deleted})
     return Abandoned(document_id=event.document_id, version=event.version, deleted=deleted)

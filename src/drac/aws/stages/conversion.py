@@ -212,7 +212,12 @@ def convert_pages(rt: Runtime, event: ConvertInput) -> BatchDone:
     earlier = earlier_batch(rt, item.document_id, page_digests(pages), vision.name, item.batch)
     with retried_by_step_functions():
         result, kept = convert_or_reuse(
-            vision, pages, item.page_count, item.document_id, rt.ledger, earlier,
+            vision,
+            pages,
+            item.page_count,
+            item.document_id,
+            rt.ledger,
+            earlier,
             on_retryable="raise",
         )
     keep_batch(rt, item.document_id, kept)

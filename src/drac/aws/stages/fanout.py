@@ -43,8 +43,7 @@ class ItemGroup(BaseModel):
 def item_groups(count: int, size: int = GROUP_SIZE) -> list[ItemGroup]:
     """Split item numbers 0 .. count-1 into groups of at most `size`."""
     return [
-        ItemGroup(first=start, last=min(start + size, count) - 1)
-        for start in range(0, count, size)
+        ItemGroup(first=start, last=min(start + size, count) - 1) for start in range(0, count, size)
     ]
 
 

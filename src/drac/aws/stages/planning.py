@@ -83,10 +83,8 @@ def store_sections(
         wanted = [*section.heading_chain, *section.element_ids]
         own = [by_id[element_id] for element_id in dict.fromkeys(wanted)]
         body = StoredSection(section=section, elements=own)
-        rt.artifacts.put_text(keys.section_key(document_id, run_id, index),
-                              body.model_dump_json())
-    return Sectioning(run_id=run_id, section_count=len(sections),
-                      groups=item_groups(len(sections)))
+        rt.artifacts.put_text(keys.section_key(document_id, run_id, index), body.model_dump_json())
+    return Sectioning(run_id=run_id, section_count=len(sections), groups=item_groups(len(sections)))
 
 
 def section_document(rt: Runtime, event: SectionInput) -> Sectioning:

@@ -55,8 +55,10 @@ def register_document(rt: Runtime, event: RegisterInput) -> Registered:
     )
     claim = rt.registry.claim_ingest(record, event.execution, lambda other: _running(rt, other))
     if claim.outcome != "owned":
-        logger.info("not ingested by this run", extra={"outcome": claim.outcome,
-                                                        "busy_with": claim.busy_with})
+        logger.info(
+            "not ingested by this run",
+            extra={"outcome": claim.outcome, "busy_with": claim.busy_with},
+        )
         return Registered(outcome=claim.outcome)
     limit = rt.settings.max_file_bytes
     if event.size > limit:
@@ -72,8 +74,13 @@ def register_document(rt: Runtime, event: RegisterInput) -> Registered:
     fmt = detection.format
     warnings = [detection.warning] if detection.warning else []
     metadata = document_metadata(rt.client("s3"), event.bucket, event.key, event.version_id)
-    rt.registry.update(event.document_id, owner=event.execution, format=fmt.value,
-                       warnings=warnings, metadata=metadata)
+    rt.registry.update(
+        event.document_id,
+        owner=event.execution,
+        format=fmt.value,
+        warnings=warnings,
+        metadata=metadata,
+    )
     logger.info("registered", extra={"format": fmt.value, "bytes": len(data)})
     if fmt.is_text:
         rt.artifacts.put_text(keys.markdown_key(event.document_id), decode_text(data))
@@ -82,9 +89,14 @@ def register_document(rt: Runtime, event: RegisterInput) -> Registered:
         return Registered(outcome="owned", route="spreadsheet", format=fmt.value)
     point_to_earlier(rt, event.document_id, event.previous_document, event.tenant)
     if fmt is DocumentFormat.PDF:
-        return Registered(outcome="owned", route="pdf", format=fmt.value,
-                          pdf_bucket=event.bucket, pdf_key=event.key,
-                          pdf_version_id=event.version_id)
+        return Registered(
+            outcome="owned",
+            route="pdf",
+            format=fmt.value,
+            pdf_bucket=event.bucket,
+            pdf_key=event.key,
+            pdf_version_id=event.version_id,
+        )
     return Registered(outcome="owned", route="normalise", format=fmt.value)
 
 

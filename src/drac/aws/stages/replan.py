@@ -55,8 +55,15 @@ def write_replan_manifest(rt: Runtime, event: ManifestInput) -> Manifest:
     rt.artifacts.put_text(key, json.dumps(items))
     logger.info(
         "manifest written",
-        extra={"documents": len(items), "not_live_or_other_tenant": missing[:20],
-               "strategy": strategy.name},
+        extra={
+            "documents": len(items),
+            "not_live_or_other_tenant": missing[:20],
+            "strategy": strategy.name,
+        },
     )
-    return Manifest(bucket=rt.resources.artifacts_bucket, key=key, count=len(items),
-                    strategy=strategy.model_dump(mode="json"))
+    return Manifest(
+        bucket=rt.resources.artifacts_bucket,
+        key=key,
+        count=len(items),
+        strategy=strategy.model_dump(mode="json"),
+    )

@@ -151,13 +151,24 @@ def retrieve(rt: Runtime, request: RetrieveRequest) -> RetrieveResponse:
         if wanted is not None and not matches(wanted, record.metadata):
             continue  # indexed with metadata the document no longer has
         chunk = hit.chunk
-        chunks.append(RetrievedChunk(
-            chunk_id=chunk.chunk_id, document_id=chunk.document_id, source=chunk.source,
-            source_key=record.source_path, tenant=chunk.tenant, pages=list(chunk.pages),
-            breadcrumb=chunk.breadcrumb, text=chunk.text, plan_version=chunk.plan_version,
-            score=hit.score, boxes=list(chunk.boxes), unaligned=list(chunk.unaligned),
-            metadata=record.metadata, verification=record.verification,
-        ))
+        chunks.append(
+            RetrievedChunk(
+                chunk_id=chunk.chunk_id,
+                document_id=chunk.document_id,
+                source=chunk.source,
+                source_key=record.source_path,
+                tenant=chunk.tenant,
+                pages=list(chunk.pages),
+                breadcrumb=chunk.breadcrumb,
+                text=chunk.text,
+                plan_version=chunk.plan_version,
+                score=hit.score,
+                boxes=list(chunk.boxes),
+                unaligned=list(chunk.unaligned),
+                metadata=record.metadata,
+                verification=record.verification,
+            )
+        )
         if len(chunks) == request.k:
             break
     return RetrieveResponse(query=request.query, mode=request.mode.value, chunks=chunks)
@@ -178,6 +189,4 @@ def _fused(rankings: list[list[SearchHit]]) -> list[SearchHit]:
                 hits.append(hit)
             order.append((by_id[hit.chunk.chunk_id], hit.score))
         positions.append(order)
-    return [
-        hits[item].model_copy(update={"score": score}) for item, score in fuse(positions)
-    ]
+    return [hits[item].model_copy(update={"score": score}) for item, score in fuse(positions)]

@@ -58,14 +58,17 @@ def start_ingest(rt: Runtime, event: S3EventBridgeEvent) -> StartResult | Metada
     if is_metadata_event(event):
         return apply_metadata_event(rt, event)
     if event.detail_type != "Object Created" or obj.is_folder or obj.size == 0:
-        logger.info("not a document; ignored", extra={"key": obj.key, "size": obj.size,
-                                                      "detail_type": event.detail_type})
+        logger.info(
+            "not a document; ignored",
+            extra={"key": obj.key, "size": obj.size, "detail_type": event.detail_type},
+        )
         return StartResult(outcome="ignored")
     sfn = rt.client("stepfunctions")
     machine = rt.resources.ingest_state_machine_arn
     limit = rt.settings.max_running_documents
-    running = sfn.list_executions(stateMachineArn=machine, statusFilter="RUNNING",
-                                  maxResults=limit)["executions"]
+    running = sfn.list_executions(
+        stateMachineArn=machine, statusFilter="RUNNING", maxResults=limit
+    )["executions"]
     if len(running) >= limit:
         raise PipelineFull(f"{len(running)} documents in flight; this upload waits")
     digest = None
@@ -77,8 +80,10 @@ def start_ingest(rt: Runtime, event: S3EventBridgeEvent) -> StartResult | Metada
     if digest is None:
         # Never silent: an upload whose object is found under no form of its key is counted
         # (UploadsNotFound has an alarm) and logged with both forms.
-        logger.error("no object under any form of the key; nothing ingested",
-                     extra={"key_forms": list(obj.key_forms), "version_id": obj.version_id})
+        logger.error(
+            "no object under any form of the key; nothing ingested",
+            extra={"key_forms": list(obj.key_forms), "version_id": obj.version_id},
+        )
         metrics.add_metric(name="UploadsNotFound", unit=MetricUnit.Count, value=1)
         return StartResult(outcome="missing")
     document_id = digest.document_id
