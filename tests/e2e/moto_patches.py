@@ -282,10 +282,13 @@ def patch_eventbridge_targets(
 
 
 def patch_step_functions(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The sync:2 parameter/response casing and unique names of unnamed executions."""
+    """The sync:2 parameter/response casing, unique names of unnamed executions, and an
+    execution RUNNING from the moment StartExecution creates it."""
+    from moto.stepfunctions.parser.api import ExecutionStatus
     from moto.stepfunctions.parser.asl.component.state.exec.state_task.service import (
         state_task_service_sfn as sfn_service,
     )
+    from moto.stepfunctions.parser.backend.execution import Execution
     from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 
     service = sfn_service.StateTaskServiceSfn
@@ -316,6 +319,13 @@ def patch_step_functions(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(service, "_normalise_parameters", normalise)
     monkeypatch.setattr(service, "_normalise_response", normalise_response)
     monkeypatch.setattr(StepFunctionsParserBackend, "start_execution", start_execution)
+    # moto lists an execution before its worker starts, with no status, so a concurrent
+    # ListExecutions raised AttributeError; AWS returns a started execution as RUNNING.
+    monkeypatch.setattr(
+        Execution,
+        "status",
+        property(lambda self: (self.exec_status or ExecutionStatus.RUNNING).value),
+    )
 
 
 def running_state_machine() -> str:

@@ -149,8 +149,13 @@ class _Line:
         cut_rights: list[float] = []
         glyphs = self.glyphs
         # in a line already cut at a wide gap (a table row), a word after a narrow space
-        # that starts at a column starts a cell too ("4400mAh 42,999")
-        row = len(starts) > 1
+        # that starts at a column starts a cell too ("4400mAh 42,999"); a part that only
+        # abuts the one before it (a bold label, "**Available Colors**: ...") makes no row
+        size = self.size if self.size > 1.0 else 1.0
+        row = any(
+            not -_OVERLAP <= (starts[n + 1][1] - rights[n]) / size <= CELL_GAP
+            for n in range(len(starts) - 1)
+        )
         # a line of one part that starts at a column (a cell's own line): only a number or
         # a price after a space starts a cell ("5000mAh 6.5”", "59,999 $719"), not a word of
         # the cell's wrapped text
