@@ -33,6 +33,8 @@ def replan_sources(settings: Settings) -> dict[str, list[str]]:
 def replan_pattern(settings: Settings) -> dict:
     """EventBridge pattern of the re-plan requests the deployment accepts."""
     return {"source": sorted(replan_sources(settings)), "detail-type": [REPLAN_DETAIL_TYPE]}
+
+
 WAITING_RECEIVES = 300
 """Receives before an upload waiting for room goes to the dead-letter queue: with the
 starter's waits of up to half an hour, several days (the queue keeps messages 14 days)."""
@@ -112,58 +114,98 @@ class Intake(Construct):
         # dead-letter queue instead of being dropped after its retries.
         self.object_events_dlq = self._dead_letter_queue("ObjectEventsDlq")
         self.created_rule = events.Rule(
-            self, "ObjectCreated",
+            self,
+            "ObjectCreated",
             description="Uploads under incoming/ start the ingest pipeline",
             event_pattern=_pattern(object_event_pattern("Object Created", docs.bucket_name)),
-            targets=[targets.SqsQueue(self.ingest_queue, dead_letter_queue=self.object_events_dlq,
-                                      retry_attempts=185, max_event_age=Duration.hours(24))],
+            targets=[
+                targets.SqsQueue(
+                    self.ingest_queue,
+                    dead_letter_queue=self.object_events_dlq,
+                    retry_attempts=185,
+                    max_event_age=Duration.hours(24),
+                )
+            ],
         )
         self.deleted_rule = events.Rule(
-            self, "ObjectDeleted",
+            self,
+            "ObjectDeleted",
             description="Deleting an upload removes its chunks",
             event_pattern=_pattern(object_event_pattern("Object Deleted", docs.bucket_name)),
-            targets=[targets.SqsQueue(self.delete_queue, dead_letter_queue=self.object_events_dlq,
-                                      retry_attempts=185, max_event_age=Duration.hours(24))],
+            targets=[
+                targets.SqsQueue(
+                    self.delete_queue,
+                    dead_letter_queue=self.object_events_dlq,
+                    retry_attempts=185,
+                    max_event_age=Duration.hours(24),
+                )
+            ],
         )
         # Metadata that changes after its document (drac.aws.stages.late_metadata): tag
         # changes and deleted sidecars go to the starter too (a new or replaced sidecar is an
         # Object Created event already).
         self.tags_rule = events.Rule(
-            self, "ObjectTagsChanged",
+            self,
+            "ObjectTagsChanged",
             description="Tag changes under incoming/ update the document's metadata",
             event_pattern=_pattern(tags_event_pattern(docs.bucket_name)),
-            targets=[targets.SqsQueue(self.ingest_queue, dead_letter_queue=self.object_events_dlq,
-                                      retry_attempts=185, max_event_age=Duration.hours(24))],
+            targets=[
+                targets.SqsQueue(
+                    self.ingest_queue,
+                    dead_letter_queue=self.object_events_dlq,
+                    retry_attempts=185,
+                    max_event_age=Duration.hours(24),
+                )
+            ],
         )
         self.sidecar_deleted_rule = events.Rule(
-            self, "SidecarDeleted",
+            self,
+            "SidecarDeleted",
             description="A deleted metadata sidecar updates its document's metadata",
             event_pattern=_pattern(sidecar_deleted_pattern(docs.bucket_name)),
-            targets=[targets.SqsQueue(self.ingest_queue, dead_letter_queue=self.object_events_dlq,
-                                      retry_attempts=185, max_event_age=Duration.hours(24))],
+            targets=[
+                targets.SqsQueue(
+                    self.ingest_queue,
+                    dead_letter_queue=self.object_events_dlq,
+                    retry_attempts=185,
+                    max_event_age=Duration.hours(24),
+                )
+            ],
         )
-        stages.starter.add_event_source(sources.SqsEventSource(
-            self.ingest_queue, batch_size=5, max_concurrency=settings.starter_concurrency,
-            report_batch_item_failures=True,
-        ))
-        stages.delete.add_event_source(sources.SqsEventSource(
-            self.delete_queue, batch_size=5, max_concurrency=2, report_batch_item_failures=True,
-        ))
+        stages.starter.add_event_source(
+            sources.SqsEventSource(
+                self.ingest_queue,
+                batch_size=5,
+                max_concurrency=settings.starter_concurrency,
+                report_batch_item_failures=True,
+            )
+        )
+        stages.delete.add_event_source(
+            sources.SqsEventSource(
+                self.delete_queue,
+                batch_size=5,
+                max_concurrency=2,
+                report_batch_item_failures=True,
+            )
+        )
         self.replan_dlq = self._dead_letter_queue("ReplanTargetDlq")
         self._restrict_replan_senders(settings)
         self.replan_rule = events.Rule(
-            self, "ReplanRequested",
+            self,
+            "ReplanRequested",
             event_bus=self.bus,
             description="Replan Requested events start the re-plan state machine",
             event_pattern=_pattern(replan_pattern(settings)),
-            targets=[targets.SfnStateMachine(
-                replan_machine,
-                # the whole event: the Manifest stage holds the detail to its source's scope
-                input=events.RuleTargetInput.from_event_path("$"),
-                dead_letter_queue=self.replan_dlq,
-                retry_attempts=4,
-                max_event_age=Duration.hours(2),
-            )],
+            targets=[
+                targets.SfnStateMachine(
+                    replan_machine,
+                    # the whole event: the Manifest stage holds the detail to its source's scope
+                    input=events.RuleTargetInput.from_event_path("$"),
+                    dead_letter_queue=self.replan_dlq,
+                    retry_attempts=4,
+                    max_event_age=Duration.hours(2),
+                )
+            ],
         )
         self.dead_letter_queues = [
             self.ingest_dlq,
@@ -179,20 +221,25 @@ class Intake(Construct):
             conditions: dict[str, dict[str, object]] = {"StringEquals": {"events:source": source}}
             if principals:
                 conditions["StringNotEquals"] = {"aws:PrincipalArn": sorted(principals)}
-            self.bus.add_to_resource_policy(iam.PolicyStatement(
-                sid=f"OnlyMappedPrincipalsSendReplanSource{index}",
-                effect=iam.Effect.DENY,
-                principals=[iam.AnyPrincipal()],
-                actions=["events:PutEvents"],
-                resources=[self.bus.event_bus_arn],
-                conditions=conditions,
-            ))
+            self.bus.add_to_resource_policy(
+                iam.PolicyStatement(
+                    sid=f"OnlyMappedPrincipalsSendReplanSource{index}",
+                    effect=iam.Effect.DENY,
+                    principals=[iam.AnyPrincipal()],
+                    actions=["events:PutEvents"],
+                    resources=[self.bus.event_bus_arn],
+                    conditions=conditions,
+                )
+            )
 
     def _dead_letter_queue(self, construct_id: str) -> sqs.Queue:
         """A TLS-only, encrypted dead-letter queue keeping messages 14 days."""
         return sqs.Queue(
-            self, construct_id, enforce_ssl=True,
-            encryption=sqs.QueueEncryption.SQS_MANAGED, retention_period=Duration.days(14),
+            self,
+            construct_id,
+            enforce_ssl=True,
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            retention_period=Duration.days(14),
         )
 
     def _queue(
@@ -201,8 +248,12 @@ class Intake(Construct):
         """A TLS-only, encrypted queue keeping messages 14 days, and its dead-letter queue."""
         dlq = self._dead_letter_queue(f"{construct_id}Dlq")
         queue = sqs.Queue(
-            self, construct_id, enforce_ssl=True, encryption=sqs.QueueEncryption.SQS_MANAGED,
-            visibility_timeout=visibility, retention_period=Duration.days(14),
+            self,
+            construct_id,
+            enforce_ssl=True,
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            visibility_timeout=visibility,
+            retention_period=Duration.days(14),
             dead_letter_queue=sqs.DeadLetterQueue(queue=dlq, max_receive_count=max_receive_count),
         )
         return queue, dlq

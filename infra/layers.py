@@ -102,7 +102,8 @@ def core_layer_dir(package: Path = PACKAGE_DIR, cache_root: Path = BUILD_ROOT) -
     """Return a folder holding `python/drac`, a copy of the package (rebuilt when it changes)."""
     spec = definition(CORE)
     files = sorted(
-        path for path in package.rglob("*")
+        path
+        for path in package.rglob("*")
         if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
     )
     digest = hashlib.sha256(json.dumps(spec, sort_keys=True).encode())

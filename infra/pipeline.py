@@ -32,14 +32,23 @@ class Pipeline(Construct):
         """Create the stages, the workflows over them and the intake."""
         super().__init__(scope, construct_id)
         self.stages = Stages(
-            self, "Stages", settings=settings, storage=storage, search=search, factory=factory,
+            self,
+            "Stages",
+            settings=settings,
+            storage=storage,
+            search=search,
+            factory=factory,
             network=network,
         )
         self.workflows = Workflows(
             self, "Workflows", settings=settings, stages=self.stages, storage=storage
         )
         self.intake = Intake(
-            self, "Intake", settings=settings, storage=storage, stages=self.stages,
+            self,
+            "Intake",
+            settings=settings,
+            storage=storage,
+            stages=self.stages,
             replan_machine=self.workflows.replan_machine,
         )
         self.ingest_machine = self.workflows.ingest_machine

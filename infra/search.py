@@ -54,16 +54,22 @@ class Search(Construct):
         endpoint = network.collection_endpoint if network else None
         if settings.private_collection and endpoint is None:
             raise ValueError("privateCollection needs the VPC endpoint of the converters' VPC")
-        access: dict = ({"AllowFromPublic": False, "SourceVPCEs": [endpoint.attr_id]}
-                        if endpoint is not None else {"AllowFromPublic": True})
+        access: dict = (
+            {"AllowFromPublic": False, "SourceVPCEs": [endpoint.attr_id]}
+            if endpoint is not None
+            else {"AllowFromPublic": True}
+        )
         rules = [{"ResourceType": "collection", "Resource": [f"collection/{name}"]}]
         network_policy = aoss.CfnSecurityPolicy(
             self,
             "Network",
             name=f"{name}-net",
             type="network",
-            policy=(Stack.of(self).to_json_string([{"Rules": rules, **access}]) if endpoint
-                    else json.dumps([{"Rules": rules, **access}])),
+            policy=(
+                Stack.of(self).to_json_string([{"Rules": rules, **access}])
+                if endpoint
+                else json.dumps([{"Rules": rules, **access}])
+            ),
         )
         self.group = self._capacity_group(name, settings)
         self.collection = aoss.CfnCollection(
@@ -95,7 +101,9 @@ class Search(Construct):
             "IndexProvider",
             on_event_handler=self.index_function,
             log_group=logs.LogGroup(
-                self, "ProviderLogs", retention=logs.RetentionDays.ONE_MONTH,
+                self,
+                "ProviderLogs",
+                retention=logs.RetentionDays.ONE_MONTH,
                 removal_policy=RemovalPolicy.DESTROY,
             ),
         )
@@ -154,30 +162,47 @@ class Search(Construct):
         rules = [
             {
                 "Rules": [
-                    {"ResourceType": "index", "Resource": [index],
-                     "Permission": ["aoss:CreateIndex", "aoss:DescribeIndex", "aoss:UpdateIndex",
-                                    "aoss:ReadDocument", "aoss:WriteDocument"]},
-                    {"ResourceType": "collection", "Resource": [collection],
-                     "Permission": ["aoss:DescribeCollectionItems"]},
+                    {
+                        "ResourceType": "index",
+                        "Resource": [index],
+                        "Permission": [
+                            "aoss:CreateIndex",
+                            "aoss:DescribeIndex",
+                            "aoss:UpdateIndex",
+                            "aoss:ReadDocument",
+                            "aoss:WriteDocument",
+                        ],
+                    },
+                    {
+                        "ResourceType": "collection",
+                        "Resource": [collection],
+                        "Permission": ["aoss:DescribeCollectionItems"],
+                    },
                 ],
                 "Principal": [role.role_arn for role in self._principals],
                 "Description": "the pipeline's writers",
             }
         ]
-        readers = [role.role_arn for role in self._readers] + list(
-            self.settings.reader_principals
-        )
+        readers = [role.role_arn for role in self._readers] + list(self.settings.reader_principals)
         if readers:
-            rules.append({
-                "Rules": [
-                    {"ResourceType": "index", "Resource": [index],
-                     "Permission": ["aoss:DescribeIndex", "aoss:ReadDocument"]},
-                    {"ResourceType": "collection", "Resource": [collection],
-                     "Permission": ["aoss:DescribeCollectionItems"]},
-                ],
-                "Principal": readers,
-                "Description": "readers: the retrieval API and the readerPrincipals setting",
-            })
+            rules.append(
+                {
+                    "Rules": [
+                        {
+                            "ResourceType": "index",
+                            "Resource": [index],
+                            "Permission": ["aoss:DescribeIndex", "aoss:ReadDocument"],
+                        },
+                        {
+                            "ResourceType": "collection",
+                            "Resource": [collection],
+                            "Permission": ["aoss:DescribeCollectionItems"],
+                        },
+                    ],
+                    "Principal": readers,
+                    "Description": "readers: the retrieval API and the readerPrincipals setting",
+                }
+            )
         policy = aoss.CfnAccessPolicy(
             self,
             "DataAccess",

@@ -26,20 +26,33 @@ class DracStack(Stack):
         self.factory = FunctionFactory(self, self.settings)
         self.storage = Storage(self, "Storage", settings=self.settings)
         # Before search: with privateCollection its network policy names the VPC endpoint.
-        self.network = (ConverterNetwork(self, "Network", settings=self.settings,
-                                         storage=self.storage)
-                        if self.settings.isolated_converters else None)
+        self.network = (
+            ConverterNetwork(self, "Network", settings=self.settings, storage=self.storage)
+            if self.settings.isolated_converters
+            else None
+        )
         self.search = Search(
-            self, "Search", settings=self.settings, function_factory=self.factory.make,
+            self,
+            "Search",
+            settings=self.settings,
+            function_factory=self.factory.make,
             network=self.network,
         )
         self.pipeline = Pipeline(
-            self, "Pipeline", settings=self.settings, storage=self.storage,
-            search=self.search, factory=self.factory, network=self.network,
+            self,
+            "Pipeline",
+            settings=self.settings,
+            storage=self.storage,
+            search=self.search,
+            factory=self.factory,
+            network=self.network,
         )
         self.search.finalise_access_policy()
         self.observability = Observability(
-            self, "Observability", pipeline=self.pipeline, search=self.search,
+            self,
+            "Observability",
+            pipeline=self.pipeline,
+            search=self.search,
             settings=self.settings,
         )
         outputs = {

@@ -30,7 +30,9 @@ def machine_arn(stack: Stack, name: str) -> str:
     """The ARN of one of the stack's state machines, built from its name (functions that
     need it exist before the machine that invokes them)."""
     return stack.format_arn(
-        service="states", resource="stateMachine", resource_name=machine_name(stack, name),
+        service="states",
+        resource="stateMachine",
+        resource_name=machine_name(stack, name),
         arn_format=ArnFormat.COLON_RESOURCE_NAME,
     )
 
@@ -38,7 +40,9 @@ def machine_arn(stack: Stack, name: str) -> str:
 def executions_arn(stack: Stack, name: str) -> str:
     """The ARN pattern of every execution of one of the stack's state machines."""
     return stack.format_arn(
-        service="states", resource="execution", resource_name=f"{machine_name(stack, name)}:*",
+        service="states",
+        resource="execution",
+        resource_name=f"{machine_name(stack, name)}:*",
         arn_format=ArnFormat.COLON_RESOURCE_NAME,
     )
 
@@ -65,19 +69,21 @@ class Stages(Construct):
         self.settings = settings
         self.search = search
         s = storage
-        factory.environment.update({
-            "DOCUMENTS_BUCKET": s.documents.bucket_name,
-            "ARTIFACTS_BUCKET": s.artifacts.bucket_name,
-            "DOCUMENTS_TABLE": s.documents_table.table_name,
-            "SOURCES_TABLE": s.sources_table.table_name,
-            "ELEMENTS_TABLE": s.elements_table.table_name,
-            "PLANS_TABLE": s.plans_table.table_name,
-            "LEDGER_TABLE": s.ledger_table.table_name,
-            "COLLECTION_ENDPOINT": search.endpoint,
-            "INGEST_STATE_MACHINE_ARN": machine_arn(stack, "ingest"),
-            "REPLAN_STATE_MACHINE_ARN": machine_arn(stack, "replan"),
-            SETTINGS_VARIABLE: settings.to_json(),
-        })
+        factory.environment.update(
+            {
+                "DOCUMENTS_BUCKET": s.documents.bucket_name,
+                "ARTIFACTS_BUCKET": s.artifacts.bucket_name,
+                "DOCUMENTS_TABLE": s.documents_table.table_name,
+                "SOURCES_TABLE": s.sources_table.table_name,
+                "ELEMENTS_TABLE": s.elements_table.table_name,
+                "PLANS_TABLE": s.plans_table.table_name,
+                "LEDGER_TABLE": s.ledger_table.table_name,
+                "COLLECTION_ENDPOINT": search.endpoint,
+                "INGEST_STATE_MACHINE_ARN": machine_arn(stack, "ingest"),
+                "REPLAN_STATE_MACHINE_ARN": machine_arn(stack, "replan"),
+                SETTINGS_VARIABLE: settings.to_json(),
+            }
+        )
         mk = factory.make
         minutes = Duration.minutes
         # The functions that run untrusted-input parsers where no route leaves (default), and
@@ -93,10 +99,12 @@ class Stages(Construct):
         s.documents.grant_read(self.starter)
         s.sources_table.grant_read_write_data(self.starter)
         # uploads start ingests; metadata that changes later starts a re-plan of its document
-        self.starter.add_to_role_policy(iam.PolicyStatement(
-            actions=["states:ListExecutions", "states:StartExecution"],
-            resources=[machine_arn(stack, "ingest"), machine_arn(stack, "replan")],
-        ))
+        self.starter.add_to_role_policy(
+            iam.PolicyStatement(
+                actions=["states:ListExecutions", "states:StartExecution"],
+                resources=[machine_arn(stack, "ingest"), machine_arn(stack, "replan")],
+            )
+        )
         # late metadata (drac.aws.stages.late_metadata): store it on the record, compare it
         # with what the active version was indexed with, re-plan with that version's strategy
         s.documents_table.grant_read_write_data(self.starter)
@@ -109,31 +117,40 @@ class Stages(Construct):
         s.documents_table.grant_read_write_data(self.delete)
         search.grant_index_access(self.delete.role)
 
-
         # -- ingest: register, normalise, render, convert, parse -------------------------
         self.register = mk("Register", "register", memory=2048, timeout=minutes(5))
         s.documents.grant_read(self.register)  # GetObject* covers the version's tags too
         s.artifacts.grant_put(self.register)  # a Markdown/text upload is its own Markdown
         s.documents_table.grant_read_write_data(self.register)
-        self.register.add_to_role_policy(iam.PolicyStatement(
-            actions=["states:DescribeExecution"], resources=[executions_arn(stack, "ingest")],
-        ))
+        self.register.add_to_role_policy(
+            iam.PolicyStatement(
+                actions=["states:DescribeExecution"],
+                resources=[executions_arn(stack, "ingest")],
+            )
+        )
         self.normalise = factory.make_image(
-            "Normalise", "normalise", memory=3008, timeout=minutes(10),
+            "Normalise",
+            "normalise",
+            memory=3008,
+            timeout=minutes(10),
             ephemeral_storage=Size.gibibytes(4),  # the upload, its PDF and LibreOffice's files
             network=converters,
         )
         s.documents.grant_read(self.normalise)
         s.artifacts.grant_put(self.normalise)
         self.read_spreadsheet = factory.make_image(
-            "ReadSpreadsheet", "read_spreadsheet", image="normalise", memory=3008,
-            timeout=minutes(15), ephemeral_storage=Size.gibibytes(4), network=converters,
+            "ReadSpreadsheet",
+            "read_spreadsheet",
+            image="normalise",
+            memory=3008,
+            timeout=minutes(15),
+            ephemeral_storage=Size.gibibytes(4),
+            network=converters,
         )
         s.documents.grant_read(self.read_spreadsheet)
         s.artifacts.grant_put(self.read_spreadsheet)  # the spreadsheet's Markdown
         s.documents_table.grant_read_write_data(self.read_spreadsheet)  # sheets, warnings
-        self.render = mk("Render", "render", memory=2048, timeout=minutes(15),
-                         network=converters)
+        self.render = mk("Render", "render", memory=2048, timeout=minutes(15), network=converters)
         s.documents.grant_read(self.render)  # a PDF upload is rendered where it is
         s.artifacts.grant_read_write(self.render)
         s.documents_table.grant_read_write_data(self.render)
@@ -143,7 +160,11 @@ class Stages(Construct):
         # minutes; 3,008 MB (about 1.7 vCPUs) holds the PDF and one page's OCR worker (800 MiB
         # resident at its peak).
         self.read_scans = factory.make_image(
-            "ReadScans", "read_scans", memory=3008, timeout=minutes(15), network=converters,
+            "ReadScans",
+            "read_scans",
+            memory=3008,
+            timeout=minutes(15),
+            network=converters,
         )
         s.documents.grant_read(self.read_scans)  # a PDF upload is read where it is
         s.artifacts.grant_read(self.read_scans, "documents/*/source.pdf")  # a normalised PDF
@@ -174,14 +195,14 @@ class Stages(Construct):
         s.elements_table.grant_read_data(self.prepare)
         s.plans_table.grant_read_write_data(self.prepare)
         s.documents_table.grant_read_data(self.prepare)
-        self.index_chunks = mk("IndexChunks", "index_chunks", memory=1024, timeout=minutes(15),
-                               network=searchers)
+        self.index_chunks = mk(
+            "IndexChunks", "index_chunks", memory=1024, timeout=minutes(15), network=searchers
+        )
         s.artifacts.grant_read(self.index_chunks)
         s.ledger_table.grant_write_data(self.index_chunks)
         self._grant_models(self.index_chunks, [settings.embedding_model_id])
         search.grant_index_access(self.index_chunks.role)
-        self.activate = mk("ActivatePlan", "activate_plan", timeout=minutes(5),
-                           network=searchers)
+        self.activate = mk("ActivatePlan", "activate_plan", timeout=minutes(5), network=searchers)
         s.documents_table.grant_read_write_data(self.activate)
         search.grant_index_access(self.activate.role)
         self.abandon = mk("AbandonPlan", "abandon_plan", timeout=minutes(5), network=searchers)
@@ -199,9 +220,14 @@ class Stages(Construct):
 
         # -- the retrieval API: an IAM-authenticated function URL ----------------------------
         # Reserved concurrency: a burst of ingests cannot take the API's capacity away.
-        self.retrieve = mk("Retrieve", "retrieve", memory=1024, timeout=Duration.seconds(30),
-                           reserved_concurrency=settings.retrieve_concurrency or None,
-                           network=searchers)
+        self.retrieve = mk(
+            "Retrieve",
+            "retrieve",
+            memory=1024,
+            timeout=Duration.seconds(30),
+            reserved_concurrency=settings.retrieve_concurrency or None,
+            network=searchers,
+        )
         s.documents_table.grant_read_data(self.retrieve)  # active versions of the hits
         self._grant_models(self.retrieve, [settings.embedding_model_id])
         search.grant_index_read(self.retrieve.role)
@@ -217,10 +243,25 @@ class Stages(Construct):
     def all(self) -> list[lambda_.IFunction]:
         """Every function of the pipeline."""
         return [
-            self.starter, self.delete, self.register, self.normalise, self.read_spreadsheet,
-            self.render, self.read_scans, self.convert, self.batch_failed, self.parse, self.section,
-            self.plan_section, self.prepare, self.index_chunks, self.activate, self.abandon,
-            self.finalise, self.manifest, self.retrieve,
+            self.starter,
+            self.delete,
+            self.register,
+            self.normalise,
+            self.read_spreadsheet,
+            self.render,
+            self.read_scans,
+            self.convert,
+            self.batch_failed,
+            self.parse,
+            self.section,
+            self.plan_section,
+            self.prepare,
+            self.index_chunks,
+            self.activate,
+            self.abandon,
+            self.finalise,
+            self.manifest,
+            self.retrieve,
         ]
 
     def _grant_models(self, fn: lambda_.IFunction, model_ids: list[str]) -> None:

@@ -89,10 +89,12 @@ class Storage(Construct):
         )
         self.elements_table = self._table("ElementsTable", "document_id", "seq", removal)
         # cached section plans and ledger entries expire (plan versions carry no expiry)
-        self.plans_table = self._table("PlansTable", "document_id", "version", removal,
-                                       ttl=EXPIRES_AT)
-        self.ledger_table = self._table("LedgerTable", "document_id", "entry", removal,
-                                        ttl=EXPIRES_AT)
+        self.plans_table = self._table(
+            "PlansTable", "document_id", "version", removal, ttl=EXPIRES_AT
+        )
+        self.ledger_table = self._table(
+            "LedgerTable", "document_id", "entry", removal, ttl=EXPIRES_AT
+        )
 
     def _bucket(self, construct_id: str, **props: object) -> s3.Bucket:
         """A private, encrypted, TLS-only bucket with the stack's removal policy."""

@@ -36,36 +36,55 @@ class Workflows(Construct):
         """Execution ARNs (with a wildcard name) that parent workflows describe and stop."""
         st = stages
         self.plan_machine = self._machine(
-            "PlanMachine", "plan",
-            {"SectionFunctionArn": st.section, "PlanSectionFunctionArn": st.plan_section,
-             "PreparePlanFunctionArn": st.prepare, "IndexChunksFunctionArn": st.index_chunks,
-             "ActivatePlanFunctionArn": st.activate, "AbandonPlanFunctionArn": st.abandon},
-            {"SectionConcurrency": settings.section_concurrency,
-             "IndexConcurrency": settings.index_concurrency},
+            "PlanMachine",
+            "plan",
+            {
+                "SectionFunctionArn": st.section,
+                "PlanSectionFunctionArn": st.plan_section,
+                "PreparePlanFunctionArn": st.prepare,
+                "IndexChunksFunctionArn": st.index_chunks,
+                "ActivatePlanFunctionArn": st.activate,
+                "AbandonPlanFunctionArn": st.abandon,
+            },
+            {
+                "SectionConcurrency": settings.section_concurrency,
+                "IndexConcurrency": settings.index_concurrency,
+            },
         )
         # One child execution per group of batches: each history holds one group's batches.
         self.convert_machine = self._machine(
-            "ConvertMachine", "convert",
+            "ConvertMachine",
+            "convert",
             {"ConvertFunctionArn": st.convert, "BatchFailedFunctionArn": st.batch_failed},
             {"BatchConcurrency": settings.batch_concurrency},
         )
         self.ingest_machine = self._machine(
-            "IngestMachine", "ingest",
-            {"RegisterFunctionArn": st.register, "NormaliseFunctionArn": st.normalise,
-             "ReadSpreadsheetFunctionArn": st.read_spreadsheet,
-             "RenderFunctionArn": st.render, "ReadScansFunctionArn": st.read_scans,
-             "ParseFunctionArn": st.parse,
-             "FinaliseFunctionArn": st.finalise},
+            "IngestMachine",
+            "ingest",
+            {
+                "RegisterFunctionArn": st.register,
+                "NormaliseFunctionArn": st.normalise,
+                "ReadSpreadsheetFunctionArn": st.read_spreadsheet,
+                "RenderFunctionArn": st.render,
+                "ReadScansFunctionArn": st.read_scans,
+                "ParseFunctionArn": st.parse,
+                "FinaliseFunctionArn": st.finalise,
+            },
             {"RenderConcurrency": settings.render_concurrency},
-            {"PlanStateMachineArn": self.plan_machine.state_machine_arn,
-             "ConvertStateMachineArn": self.convert_machine.state_machine_arn},
+            {
+                "PlanStateMachineArn": self.plan_machine.state_machine_arn,
+                "ConvertStateMachineArn": self.convert_machine.state_machine_arn,
+            },
         )
         self.replan_machine = self._machine(
-            "ReplanMachine", "replan",
+            "ReplanMachine",
+            "replan",
             {"ManifestFunctionArn": st.manifest},
             {"ReplanConcurrency": settings.replan_concurrency},
-            {"PlanStateMachineArn": self.plan_machine.state_machine_arn,
-             "ArtifactsBucket": storage.artifacts.bucket_name},
+            {
+                "PlanStateMachineArn": self.plan_machine.state_machine_arn,
+                "ArtifactsBucket": storage.artifacts.bucket_name,
+            },
         )
         for machine in (self.ingest_machine, self.replan_machine):
             self._grant_start_sync(machine, self.plan_machine, "plan")
@@ -88,7 +107,8 @@ class Workflows(Construct):
         # of a destroyed (or rolled back) stack never blocks the next create.
         stack_uuid = Fn.select(2, Fn.split("/", stack.stack_id))
         log_group = logs.LogGroup(
-            self, f"{construct_id}Logs",
+            self,
+            f"{construct_id}Logs",
             log_group_name=Fn.join(
                 "", [f"/aws/vendedlogs/states/{machine_name(stack, name)}-", stack_uuid]
             ),
@@ -96,9 +116,9 @@ class Workflows(Construct):
             removal_policy=removal_policy(self.settings),
         )
         substitutions = {key: fn.function_arn for key, fn in functions.items()}
-        timeouts = task_timeouts({
-            key.removesuffix("FunctionArn"): _timeout_s(fn) for key, fn in functions.items()
-        })
+        timeouts = task_timeouts(
+            {key.removesuffix("FunctionArn"): _timeout_s(fn) for key, fn in functions.items()}
+        )
         machine = sfn.StateMachine(
             self,
             construct_id,
@@ -126,36 +146,50 @@ class Workflows(Construct):
         executions = executions_arn(stack, child_name)
         if executions not in self.child_execution_arns:
             self.child_execution_arns.append(executions)
-        parent.add_to_role_policy(iam.PolicyStatement(
-            actions=["states:DescribeExecution", "states:StopExecution"], resources=[executions],
-        ))
-        parent.add_to_role_policy(iam.PolicyStatement(
-            actions=["events:PutTargets", "events:PutRule", "events:DescribeRule"],
-            resources=[stack.format_arn(
-                service="events", resource="rule",
-                resource_name="StepFunctionsGetEventsForStepFunctionsExecutionRule",
-            )],
-        ))
+        parent.add_to_role_policy(
+            iam.PolicyStatement(
+                actions=["states:DescribeExecution", "states:StopExecution"],
+                resources=[executions],
+            )
+        )
+        parent.add_to_role_policy(
+            iam.PolicyStatement(
+                actions=["events:PutTargets", "events:PutRule", "events:DescribeRule"],
+                resources=[
+                    stack.format_arn(
+                        service="events",
+                        resource="rule",
+                        resource_name="StepFunctionsGetEventsForStepFunctionsExecutionRule",
+                    )
+                ],
+            )
+        )
 
     def _grant_distributed_map(self, machine: sfn.StateMachine, storage: Storage) -> None:
         """A Distributed Map starts child executions of its own machine and reads/writes S3."""
         stack = Stack.of(self)
         own = stack.format_arn(
-            service="states", resource="stateMachine", resource_name=machine_name(stack, "replan"),
+            service="states",
+            resource="stateMachine",
+            resource_name=machine_name(stack, "replan"),
             arn_format=ArnFormat.COLON_RESOURCE_NAME,
         )
         machine.add_to_role_policy(
             iam.PolicyStatement(actions=["states:StartExecution"], resources=[own])
         )
         map_runs = stack.format_arn(
-            service="states", resource="execution",
+            service="states",
+            resource="execution",
             resource_name=f"{machine_name(stack, 'replan')}/*",
             arn_format=ArnFormat.COLON_RESOURCE_NAME,
         )
         self.child_execution_arns.append(map_runs)
-        machine.add_to_role_policy(iam.PolicyStatement(
-            actions=["states:DescribeExecution", "states:StopExecution"], resources=[map_runs],
-        ))
+        machine.add_to_role_policy(
+            iam.PolicyStatement(
+                actions=["states:DescribeExecution", "states:StopExecution"],
+                resources=[map_runs],
+            )
+        )
         storage.artifacts.grant_read_write(machine)
 
 

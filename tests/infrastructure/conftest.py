@@ -29,8 +29,10 @@ ALTERNATE_CONTEXT = {
     "removalPolicy": "destroy",
     "pageImageExpirationDays": 7,
     "readerPrincipals": ["arn:aws:iam::123456789012:role/analytics"],
-    "tenantPrincipals": {"arn:aws:iam::123456789012:role/acme-app": "acme",
-                         "arn:aws:iam::123456789012:role/apps/beta-app": "beta"},
+    "tenantPrincipals": {
+        "arn:aws:iam::123456789012:role/acme-app": "acme",
+        "arn:aws:iam::123456789012:role/apps/beta-app": "beta",
+    },
     "adminPrincipals": ["arn:aws:iam::123456789012:role/operator"],
     "alarmEmail": "oncall@example.com",
     "isolatedConverters": False,

@@ -16,14 +16,18 @@ def rule(synth: Synth, attr: str) -> dict:
 
 def test_upload_and_delete_rules_match_incoming_of_the_documents_bucket(synth: Synth) -> None:
     documents = synth.logical_id(synth.stack.storage.documents)
-    for attr, detail_type, queue in (("created_rule", "Object Created", "ingest_queue"),
-                                     ("deleted_rule", "Object Deleted", "delete_queue")):
+    for attr, detail_type, queue in (
+        ("created_rule", "Object Created", "ingest_queue"),
+        ("deleted_rule", "Object Deleted", "delete_queue"),
+    ):
         props = rule(synth, attr)
         assert props["EventPattern"] == {
             "source": ["aws.s3"],
             "detail-type": [detail_type],
-            "detail": {"bucket": {"name": [{"Ref": documents}]},
-                       "object": {"key": [{"prefix": "incoming/"}]}},
+            "detail": {
+                "bucket": {"name": [{"Ref": documents}]},
+                "object": {"key": [{"prefix": "incoming/"}]},
+            },
         }
         assert "EventBusName" not in props, "S3 events arrive on the default bus"
         (target,) = props["Targets"]
@@ -41,15 +45,16 @@ def test_tag_changes_and_deleted_sidecars_reach_the_starter(synth: Synth) -> Non
     assert tags["EventPattern"] == {
         "source": ["aws.s3"],
         "detail-type": ["Object Tags Added", "Object Tags Deleted"],
-        "detail": {"bucket": {"name": [documents]},
-                   "object": {"key": [{"prefix": "incoming/"}]}},
+        "detail": {"bucket": {"name": [documents]}, "object": {"key": [{"prefix": "incoming/"}]}},
     }
     sidecars = rule(synth, "sidecar_deleted_rule")
     assert sidecars["EventPattern"] == {
         "source": ["aws.s3"],
         "detail-type": ["Object Deleted"],
-        "detail": {"bucket": {"name": [documents]},
-                   "object": {"key": [{"suffix": {"equals-ignore-case": ".metadata.json"}}]}},
+        "detail": {
+            "bucket": {"name": [documents]},
+            "object": {"key": [{"suffix": {"equals-ignore-case": ".metadata.json"}}]},
+        },
     }
     for props in (tags, sidecars):
         assert "EventBusName" not in props, "S3 events arrive on the default bus"
@@ -68,21 +73,22 @@ def test_replan_rule_on_the_project_bus_starts_the_replan_machine(synth: Synth) 
     props = rule(synth, "replan_rule")
     assert props["EventBusName"] == {"Ref": synth.logical_id(pipeline.bus)}
     # without tenants mapped only admins may re-plan (and cdk.json maps none)
-    assert props["EventPattern"] == {"source": ["drac.admin"],
-                                     "detail-type": ["Replan Requested"]}
+    assert props["EventPattern"] == {"source": ["drac.admin"], "detail-type": ["Replan Requested"]}
     (target,) = props["Targets"]
     assert target["Arn"] == {"Ref": synth.logical_id(pipeline.replan_machine)}
     assert target["InputPath"] == "$"  # the source travels: it names the request's scope
     assert target["DeadLetterConfig"]["Arn"] == {
-        "Fn::GetAtt": [synth.logical_id(pipeline.intake.replan_dlq), "Arn"]}
+        "Fn::GetAtt": [synth.logical_id(pipeline.intake.replan_dlq), "Arn"]
+    }
 
 
 def test_queues_feed_starter_and_delete_with_partial_batch_failures(synth: Synth) -> None:
     stages, intake = synth.stack.pipeline.stages, synth.stack.pipeline.intake
-    mappings = {m["Properties"]["FunctionName"]["Ref"]: m["Properties"]
-                for m in synth.of_type("AWS::Lambda::EventSourceMapping").values()}
-    for fn, queue in ((stages.starter, intake.ingest_queue),
-                      (stages.delete, intake.delete_queue)):
+    mappings = {
+        m["Properties"]["FunctionName"]["Ref"]: m["Properties"]
+        for m in synth.of_type("AWS::Lambda::EventSourceMapping").values()
+    }
+    for fn, queue in ((stages.starter, intake.ingest_queue), (stages.delete, intake.delete_queue)):
         props = mappings[synth.logical_id(fn)]
         assert props["EventSourceArn"] == {"Fn::GetAtt": [synth.logical_id(queue), "Arn"]}
         assert props["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
@@ -90,8 +96,7 @@ def test_queues_feed_starter_and_delete_with_partial_batch_failures(synth: Synth
     for resource in synth.of_type("AWS::SQS::Queue").values():
         assert resource["Properties"].get("SqsManagedSseEnabled") is True
     functions = synth.of_type("AWS::Lambda::Function")
-    for fn, queue in ((stages.starter, intake.ingest_queue),
-                      (stages.delete, intake.delete_queue)):
+    for fn, queue in ((stages.starter, intake.ingest_queue), (stages.delete, intake.delete_queue)):
         # SQS requires a visibility timeout of at least the consumer's timeout
         timeout = functions[synth.logical_id(fn)]["Properties"]["Timeout"]
         visibility = synth.resources[synth.logical_id(queue)]["Properties"]["VisibilityTimeout"]
@@ -106,8 +111,10 @@ def test_vector_collection_with_encryption_and_network_policies(synth: Synth) ->
     (collection,) = synth.of_type("AWS::OpenSearchServerless::Collection").values()
     assert collection["Properties"]["Type"] == "VECTORSEARCH"
     assert collection["Properties"]["Name"] == "drac"  # derived from the stack name
-    policies = {p["Properties"]["Type"]: p for p in
-                synth.of_type("AWS::OpenSearchServerless::SecurityPolicy").values()}
+    policies = {
+        p["Properties"]["Type"]: p
+        for p in synth.of_type("AWS::OpenSearchServerless::SecurityPolicy").values()
+    }
     assert set(policies) == {"encryption", "network"}
     encryption = json.loads(policies["encryption"]["Properties"]["Policy"])
     assert encryption["Rules"] == [{"ResourceType": "collection", "Resource": ["collection/drac"]}]
@@ -125,9 +132,17 @@ def role_id(synth: Synth, fn) -> str:
 def index_roles(synth: Synth) -> set[str]:
     """Roles that write the index: exactly the stages that index, activate, clean up."""
     stages, search = synth.stack.pipeline.stages, synth.stack.search
-    return {role_id(synth, fn) for fn in (
-        stages.index_chunks, stages.activate, stages.abandon, stages.finalise, stages.delete,
-        search.index_function)}
+    return {
+        role_id(synth, fn)
+        for fn in (
+            stages.index_chunks,
+            stages.activate,
+            stages.abandon,
+            stages.finalise,
+            stages.delete,
+            search.index_function,
+        )
+    }
 
 
 def test_data_access_policy_names_exactly_the_index_roles(synth: Synth) -> None:
@@ -175,12 +190,24 @@ def test_reader_principals_get_a_read_only_rule(alternate: Synth) -> None:
     assert "arn:aws:iam::123456789012:role/analytics" in readers["Principal"]
     assert "arn:aws:iam::123456789012:role/analytics" not in writers["Principal"]
     rules = {r["ResourceType"]: r["Permission"] for r in readers["Rules"]}
-    assert rules == {"index": ["aoss:DescribeIndex", "aoss:ReadDocument"],
-                     "collection": ["aoss:DescribeCollectionItems"]}
+    assert rules == {
+        "index": ["aoss:DescribeIndex", "aoss:ReadDocument"],
+        "collection": ["aoss:DescribeCollectionItems"],
+    }
 
 
-NAME_PROPERTIES = ("Name", "BucketName", "TableName", "StateMachineName", "LogGroupName",
-                   "EventBusName", "FunctionName", "QueueName", "RoleName", "CollectionName")
+NAME_PROPERTIES = (
+    "Name",
+    "BucketName",
+    "TableName",
+    "StateMachineName",
+    "LogGroupName",
+    "EventBusName",
+    "FunctionName",
+    "QueueName",
+    "RoleName",
+    "CollectionName",
+)
 
 
 def physical_names(synth: Synth) -> set[tuple[str, str]]:
@@ -203,16 +230,20 @@ def test_two_stacks_in_one_account_share_no_physical_name() -> None:
     assert len(physical_names(first)) >= 10
     assert physical_names(first) & physical_names(second) == set()
     for synth in (first, second):
-        for kind in ("AWS::OpenSearchServerless::Collection",
-                     "AWS::OpenSearchServerless::SecurityPolicy",
-                     "AWS::OpenSearchServerless::AccessPolicy"):
+        for kind in (
+            "AWS::OpenSearchServerless::Collection",
+            "AWS::OpenSearchServerless::SecurityPolicy",
+            "AWS::OpenSearchServerless::AccessPolicy",
+        ):
             for resource in synth.of_type(kind).values():
                 name = resource["Properties"]["Name"]
                 assert re.fullmatch(r"[a-z][a-z0-9-]{2,31}", name), name
 
 
-ACME, BETA = ("arn:aws:iam::123456789012:role/acme-app",
-              "arn:aws:iam::123456789012:role/apps/beta-app")
+ACME, BETA = (
+    "arn:aws:iam::123456789012:role/acme-app",
+    "arn:aws:iam::123456789012:role/apps/beta-app",
+)
 OPERATOR = "arn:aws:iam::123456789012:role/operator"
 
 
@@ -220,22 +251,27 @@ def test_the_bus_lets_only_mapped_principals_send_each_replan_source(
     synth: Synth, alternate: Synth
 ) -> None:
     props = rule(alternate, "replan_rule")
-    assert props["EventPattern"]["source"] == ["drac.admin", "drac.tenant.acme",
-                                                 "drac.tenant.beta"]
+    assert props["EventPattern"]["source"] == ["drac.admin", "drac.tenant.acme", "drac.tenant.beta"]
     denies = {}
     for policy in alternate.of_type("AWS::Events::EventBusPolicy").values():
         statement = policy["Properties"]["Statement"]
         assert (statement["Effect"], statement["Principal"], statement["Action"]) == (
-            "Deny", {"AWS": "*"}, "events:PutEvents")
+            "Deny",
+            {"AWS": "*"},
+            "events:PutEvents",
+        )
         source = statement["Condition"]["StringEquals"]["events:source"]
-        denies[source] = statement["Condition"].get("StringNotEquals", {}).get(
-            "aws:PrincipalArn")
-    assert denies == {"drac.admin": [OPERATOR], "drac.tenant.acme": [ACME],
-                      "drac.tenant.beta": [BETA]}
+        denies[source] = statement["Condition"].get("StringNotEquals", {}).get("aws:PrincipalArn")
+    assert denies == {
+        "drac.admin": [OPERATOR],
+        "drac.tenant.acme": [ACME],
+        "drac.tenant.beta": [BETA],
+    }
     # no admin configured: nobody may send drac.admin
     (policy,) = synth.of_type("AWS::Events::EventBusPolicy").values()
     assert policy["Properties"]["Statement"]["Condition"] == {
-        "StringEquals": {"events:source": "drac.admin"}}
+        "StringEquals": {"events:source": "drac.admin"}
+    }
 
 
 def test_mapped_callers_may_invoke_the_function_url_with_both_actions(
@@ -249,15 +285,22 @@ def test_mapped_callers_may_invoke_the_function_url_with_both_actions(
         props = permission["Properties"]
         if props["FunctionName"] != {"Fn::GetAtt": [retrieve, "Arn"]}:
             continue
-        condition = ("FunctionUrlAuthType=" + props["FunctionUrlAuthType"]
-                     if "FunctionUrlAuthType" in props
-                     else f"InvokedViaFunctionUrl={props.get('InvokedViaFunctionUrl')}")
+        condition = (
+            "FunctionUrlAuthType=" + props["FunctionUrlAuthType"]
+            if "FunctionUrlAuthType" in props
+            else f"InvokedViaFunctionUrl={props.get('InvokedViaFunctionUrl')}"
+        )
         granted.setdefault(props["Principal"], set()).add((props["Action"], condition))
-    both = {("lambda:InvokeFunctionUrl", "FunctionUrlAuthType=AWS_IAM"),
-            ("lambda:InvokeFunction", "InvokedViaFunctionUrl=True")}
+    both = {
+        ("lambda:InvokeFunctionUrl", "FunctionUrlAuthType=AWS_IAM"),
+        ("lambda:InvokeFunction", "InvokedViaFunctionUrl=True"),
+    }
     assert granted == {ACME: both, BETA: both, OPERATOR: both}
-    assert not [p for p in synth.of_type("AWS::Lambda::Permission").values()
-                if "FunctionUrlAuthType" in p["Properties"]]
+    assert not [
+        p
+        for p in synth.of_type("AWS::Lambda::Permission").values()
+        if "FunctionUrlAuthType" in p["Properties"]
+    ]
 
 
 def test_queue_visibility_is_six_times_its_consumers_timeout(synth: Synth) -> None:

@@ -123,8 +123,9 @@ def test_layer_definitions_are_checked_in_and_only_their_build_is_ignored() -> N
         relative = str(path.relative_to(ROOT))
         ignored = subprocess.run(["git", "check-ignore", "-q", relative], cwd=ROOT, check=False)
         assert ignored.returncode == 1, f"{relative} is ignored by git"
-    build = subprocess.run(["git", "check-ignore", "-q", "layers/build/deps/x"], cwd=ROOT,
-                           check=False)
+    build = subprocess.run(
+        ["git", "check-ignore", "-q", "layers/build/deps/x"], cwd=ROOT, check=False
+    )
     assert build.returncode == 0
     assert definition(DEPS)["platform"] == "manylinux2014_x86_64"
     assert definition(DEPS)["python_version"] == "3.12"  # functions.RUNTIME
@@ -144,8 +145,11 @@ def test_core_layer_is_the_package_under_python() -> None:
     source = ROOT / spec["source"]
     assert spec["destination"] == "python/drac" and spec["source"] == "src/drac"
     copied = {p.relative_to(layer) for p in layer.rglob("*") if p.is_file()}
-    expected = {p.relative_to(source) for p in source.rglob("*")
-                if p.is_file() and "__pycache__" not in p.parts}
+    expected = {
+        p.relative_to(source)
+        for p in source.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
     assert copied == expected
     assert (layer / "prompts" / "conversion.md").is_file()
 

@@ -12,8 +12,11 @@ def _log_groups(synth: Synth) -> dict[str, dict]:
 
 
 def _machine_log_groups(synth: Synth) -> dict[str, dict]:
-    return {k: v for k, v in _log_groups(synth).items()
-            if "vendedlogs/states" in json.dumps(v["Properties"].get("LogGroupName", ""))}
+    return {
+        k: v
+        for k, v in _log_groups(synth).items()
+        if "vendedlogs/states" in json.dumps(v["Properties"].get("LogGroupName", ""))
+    }
 
 
 def test_every_named_log_group_is_new_for_each_stack(synth: Synth) -> None:
@@ -36,8 +39,11 @@ def test_retained_by_default_and_destroyed_with_removal_policy_destroy(
     assert {g["DeletionPolicy"] for g in _log_groups(alternate).values()} == {"Delete"}
     # a function's log group follows the removal policy too (its name is generated, so a
     # retained one never blocks the next deploy); CDK's provider helper's goes with it
-    functions = {k: v for k, v in _log_groups(synth).items()
-                 if "LogGroupName" not in v["Properties"] and "Provider" not in k}
+    functions = {
+        k: v
+        for k, v in _log_groups(synth).items()
+        if "LogGroupName" not in v["Properties"] and "Provider" not in k
+    }
     assert functions and {g["DeletionPolicy"] for g in functions.values()} == {"Retain"}
 
 

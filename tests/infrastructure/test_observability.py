@@ -39,8 +39,12 @@ def test_executions_failed_and_timed_out_per_machine(synth: Synth) -> None:
     pipeline = synth.stack.pipeline
     machines = {
         synth.logical_id(m)
-        for m in (pipeline.ingest_machine, pipeline.convert_machine, pipeline.plan_machine,
-                  pipeline.replan_machine)
+        for m in (
+            pipeline.ingest_machine,
+            pipeline.convert_machine,
+            pipeline.plan_machine,
+            pipeline.replan_machine,
+        )
     }
     for metric in ("ExecutionsFailed", "ExecutionsTimedOut"):
         watched = {

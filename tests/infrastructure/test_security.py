@@ -55,7 +55,8 @@ def model_grants(synth: Synth) -> dict[str, set[str]]:
             assert actions == ["bedrock:InvokeModel"], actions
             for role in role_of_policy(synth.resources[policy_id]):
                 grants.setdefault(role, set()).update(
-                    flatten(r) for r in as_list(statement["Resource"]))
+                    flatten(r) for r in as_list(statement["Resource"])
+                )
     return grants
 
 
@@ -77,9 +78,20 @@ def test_starter_may_only_start_and_list_the_ingest_and_replan_machines(synth: S
     pipeline = synth.stack.pipeline
     starter_role = role_id(synth, pipeline.stages.starter)
     # the ARN is built from the machine's name (the machine is created after its functions)
-    ingest = {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"}, ":states:",
-                                {"Ref": "AWS::Region"}, ":", {"Ref": "AWS::AccountId"},
-                                ":stateMachine:Drac-ingest"]]}
+    ingest = {
+        "Fn::Join": [
+            "",
+            [
+                "arn:",
+                {"Ref": "AWS::Partition"},
+                ":states:",
+                {"Ref": "AWS::Region"},
+                ":",
+                {"Ref": "AWS::AccountId"},
+                ":stateMachine:Drac-ingest",
+            ],
+        ]
+    }
     machine = synth.resources[synth.logical_id(pipeline.ingest_machine)]["Properties"]
     assert machine["StateMachineName"] == "Drac-ingest"
     state_actions = {}
@@ -90,16 +102,23 @@ def test_starter_may_only_start_and_list_the_ingest_and_replan_machines(synth: S
                     state_actions[action] = as_list(statement["Resource"])
     replan = json.loads(json.dumps(ingest).replace("Drac-ingest", "Drac-replan"))
     # ingest per upload; re-plan when a document's metadata changes later
-    assert state_actions == {"states:StartExecution": [ingest, replan],
-                             "states:ListExecutions": [ingest, replan]}
+    assert state_actions == {
+        "states:StartExecution": [ingest, replan],
+        "states:ListExecutions": [ingest, replan],
+    }
 
 
 def test_project_functions_carry_both_layers_and_tracing(synth: Synth) -> None:
     factory = synth.stack.factory
-    layers = [{"Ref": synth.logical_id(factory.core_layer)},
-              {"Ref": synth.logical_id(factory.deps_layer)}]
-    project = {k: v for k, v in synth.of_type("AWS::Lambda::Function").items()
-               if v["Properties"].get("Handler") == "handler.handler"}
+    layers = [
+        {"Ref": synth.logical_id(factory.core_layer)},
+        {"Ref": synth.logical_id(factory.deps_layer)},
+    ]
+    project = {
+        k: v
+        for k, v in synth.of_type("AWS::Lambda::Function").items()
+        if v["Properties"].get("Handler") == "handler.handler"
+    }
     assert len(project) == 17  # 16 zip pipeline functions + the index custom resource
     for logical_id, resource in project.items():
         props = resource["Properties"]
@@ -107,17 +126,21 @@ def test_project_functions_carry_both_layers_and_tracing(synth: Synth) -> None:
         assert props["Runtime"] == "python3.12"
         assert props["TracingConfig"] == {"Mode": "Active"}
         assert props["Environment"]["Variables"]["POWERTOOLS_SERVICE_NAME"] == "drac"
-    for image in (synth.stack.pipeline.stages.normalise,
-                  synth.stack.pipeline.stages.read_spreadsheet,
-                  synth.stack.pipeline.stages.read_scans):
+    for image in (
+        synth.stack.pipeline.stages.normalise,
+        synth.stack.pipeline.stages.read_spreadsheet,
+        synth.stack.pipeline.stages.read_scans,
+    ):
         assert synth.resources[synth.logical_id(image)]["Properties"]["PackageType"] == "Image"
 
 
 def test_each_image_context_holds_only_what_the_dockerfile_copies(synth: Synth) -> None:
     """Normalise and ReadSpreadsheet share one Dockerfile, ReadScans has its own; each build
     copies its own handler."""
-    handlers = {source["dockerBuildArgs"]["FUNCTION"]: Path(source["directory"]).name
-                for source in synth.docker_sources}
+    handlers = {
+        source["dockerBuildArgs"]["FUNCTION"]: Path(source["directory"]).name
+        for source in synth.docker_sources
+    }
     assert set(handlers) == {"normalise", "read_spreadsheet", "read_scans"}
     for source, context in zip(synth.docker_sources, synth.docker_contexts, strict=True):
         function = source["dockerBuildArgs"]["FUNCTION"]

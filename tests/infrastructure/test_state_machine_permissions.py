@@ -23,11 +23,22 @@ from tests.infrastructure.helpers import states
 SAMPLE_NAME = "00000000-0000-4000-8000-000000000000"  # a generated execution name
 # The one S3 object read by path: the re-plan manifest the Manifest function writes.
 MANIFEST_KEY = keys.manifest_key(SAMPLE_NAME)
-LOG_DELIVERY = ("logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery",
-                "logs:DeleteLogDelivery", "logs:ListLogDeliveries", "logs:PutResourcePolicy",
-                "logs:DescribeResourcePolicies", "logs:DescribeLogGroups")
-TRACING = ("xray:PutTraceSegments", "xray:PutTelemetryRecords", "xray:GetSamplingRules",
-           "xray:GetSamplingTargets")
+LOG_DELIVERY = (
+    "logs:CreateLogDelivery",
+    "logs:GetLogDelivery",
+    "logs:UpdateLogDelivery",
+    "logs:DeleteLogDelivery",
+    "logs:ListLogDeliveries",
+    "logs:PutResourcePolicy",
+    "logs:DescribeResourcePolicies",
+    "logs:DescribeLogGroups",
+)
+TRACING = (
+    "xray:PutTraceSegments",
+    "xray:PutTelemetryRecords",
+    "xray:GetSamplingRules",
+    "xray:GetSamplingTargets",
+)
 
 
 @dataclass(frozen=True)
@@ -44,13 +55,13 @@ def subject_of(synth: Synth) -> Subject:
     stack = synth.stack
     region = stack.region if not stack.region.startswith("${") else "us-east-1"
     account = stack.account if not stack.account.startswith("${") else "123456789012"
-    model = StackModel(StackTemplate(stack.stack_name, synth.template.to_json(), {},
-                                     region, account))
+    model = StackModel(
+        StackTemplate(stack.stack_name, synth.template.to_json(), {}, region, account)
+    )
     return Subject(model, model.resolver.name(synth.logical_id(stack.storage.artifacts)))
 
 
-def parameter(state_name: str, params: dict[str, Any], name: str,
-              samples: dict[str, str]) -> str:
+def parameter(state_name: str, params: dict[str, Any], name: str, samples: dict[str, str]) -> str:
     """A static parameter, or the sample value of a JSONPath one (unknown paths fail)."""
     if name in params:
         return params[name]
@@ -77,35 +88,49 @@ def needed_permissions(subject: Subject, machine_id: str) -> dict[str, list[Perm
             function = parameter(name, params, "FunctionName", samples)
             permissions.append(Permission("lambda:InvokeFunction", function))
         elif state["Type"] == "Task" and resource.startswith(
-                "arn:aws:states:::states:startExecution"):
+            "arn:aws:states:::states:startExecution"
+        ):
             child = parameter(name, params, "StateMachineArn", samples)
             permissions.append(Permission("states:StartExecution", child))
             if resource.endswith((".sync", ".sync:2")):
                 child_name = child.rsplit(":", 1)[1]
-                execution = (f"arn:aws:states:{region}:{account}:execution:{child_name}:"
-                             f"{SAMPLE_NAME}")
-                permissions += [Permission("states:DescribeExecution", execution),
-                                Permission("states:StopExecution", execution)]
-                rule = (f"arn:aws:events:{region}:{account}:rule/"
-                        "StepFunctionsGetEventsForStepFunctionsExecutionRule")
-                permissions += [Permission(a, rule) for a in
-                                ("events:PutTargets", "events:PutRule", "events:DescribeRule")]
+                execution = (
+                    f"arn:aws:states:{region}:{account}:execution:{child_name}:{SAMPLE_NAME}"
+                )
+                permissions += [
+                    Permission("states:DescribeExecution", execution),
+                    Permission("states:StopExecution", execution),
+                ]
+                rule = (
+                    f"arn:aws:events:{region}:{account}:rule/"
+                    "StepFunctionsGetEventsForStepFunctionsExecutionRule"
+                )
+                permissions += [
+                    Permission(a, rule)
+                    for a in ("events:PutTargets", "events:PutRule", "events:DescribeRule")
+                ]
         elif state["Type"] == "Task":
             raise AssertionError(f"{name}: integration {resource} is not checked here")
-        if state["Type"] == "Map" and state.get("ItemProcessor", {}).get(
-                "ProcessorConfig", {}).get("Mode") == "DISTRIBUTED":
+        if (
+            state["Type"] == "Map"
+            and state.get("ItemProcessor", {}).get("ProcessorConfig", {}).get("Mode")
+            == "DISTRIBUTED"
+        ):
             runs = f"arn:aws:states:{region}:{account}:execution:{own_name}/{SAMPLE_NAME}:x"
-            permissions += [Permission("states:StartExecution", own_arn),
-                            Permission("states:DescribeExecution", runs),
-                            Permission("states:StopExecution", runs)]
+            permissions += [
+                Permission("states:StartExecution", own_arn),
+                Permission("states:DescribeExecution", runs),
+                Permission("states:StopExecution", runs),
+            ]
             permissions += item_reader_permissions(name, state.get("ItemReader"), samples)
             permissions += result_writer_permissions(name, state.get("ResultWriter"), samples)
         needed[name] = permissions
     return needed
 
 
-def item_reader_permissions(name: str, reader: dict[str, Any] | None,
-                            samples: dict[str, str]) -> list[Permission]:
+def item_reader_permissions(
+    name: str, reader: dict[str, Any] | None, samples: dict[str, str]
+) -> list[Permission]:
     """s3:GetObject on the JSON/CSV file read, or s3:ListBucket for listObjectsV2."""
     if reader is None:
         return []
@@ -119,19 +144,30 @@ def item_reader_permissions(name: str, reader: dict[str, Any] | None,
     raise AssertionError(f"{name}: ItemReader {reader['Resource']} is not checked here")
 
 
-def result_writer_permissions(name: str, writer: dict[str, Any] | None,
-                              samples: dict[str, str]) -> list[Permission]:
+def result_writer_permissions(
+    name: str, writer: dict[str, Any] | None, samples: dict[str, str]
+) -> list[Permission]:
     """The ResultWriter writes its manifest and result files under the prefix (multipart)."""
     if writer is None:
         return []
     params = writer["Parameters"]
     bucket = parameter(name, params, "Bucket", samples)
-    prefix = parameter(name, params, "Prefix", samples) if (
-        "Prefix" in params or "Prefix.$" in params) else ""
+    prefix = (
+        parameter(name, params, "Prefix", samples)
+        if ("Prefix" in params or "Prefix.$" in params)
+        else ""
+    )
     key = "/".join(part for part in (prefix.strip("/"), SAMPLE_NAME, "manifest.json") if part)
     obj = f"arn:aws:s3:::{bucket}/{key}"
-    return [Permission(action, obj) for action in (
-        "s3:PutObject", "s3:GetObject", "s3:ListMultipartUploadParts", "s3:AbortMultipartUpload")]
+    return [
+        Permission(action, obj)
+        for action in (
+            "s3:PutObject",
+            "s3:GetObject",
+            "s3:ListMultipartUploadParts",
+            "s3:AbortMultipartUpload",
+        )
+    ]
 
 
 @pytest.fixture(scope="module", params=["synth", "pinned"])
@@ -148,8 +184,9 @@ def role_of(model: StackModel, machine_id: str) -> RoleSpec:
 
 def machines(model: StackModel) -> dict[str, str]:
     """Logical id -> name of every state machine."""
-    return {m: model.resolver.name(m)
-            for m in model.stack.of_type("AWS::StepFunctions::StateMachine")}
+    return {
+        m: model.resolver.name(m) for m in model.stack.of_type("AWS::StepFunctions::StateMachine")
+    }
 
 
 def test_every_task_state_is_allowed_what_it_does(subject: Subject) -> None:
@@ -174,24 +211,32 @@ def test_every_machine_may_log_and_trace(subject: Subject) -> None:
         role = role_of(model, machine_id)
         actions = [*LOG_DELIVERY, *(TRACING if props["TracingConfiguration"]["Enabled"] else ())]
         for action in actions:
-            assert authorizer.evaluate(role.arn, role.statements,
-                                       Permission(action, "*")).allowed, f"{name}: {action}"
+            assert authorizer.evaluate(
+                role.arn, role.statements, Permission(action, "*")
+            ).allowed, f"{name}: {action}"
 
 
 def test_a_machine_may_not_invoke_another_machines_functions(subject: Subject) -> None:
     """The check above is not vacuous: each role names only its own machine's functions."""
     model = subject.model
     authorizer = Authorizer(model)
-    by_machine = {name: {p.resource for ps in needed_permissions(subject, m).values()
-                         for p in ps if p.action == "lambda:InvokeFunction"}
-                  for m, name in machines(model).items()}
+    by_machine = {
+        name: {
+            p.resource
+            for ps in needed_permissions(subject, m).values()
+            for p in ps
+            if p.action == "lambda:InvokeFunction"
+        }
+        for m, name in machines(model).items()
+    }
     for machine_id, name in machines(model).items():
         role = role_of(model, machine_id)
         others = set().union(*(fns for other, fns in by_machine.items() if other != name))
         for function in others - by_machine[name]:
             permission = Permission("lambda:InvokeFunction", function)
             assert not authorizer.evaluate(role.arn, role.statements, permission).allowed, (
-                f"{name} may invoke {function}")
+                f"{name} may invoke {function}"
+            )
 
 
 def test_rule_targets_may_start_their_state_machines(subject: Subject) -> None:

@@ -9,8 +9,12 @@ import pytest
 from tests.infrastructure.conftest import Synth
 from tests.infrastructure.helpers import definition, state, states
 
-LAMBDA_ERRORS = {"Lambda.ServiceException", "Lambda.AWSLambdaException",
-                 "Lambda.SdkClientException", "Lambda.TooManyRequestsException"}
+LAMBDA_ERRORS = {
+    "Lambda.ServiceException",
+    "Lambda.AWSLambdaException",
+    "Lambda.SdkClientException",
+    "Lambda.TooManyRequestsException",
+}
 
 
 def machine(synth: Synth, name: str) -> tuple[str, dict[str, Any], dict[str, Any]]:
@@ -36,7 +40,11 @@ def assert_backoff(retrier: dict[str, Any]) -> None:
 def test_three_standard_machines_with_tracing_and_logs(synth: Synth) -> None:
     machines = synth.of_type("AWS::StepFunctions::StateMachine")
     assert {m["Properties"]["StateMachineName"] for m in machines.values()} == {
-        "Drac-ingest", "Drac-convert", "Drac-plan", "Drac-replan"}
+        "Drac-ingest",
+        "Drac-convert",
+        "Drac-plan",
+        "Drac-replan",
+    }
     for resource in machines.values():
         props = resource["Properties"]
         assert props["StateMachineType"] == "STANDARD"
@@ -84,15 +92,18 @@ def test_pages_are_rendered_in_parallel_slices_before_conversion(synth: Synth) -
     (catch,) = slices["Catch"]  # a slice that cannot render fails the document, unconverted
     assert catch["ErrorEquals"] == ["States.ALL"] and catch["Next"] == "MarkFailed"
     assert subs["RenderFunctionArn"] == {
-        "Fn::GetAtt": [synth.logical_id(synth.stack.pipeline.stages.render), "Arn"]}
+        "Fn::GetAtt": [synth.logical_id(synth.stack.pipeline.stages.render), "Arn"]
+    }
 
 
 def test_every_task_has_a_timeout_sized_from_its_function(synth: Synth) -> None:
     """A Lambda task waits its function's timeout plus a minute (a lost invocation is then
     retried like a timed-out one); a child execution task waits a week."""
     stages = synth.stack.pipeline.stages
-    timeouts = {synth.logical_id(fn): synth.resources[synth.logical_id(fn)]["Properties"]
-                .get("Timeout", 3) for fn in stages.all()}
+    timeouts = {
+        synth.logical_id(fn): synth.resources[synth.logical_id(fn)]["Properties"].get("Timeout", 3)
+        for fn in stages.all()
+    }
     checked = 0
     for name in ("ingest", "convert", "plan", "replan"):
         _, asl, subs = machine(synth, name)
@@ -117,7 +128,8 @@ def test_convert_map_bounds_concurrency_retries_and_degrades(synth: Synth) -> No
     _, asl, subs = machine(synth, "convert")
     batch_range = state(asl, "BatchRange")
     assert batch_range["Parameters"]["items.$"] == (
-        "States.ArrayRange($.group.first, $.group.last, 1)")
+        "States.ArrayRange($.group.first, $.group.last, 1)"
+    )
     convert_map = state(asl, "ConvertBatches")
     assert convert_map["Type"] == "Map"
     assert convert_map["MaxConcurrency"] == 5
@@ -137,7 +149,8 @@ def test_convert_map_bounds_concurrency_retries_and_degrades(synth: Synth) -> No
     assert marker["Parameters"]["FunctionName"] == "SUB:BatchFailedFunctionArn"
     assert marker["Parameters"]["Payload"]["error.$"] == "$.failure.Error"
     assert subs["ConvertFunctionArn"] == {
-        "Fn::GetAtt": [synth.logical_id(synth.stack.pipeline.stages.convert), "Arn"]}
+        "Fn::GetAtt": [synth.logical_id(synth.stack.pipeline.stages.convert), "Arn"]
+    }
 
 
 def test_plan_machine_maps_over_sections(synth: Synth) -> None:
@@ -147,9 +160,14 @@ def test_plan_machine_maps_over_sections(synth: Synth) -> None:
     task = state(asl, "PlanSection")
     assert_backoff(retry_for(task, "ModelThrottled"))
     assert_backoff(retry_for(task, "Lambda.TooManyRequestsException"))
-    assert set(subs) == {"SectionFunctionArn", "PlanSectionFunctionArn",
-                         "PreparePlanFunctionArn", "IndexChunksFunctionArn",
-                         "ActivatePlanFunctionArn", "AbandonPlanFunctionArn"}
+    assert set(subs) == {
+        "SectionFunctionArn",
+        "PlanSectionFunctionArn",
+        "PreparePlanFunctionArn",
+        "IndexChunksFunctionArn",
+        "ActivatePlanFunctionArn",
+        "AbandonPlanFunctionArn",
+    }
     # the plan is saved before indexing; a failed index or activation deletes its chunks
     assert state(asl, "Prepare")["Next"] == "IndexGroups"
     assert state(asl, "IndexGroups")["Next"] == "Activate"
@@ -176,14 +194,26 @@ def test_planning_is_one_sub_workflow_started_sync(synth: Synth, name: str, task
 
 def test_ingest_failures_mark_the_document_failed(synth: Synth) -> None:
     _, asl, _ = machine(synth, "ingest")
-    failing = [name for name, s in asl["States"].items()
-               if s["Type"] in {"Task", "Map"} and name not in {"MarkFailed"}]
-    assert {"Register", "Normalise", "CountPages", "RenderSlices", "ConvertGroups", "Parse",
-            "Plan", "Finalise"} <= set(failing)
+    failing = [
+        name
+        for name, s in asl["States"].items()
+        if s["Type"] in {"Task", "Map"} and name not in {"MarkFailed"}
+    ]
+    assert {
+        "Register",
+        "Normalise",
+        "CountPages",
+        "RenderSlices",
+        "ConvertGroups",
+        "Parse",
+        "Plan",
+        "Finalise",
+    } <= set(failing)
     for name in failing:
         catches = asl["States"][name].get("Catch", [])
-        assert any(c["ErrorEquals"] == ["States.ALL"] and c["Next"] == "MarkFailed"
-                   for c in catches), name
+        assert any(
+            c["ErrorEquals"] == ["States.ALL"] and c["Next"] == "MarkFailed" for c in catches
+        ), name
 
 
 def test_replan_uses_a_distributed_map_over_an_s3_manifest(synth: Synth) -> None:
@@ -191,8 +221,10 @@ def test_replan_uses_a_distributed_map_over_an_s3_manifest(synth: Synth) -> None
     dmap = state(asl, "ReplanDocuments")
     assert dmap["ItemProcessor"]["ProcessorConfig"]["Mode"] == "DISTRIBUTED"
     assert dmap["ItemReader"]["Resource"] == "arn:aws:states:::s3:getObject"
-    assert dmap["ItemReader"]["Parameters"] == {"Bucket.$": "$.manifest.bucket",
-                                                "Key.$": "$.manifest.key"}
+    assert dmap["ItemReader"]["Parameters"] == {
+        "Bucket.$": "$.manifest.bucket",
+        "Key.$": "$.manifest.key",
+    }
     assert dmap["MaxConcurrency"] == 10
     assert dmap["ResultWriter"]["Parameters"]["Bucket"] == "SUB:ArtifactsBucket"
     assert subs["ArtifactsBucket"] == {"Ref": synth.logical_id(synth.stack.storage.artifacts)}
@@ -215,10 +247,19 @@ def test_payloads_carry_only_keys_and_counts(synth: Synth) -> None:
 # A VPC function Lambda reclaimed the network interfaces of, or one short of interfaces or
 # addresses, fails its invocation with these until the function is Active again (AWS Lambda
 # Developer Guide, "Configuring a Lambda function to access resources in a VPC")
-VPC_NOT_READY = {"Lambda.ResourceNotReadyException", "Lambda.EC2ThrottledException",
-                 "Lambda.ENILimitReachedException", "Lambda.SubnetIPAddressLimitReachedException"}
-BACKPRESSURE = {"ModelThrottled", "TransientError", *LAMBDA_ERRORS, *VPC_NOT_READY,
-                "Lambda.ClientExecutionTimeoutException"}
+VPC_NOT_READY = {
+    "Lambda.ResourceNotReadyException",
+    "Lambda.EC2ThrottledException",
+    "Lambda.ENILimitReachedException",
+    "Lambda.SubnetIPAddressLimitReachedException",
+}
+BACKPRESSURE = {
+    "ModelThrottled",
+    "TransientError",
+    *LAMBDA_ERRORS,
+    *VPC_NOT_READY,
+    "Lambda.ClientExecutionTimeoutException",
+}
 HORIZON_S = 3 * 3600
 
 
@@ -226,8 +267,10 @@ def expected_wait_s(retrier: dict[str, Any]) -> float:
     """The mean total wait of a retrier's retries with full jitter: each wait is uniform
     between 0 and min(MaxDelaySeconds, IntervalSeconds x BackoffRate^n)."""
     cap = retrier.get("MaxDelaySeconds", float("inf"))
-    return sum(min(cap, retrier["IntervalSeconds"] * retrier["BackoffRate"] ** n) / 2
-               for n in range(retrier["MaxAttempts"]))
+    return sum(
+        min(cap, retrier["IntervalSeconds"] * retrier["BackoffRate"] ** n) / 2
+        for n in range(retrier["MaxAttempts"])
+    )
 
 
 def test_backpressure_is_retried_for_hours_on_every_task(synth: Synth) -> None:
@@ -252,7 +295,12 @@ def test_backpressure_is_retried_for_hours_on_every_task(synth: Synth) -> None:
 def test_the_retrieval_api_has_reserved_concurrency(synth: Synth) -> None:
     retrieve = synth.resources[synth.logical_id(synth.stack.pipeline.stages.retrieve)]
     assert retrieve["Properties"]["ReservedConcurrentExecutions"] == 10
-    others = [f for f in synth.stack.pipeline.stages.all()
-              if f is not synth.stack.pipeline.stages.retrieve]
-    assert all("ReservedConcurrentExecutions" not in synth.resources[
-        synth.logical_id(f)]["Properties"] for f in others)
+    others = [
+        f
+        for f in synth.stack.pipeline.stages.all()
+        if f is not synth.stack.pipeline.stages.retrieve
+    ]
+    assert all(
+        "ReservedConcurrentExecutions" not in synth.resources[synth.logical_id(f)]["Properties"]
+        for f in others
+    )

@@ -8,8 +8,12 @@ import pytest
 
 from tests.infrastructure.conftest import Synth
 
-BLOCK_ALL = {"BlockPublicAcls": True, "BlockPublicPolicy": True, "IgnorePublicAcls": True,
-             "RestrictPublicBuckets": True}
+BLOCK_ALL = {
+    "BlockPublicAcls": True,
+    "BlockPublicPolicy": True,
+    "IgnorePublicAcls": True,
+    "RestrictPublicBuckets": True,
+}
 
 
 def bucket(synth: Synth, name: str) -> tuple[str, dict[str, Any]]:
@@ -24,12 +28,19 @@ def test_every_bucket_is_private_encrypted_and_tls_only(synth: Synth, name: str)
     assert props["PublicAccessBlockConfiguration"] == BLOCK_ALL
     rule = props["BucketEncryption"]["ServerSideEncryptionConfiguration"][0]
     assert rule["ServerSideEncryptionByDefault"]["SSEAlgorithm"] in {"AES256", "aws:kms"}
-    policies = [p["Properties"] for p in synth.of_type("AWS::S3::BucketPolicy").values()
-                if p["Properties"]["Bucket"] == {"Ref": logical_id}]
+    policies = [
+        p["Properties"]
+        for p in synth.of_type("AWS::S3::BucketPolicy").values()
+        if p["Properties"]["Bucket"] == {"Ref": logical_id}
+    ]
     assert len(policies) == 1
-    denies = [s for s in policies[0]["PolicyDocument"]["Statement"]
-              if s["Effect"] == "Deny" and s["Action"] == "s3:*"
-              and s.get("Condition") == {"Bool": {"aws:SecureTransport": "false"}}]
+    denies = [
+        s
+        for s in policies[0]["PolicyDocument"]["Statement"]
+        if s["Effect"] == "Deny"
+        and s["Action"] == "s3:*"
+        and s.get("Condition") == {"Bool": {"aws:SecureTransport": "false"}}
+    ]
     assert len(denies) == 1 and denies[0]["Principal"] == {"AWS": "*"}
     assert len(denies[0]["Resource"]) == 2, "the bucket and its objects"
 
@@ -44,8 +55,11 @@ def test_data_buckets_are_versioned_and_logged(synth: Synth, name: str) -> None:
 
 def test_documents_bucket_sends_events_to_eventbridge(synth: Synth) -> None:
     logical_id, _ = bucket(synth, "documents")
-    notifications = [n["Properties"] for n in synth.of_type("Custom::S3BucketNotifications")
-                     .values() if n["Properties"]["BucketName"] == {"Ref": logical_id}]
+    notifications = [
+        n["Properties"]
+        for n in synth.of_type("Custom::S3BucketNotifications").values()
+        if n["Properties"]["BucketName"] == {"Ref": logical_id}
+    ]
     assert len(notifications) == 1
     assert notifications[0]["NotificationConfiguration"] == {"EventBridgeConfiguration": {}}
 
@@ -57,8 +71,10 @@ def test_page_images_expire(synth: Synth) -> None:
     assert pages["Prefix"] == "pages/" and pages["Status"] == "Enabled"
     assert pages["ExpirationInDays"] == 30  # cdk.json pageImageExpirationDays
     # Nothing outside pages/ and runs/ (Markdown, plans: the audit trail) expires.
-    assert all("ExpirationInDays" not in r or r.get("Prefix") in {"pages/", "runs/"}
-               for r in rules.values())
+    assert all(
+        "ExpirationInDays" not in r or r.get("Prefix") in {"pages/", "runs/"}
+        for r in rules.values()
+    )
 
 
 def test_retain_policy_keeps_stateful_resources(synth: Synth) -> None:
@@ -97,7 +113,9 @@ def test_ledger_and_plan_cache_expire_by_the_attribute_the_code_writes(synth: Sy
         props = synth.resources[synth.logical_id(getattr(storage, name))]["Properties"]
         if name in ("ledger_table", "plans_table"):
             assert props["TimeToLiveSpecification"] == {
-                "AttributeName": EXPIRES_AT, "Enabled": True}, name
+                "AttributeName": EXPIRES_AT,
+                "Enabled": True,
+            }, name
         else:  # documents, sources and elements never expire
             assert "TimeToLiveSpecification" not in props, name
 
@@ -109,14 +127,18 @@ def test_live_documents_and_sources_have_the_indexes_the_code_queries(synth: Syn
 
     from drac.aws.dynamo import DynamoDocumentRegistry
 
-    queried = {name: parameter.default for name, parameter in
-               inspect.signature(DynamoDocumentRegistry).parameters.items()}
+    queried = {
+        name: parameter.default
+        for name, parameter in inspect.signature(DynamoDocumentRegistry).parameters.items()
+    }
     storage = synth.stack.storage
     documents = synth.resources[synth.logical_id(storage.documents_table)]["Properties"]
     (live,) = documents["GlobalSecondaryIndexes"]
     assert live["IndexName"] == queried["live_index"]
-    assert live["KeySchema"] == [{"AttributeName": "live_tenant", "KeyType": "HASH"},
-                                 {"AttributeName": "document_id", "KeyType": "RANGE"}]
+    assert live["KeySchema"] == [
+        {"AttributeName": "live_tenant", "KeyType": "HASH"},
+        {"AttributeName": "document_id", "KeyType": "RANGE"},
+    ]
     sources = synth.resources[synth.logical_id(storage.sources_table)]["Properties"]
     assert sources["KeySchema"] == [{"AttributeName": "source", "KeyType": "HASH"}]
     (by_document,) = sources["GlobalSecondaryIndexes"]
