@@ -320,7 +320,7 @@ class ServicePrices:
     interface_endpoint_az_hour: float = 0.01
 
 
-def cost_lines(costs: Assumptions, settings: Settings, alarms: int = 53) -> list[str]:
+def cost_lines(costs: Assumptions, settings: Settings, alarms: int = 55) -> list[str]:
     """Dollars per 1,000 pages ingested and per month idle, from the throughput model's
     assumptions (tokens, chunks, latencies, render speed) and `ServicePrices`."""
     from drac.costs.prices import DEFAULT_MODELS
@@ -344,8 +344,9 @@ def cost_lines(costs: Assumptions, settings: Settings, alarms: int = 53) -> list
                                            settings.batch_size))
     invocations = batches + documents * 14 + slices
     lambda_cost = gb_s * prices.lambda_gb_s + invocations * prices.lambda_request
-    # per batch (map item, task), per render slice (map item, task), per document
-    transitions = batches * 6 + slices * 4 + documents * 47
+    # per batch (map item, task), per render slice (map item, task), per document (with
+    # FindScans and AnyScans, which a born-digital PDF passes through: statemachine/ingest)
+    transitions = batches * 6 + slices * 4 + documents * 49
     sfn = transitions * prices.sfn_transition
     dynamodb = (pages * 20 + chunks * 2 + documents * 30) * prices.dynamodb_write + (
         pages * 20 + documents * 30) * prices.dynamodb_read  # ~20 elements a page, each 1 WRU

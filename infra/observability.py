@@ -18,6 +18,8 @@ from infra.search import Search
 
 NAMESPACE = "Drac"
 FIVE_MINUTES = Duration.minutes(5)
+SCANNED_UNREAD_THRESHOLD = 5
+"""Scanned pages left unread by OCR in five minutes that raise the alarm."""
 # Alarm name (construct id) prefix -> what it means and what to do (docs/aws.md repeats it).
 MEANINGS = {
     "ExecutionsFailed": "a state machine execution failed (a document FAILED, or a re-plan)",
@@ -31,6 +33,7 @@ MEANINGS = {
     "SearchErrors": "OpenSearch Serverless answered 5xx",
     "UploadsNotFound": "an upload event named an object found under no form of its key",
     "MetadataRefused": "a late sidecar or tag change broke a metadata limit and was refused",
+    "ScannedPagesUnread": "scanned pages OCR could not read: their conversion went unchecked",
 }
 
 
@@ -114,6 +117,10 @@ class Observability(Construct):
         self._alarm("DocumentsPartial", partial)
         self._alarm("UploadsNotFound", _emf("UploadsNotFound", None, FIVE_MINUTES))
         self._alarm("MetadataRefused", _emf("MetadataRefused", None, FIVE_MINUTES))
+        # a blank separator sheet is an unread scan too: a handful in five minutes is normal,
+        # a batch of scans OCR cannot read (a broken image, a worker limit) is not
+        unread = _emf("ScannedPagesUnread", None, FIVE_MINUTES)
+        self._alarm("ScannedPagesUnread", unread, threshold=SCANNED_UNREAD_THRESHOLD)
         throttled = _emf("ModelThrottled", None, FIVE_MINUTES)
         self._alarm("BedrockThrottling", throttled, threshold=20, periods=3)
         search_errors = cw.Metric(
@@ -154,6 +161,10 @@ class Observability(Construct):
                     _emf("PagesRendered", "pages rendered", hour),
                     _emf("BatchesConverted", "batches converted", hour),
                     _emf("BatchesFailed", "batches failed", hour),
+                ],
+                right=[
+                    _emf("ScannedPagesRead", "scanned pages read", hour),
+                    _emf("ScannedPagesUnread", "scanned pages unread", hour),
                 ],
             ),
         )

@@ -11,6 +11,7 @@ from aws_cdk import aws_opensearchserverless as aoss
 from aws_cdk import custom_resources as cr
 from constructs import Construct
 
+from drac.aws.opensearch import mapping_digest
 from drac.settings import Settings
 from infra.network import ConverterNetwork
 
@@ -116,6 +117,8 @@ class Search(Construct):
                 "Endpoint": self.endpoint,
                 "IndexName": settings.index_name,
                 "Dimension": str(settings.embedding_dimension),
+                # a changed mapping is an Update, which adds the new fields to the index
+                "Mapping": mapping_digest(settings.embedding_dimension),
             },
         )
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
+from drac.aws import opensearch
 from tests.infrastructure.conftest import Synth
 from tests.infrastructure.helpers import as_list, flatten, role_of_policy, statements
 
@@ -181,6 +184,20 @@ def test_index_is_created_by_a_custom_resource(synth: Synth) -> None:
     assert props["Endpoint"] == {"Fn::GetAtt": [collection_id, "CollectionEndpoint"]}
     (access_id,) = synth.of_type("AWS::OpenSearchServerless::AccessPolicy")
     assert access_id in as_list(index.get("DependsOn", []))
+
+
+def test_a_changed_index_mapping_updates_the_index_resource(
+    synth: Synth, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # CloudFormation sends Update (which adds new fields to the live index) only when a
+    # property changes, so the resource carries the mapping's digest
+    (index,) = synth.of_type("Custom::DracChunkIndex").values()
+    assert index["Properties"]["Mapping"] == opensearch.mapping_digest(1024)
+    extended = {**opensearch.META_MAPPING, "properties": {
+        **opensearch.META_MAPPING["properties"], "text": {"type": "keyword"}}}  # fmt: skip
+    monkeypatch.setattr(opensearch, "META_MAPPING", extended)
+    assert opensearch.mapping_digest(1024) != index["Properties"]["Mapping"]
+    assert opensearch.mapping_digest(768) != opensearch.mapping_digest(1024)
 
 
 def test_reader_principals_get_a_read_only_rule(alternate: Synth) -> None:

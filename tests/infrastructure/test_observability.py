@@ -6,9 +6,11 @@ asynchronous EventBridge target has a dead-letter queue."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from tests.infrastructure.conftest import Synth
+from infra.observability import SCANNED_UNREAD_THRESHOLD
+from tests.infrastructure.conftest import ROOT, Synth
 
 
 def alarms(synth: Synth) -> dict[str, dict[str, Any]]:
@@ -95,7 +97,8 @@ def test_retrieval_partial_documents_bedrock_and_opensearch_alarms(synth: Synth)
     by_metric = {(a.get("Namespace"), a.get("MetricName")): a for a in alarms(synth).values()}
     retrieve = synth.logical_id(synth.stack.pipeline.stages.retrieve)
     assert _dimension(by_metric[("AWS/Lambda", "Url5xxCount")], "FunctionName") == {"Ref": retrieve}
-    for name in ("DocumentsPartial", "ModelThrottled", "UploadsNotFound", "MetadataRefused"):
+    for name in ("DocumentsPartial", "ModelThrottled", "UploadsNotFound", "MetadataRefused",
+                 "ScannedPagesUnread"):  # fmt: skip
         assert _dimension(by_metric[("Drac", name)], "service") == "drac"
     search = by_metric[("AWS/AOSS", "5xx")]
     stack = synth.stack
@@ -118,6 +121,8 @@ def test_dashboard_shows_pipeline_metrics(synth: Synth) -> None:
         "DocumentsPartial",
         "Url5xxCount",
         "Errors",
+        "ScannedPagesRead",
+        "ScannedPagesUnread",
     ):
         assert metric in body, metric
 
@@ -140,3 +145,26 @@ def test_every_kind_of_alarm_has_a_row_in_the_operators_table() -> None:
     table = (Path(__file__).resolve().parents[2] / "docs" / "aws.md").read_text()
     missing = [kind for kind in MEANINGS if f"| `{kind}" not in table]
     assert missing == []
+
+
+def test_scanned_pages_ocr_left_unread_alarm_past_a_handful(synth: Synth) -> None:
+    # the metric ReadScans publishes (functions/read_scans/handler.py) is the one alarmed
+    handler = (ROOT / "functions" / "read_scans" / "handler.py").read_text()
+    assert 'name="ScannedPagesUnread"' in handler
+    topic = synth.logical_id(synth.stack.observability.topic)
+    (alarm,) = [a for a in alarms(synth).values() if a.get("MetricName") == "ScannedPagesUnread"]
+    assert (alarm["Namespace"], alarm["Statistic"], alarm["Period"]) == ("Drac", "Sum", 300)
+    assert (alarm["Threshold"], alarm["EvaluationPeriods"]) == (SCANNED_UNREAD_THRESHOLD, 1)
+    assert SCANNED_UNREAD_THRESHOLD > 1  # one blank separator sheet wakes nobody
+    assert alarm["AlarmActions"] == [{"Ref": topic}]
+    assert "OCR" in alarm["AlarmDescription"] and "docs/aws.md" in alarm["AlarmDescription"]
+
+
+def test_the_alarm_count_the_docs_and_the_cost_model_state_is_the_stacks(synth: Synth) -> None:
+    count = len(alarms(synth))
+    docs = (ROOT / "docs" / "aws.md").read_text()
+    assert re.search(rf"\b{count} alarms at \$0\.10 per standard alarm-month", docs), count
+    cost_model = (ROOT / "bench" / "cloud_throughput.py").read_text()
+    assert re.search(rf"alarms: int = {count}\b", cost_model), count
+    costs = (ROOT / "BENCHMARKS.md").read_text()
+    assert f"| CloudWatch alarms ({count}) |" in costs, count

@@ -14,6 +14,8 @@ index already holds (`stored_vectors`, drac.aws.vectors) instead of embedding it
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -64,6 +66,14 @@ def index_body(dimension: int = 1024) -> dict[str, Any]:
         },
     }
     return {"settings": {"index": {"knn": True}}, "mappings": {"properties": properties}}
+
+
+def mapping_digest(dimension: int = 1024) -> str:
+    """A short digest of the chunk index's settings and mappings: the index's custom resource
+    carries it, so a release that changes the mapping updates the resource and the deployment
+    adds the new fields to the existing index (`ensure_index`)."""
+    canonical = json.dumps(index_body(dimension), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
 META_MAPPING: dict[str, Any] = {

@@ -95,14 +95,10 @@ def read_file_structure(data: bytes, fmt: DocumentFormat) -> tuple[list[FileBloc
     """
     if fmt not in FILE_STRUCTURE:
         return [], []
-    found, error = read_in_worker(
+    return read_in_worker(
         "drac.documents.file_structure:structure_here", data, fmt, FILE_STRUCTURE_LIMITS,
-        "headings and lists",
+        ("headings and lists", FileBlock, "they are as the PDF's text layer shows them"),
     )  # fmt: skip
-    if error is not None:
-        return [], [f"the file's own headings and lists could not be read ({error}); they are"
-                    " as the PDF's text layer shows them"]  # fmt: skip
-    return [FileBlock.model_validate(block) for block in found], []
 
 
 def structure_here(data: bytes, fmt: str) -> list[FileBlock]:

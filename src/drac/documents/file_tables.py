@@ -29,7 +29,7 @@ import posixpath
 import zipfile
 from collections.abc import Iterable, Sequence
 from html.parser import HTMLParser
-from typing import Any
+from typing import TypeVar
 from xml.etree import ElementTree
 
 from pydantic import BaseModel, ConfigDict
@@ -44,6 +44,8 @@ _P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"
 _A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 _R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
 _REL = "{http://schemas.openxmlformats.org/package/2006/relationships}"
+
+_Found = TypeVar("_Found", bound=BaseModel)
 
 _MAX_PART_BYTES = 32 * 1024 * 1024
 _MAX_PACKAGE_BYTES = 128 * 1024 * 1024
@@ -95,18 +97,24 @@ UNREADABLE = (zipfile.BadZipFile, ElementTree.ParseError, KeyError, ValueError, 
 
 
 def read_in_worker(
-    target: str, data: bytes, fmt: DocumentFormat, limits: Limits, what: str
-) -> tuple[list[Any], str | None]:
+    target: str,
+    data: bytes,
+    fmt: DocumentFormat,
+    limits: Limits,
+    read: tuple[str, type[_Found], str],
+) -> tuple[list[_Found], list[str]]:
     """What `target` (a worker-side "module:function" of the file's bytes and format) found
-    in the file, read in a contained worker, and None; or nothing and the error, when the
-    worker failed (a limit, a crash)."""
+    in the file, read in a contained worker, as `read`'s model, and no warning; or nothing and
+    a warning naming what (`read`'s first part) could not be read and what is kept instead (its
+    last), when the worker failed (a limit, a crash)."""
+    what, model, kept = read
     try:
         found = contained_call(
             target, data, fmt.value, limits=limits, what=f"while reading the file's {what}"
         )
     except DocumentError as error:
-        return [], str(error)
-    return list(found), None
+        return [], [f"the file's own {what} could not be read ({error}); {kept}"]
+    return [model.model_validate(item) for item in found], []
 
 
 def read_file_tables(data: bytes, fmt: DocumentFormat) -> tuple[list[FileTable], list[str]]:
@@ -117,13 +125,10 @@ def read_file_tables(data: bytes, fmt: DocumentFormat) -> tuple[list[FileTable],
     """
     if fmt not in FILE_TABLES:
         return [], []
-    found, error = read_in_worker(
-        "drac.documents.file_tables:tables_here", data, fmt, FILE_TABLE_LIMITS, "tables"
-    )
-    if error is not None:
-        return [], [f"the file's own tables could not be read ({error}); tables are as the"
-                    " PDF's text layer shows them"]  # fmt: skip
-    return [FileTable.model_validate(table) for table in found], []
+    return read_in_worker(
+        "drac.documents.file_tables:tables_here", data, fmt, FILE_TABLE_LIMITS,
+        ("tables", FileTable, "tables are as the PDF's text layer shows them"),
+    )  # fmt: skip
 
 
 def tables_here(data: bytes, fmt: str) -> list[FileTable]:

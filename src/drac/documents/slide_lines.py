@@ -22,6 +22,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from drac.documents.markdown_lines import DELIMITER_ROW, LIST_LINE, row_cells
 from drac.documents.slides import SlideLine, SlideText, apply_headings
 
 __all__ = ["apply_lines", "apply_slide"]
@@ -32,14 +33,11 @@ _MAX_SLIDE_CHARS = 40_000
 as it is."""
 _MAX_CANDIDATES = 64
 """Places tried for one line's first word (a page of one repeated word stays linear)."""
-_LIST_LINE = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s")
 _RENDERED_NUMBER = re.compile(r"^(\**)\d{1,3}[.)]\s*")
 _RENDERED_BULLET = re.compile(r"^(\**)[\u2022\u2013\u25aa\u25cf-]\s*")
 _ADJACENT_BOLD = re.compile(r"\*\*(\s+)\*\*")
 _LEADING_MARK = re.compile(r"\**(?:[-*+\u2022\u2013\u25aa\u25cf]|\d{1,3}[.)])?\**")
 _EDGE = re.compile(r"[.:;!?)\]\u2013\u2014|]|\*\*|\s-\s")
-_DELIMITER_ROW = re.compile(r"^\|(?:\s*:?-{3,}:?\s*\|)+\s*$")
-_CELL_SPLIT = re.compile(r"(?<!\\)\|")
 _WORD = re.compile(r"[^\W_]+")
 _UNIT = re.compile(r"^(?P<marker>\s*(?:#{1,6}\s+|[-*+\u2022]\s+|\d{1,3}[.)]\s+|\\(?=[#>])))?")
 
@@ -123,10 +121,10 @@ def _open_tables(page_lines: list[str]) -> tuple[list[str], set[int]]:
     for index, line in enumerate(page_lines):
         if not line.startswith("|"):
             continue
-        if _DELIMITER_ROW.match(line):
+        if DELIMITER_ROW.match(line):
             opened[index] = ""
             continue
-        cells = [cell.strip() for cell in _CELL_SPLIT.split(line.strip().strip("|"))]
+        cells = row_cells(line)
         text = ""
         for cell in filter(None, cells):
             text += cell if not text or cell[0] in ",.:;)" else " " + cell
@@ -365,9 +363,9 @@ def _assemble(page_lines: list[str], blocks: list[_Block], lines: Sequence[Slide
                 body = _without_rendered_marker(body, deck)
                 widths = [*widths[:level], len(marker)]
                 blanks = len(out) - len(_rstrip_blank(out))
-                if blanks and len(out) > blanks and _LIST_LINE.match(out[-blanks - 1]):
+                if blanks and len(out) > blanks and LIST_LINE.match(out[-blanks - 1]):
                     del out[-blanks:]  # items of one list stay together
-                if out and out[-1].strip() and not _LIST_LINE.match(out[-1]):
+                if out and out[-1].strip() and not LIST_LINE.match(out[-1]):
                     out.append("")
                 out.append(" " * sum(widths[:level]) + marker + _escape(body))
                 continue
@@ -399,6 +397,6 @@ def _rstrip_blank(lines: list[str]) -> list[str]:
 
 def _escape(text: str) -> str:
     """Text that Markdown would read as a heading, quote or list marker, escaped."""
-    if text.startswith(("#", ">")) or _LIST_LINE.match(text):
+    if text.startswith(("#", ">")) or LIST_LINE.match(text):
         return "\\" + text
     return text

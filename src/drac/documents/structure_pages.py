@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from drac.documents.file_structure import FileBlock, Run
+from drac.documents.markdown_lines import DELIMITER_ROW, LIST_LINE, row_cells
 from drac.documents.spreadsheets.rows import paragraph
 
 MAX_COMPARED = 50_000_000
@@ -32,13 +33,10 @@ _LOOKAHEAD = 80
 _MIN_START = 4
 """A line that only starts a paragraph must hold at least this many of its characters."""
 _HEADING = re.compile(r"^#{1,6}\s+")
-_SEPARATOR = re.compile(r"^\|(?:\s*:?-{3,}:?\s*\|)+$")
-_CELL = re.compile(r"(?<!\\)\|")
 _BULLET = re.compile(r"^(?:[-*+•]\s+)+")
 _MARKER = re.compile(r"^\s*(?:\(?[0-9a-zA-Z]{1,4}[.)]|[o▪§])\s+")
 """A number, letter or bullet glyph LibreOffice prints before a list item's text."""
 _TYPED = re.compile(r"^\s*([-*+•]|\d{1,9}[.)])[ \t]+(?=\S)")
-_LIST_LINE = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s")
 
 
 @dataclass
@@ -88,10 +86,10 @@ def place_structure(pages: Sequence[str], blocks: Sequence[FileBlock]) -> list[s
 
 def _text_line(page: int, index: int, line: str) -> _Line | None:
     stripped = line.strip()
-    if not stripped or stripped.startswith("<!--") or _SEPARATOR.match(stripped):
+    if not stripped or stripped.startswith("<!--") or DELIMITER_ROW.match(stripped):
         return None
     if stripped.startswith("|"):  # a table of the text layer's: a list it took for one?
-        text = " ".join(cell.strip() for cell in _CELL.split(stripped.strip("|")) if cell.strip())
+        text = " ".join(cell for cell in row_cells(stripped) if cell)
     else:
         text = _BULLET.sub("", _HEADING.sub("", stripped))
     key, positions = _key(text)
@@ -228,7 +226,7 @@ def _rebuild(
         for index, raw in enumerate(page_lines):
             cover = covers.get((page, index))
             if cover is None:
-                if _SEPARATOR.match(raw.strip()) and (page, index - 1) in covers:
+                if DELIMITER_ROW.match(raw.strip()) and (page, index - 1) in covers:
                     continue  # the header of a table the file says is no table
                 rebuilt.append((raw, False))
                 continue
@@ -265,12 +263,12 @@ def _spaced(lines: list[tuple[str, bool]]) -> list[str]:
     one right after a paragraph as part of it), and none between two placed items."""
     out: list[tuple[str, bool]] = []
     for line, placed in lines:
-        item = placed and bool(_LIST_LINE.match(line))
+        item = placed and bool(LIST_LINE.match(line))
         if item:
             while len(out) > 1 and not out[-1][0].strip() and _placed_item(out[-2]):
                 out.pop()  # the text layer's gap inside what the file has as one list
         if out and out[-1][0].strip() and line.strip() and (placed or out[-1][1]):
-            both_items = bool(_LIST_LINE.match(out[-1][0])) and bool(_LIST_LINE.match(line))
+            both_items = bool(LIST_LINE.match(out[-1][0])) and bool(LIST_LINE.match(line))
             if not both_items:
                 out.append(("", False))
         out.append((line, placed))
@@ -278,7 +276,7 @@ def _spaced(lines: list[tuple[str, bool]]) -> list[str]:
 
 
 def _placed_item(line: tuple[str, bool]) -> bool:
-    return line[1] and bool(_LIST_LINE.match(line[0]))
+    return line[1] and bool(LIST_LINE.match(line[0]))
 
 
 def _slice(runs: Sequence[Run], begin: int, end: int) -> list[Run]:
@@ -335,7 +333,7 @@ def _markdown(block: FileBlock, runs: list[Run], first: bool, indent: int) -> li
         under = " " * (indent + len(marker) + 1)
         head = " " * indent + marker + " " + lines[0]
         return ["\n".join([head, *(under + _safe(line) for line in lines[1:])])]
-    return ["\n".join(line if _LIST_LINE.match(line) else _safe(line) for line in lines)]
+    return ["\n".join(line if LIST_LINE.match(line) else _safe(line) for line in lines)]
 
 
 def _typed(runs: list[Run]) -> str:

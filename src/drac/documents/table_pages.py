@@ -26,6 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from drac.documents.file_tables import FileTable
+from drac.documents.markdown_lines import DELIMITER_ROW
 from drac.documents.spreadsheets.rows import pipe_cell
 
 MIN_COVERAGE = 0.8
@@ -39,7 +40,6 @@ column broke in two, "Destinati" and "on")."""
 _SENTENCE_ENDS = (".", ":", "!", "?")
 _WORD = re.compile(r"[^\W_]+")
 _PAGE = re.compile(r"^<!--\s*Page\s+\d+\s*-->$")
-_SEPARATOR = re.compile(r"^\|(?:\s*:?-{3,}:?\s*\|)+$")
 
 
 def place_tables(
@@ -134,7 +134,7 @@ class _Words:
 
 
 def _words(text: str) -> list[str]:
-    if text.startswith("<!--") or _SEPARATOR.match(text.strip()):
+    if text.startswith("<!--") or DELIMITER_ROW.match(text.strip()):
         return []
     return _WORD.findall(text.casefold())
 
@@ -257,7 +257,7 @@ def _grow(
                 if not run.lead:
                     return None
                 found = found[at:]
-            if _PAGE.match(text) or (not found and (not text or _SEPARATOR.match(text))):
+            if _PAGE.match(text) or (not found and (not text or DELIMITER_ROW.match(text))):
                 line += 1
                 continue
             if not found:
