@@ -856,6 +856,15 @@ class _Blocks:
         ):
             self.current.append(line)  # a bold paragraph, not a title: `_flush` decides
             return
+        if (
+            level is not None
+            and self.kind == "para"
+            and near
+            and previous is not None
+            and _runs_on_into_bold(previous, line, self.scale.body_size)
+        ):
+            self.current.append(line)  # "... connectivity with **CloudWay 24 - ...!**"
+            return
         if level is not None:
             same = self.kind == "heading" and level == self.heading_level and near
             if not same:
@@ -913,6 +922,19 @@ class _Blocks:
             self.blocks.append(("para", _escape_start(text)))
         self.current = []
         self.kind = ""
+
+
+def _runs_on_into_bold(previous: _Line, line: _Line, body: float) -> bool:
+    """Whether a bold body-sized line at normal spacing goes on with the sentence the
+    paragraph line before it left open (ending in a lower-case word or a comma): bold words
+    of that sentence, not a heading."""
+    text = previous.text.rstrip()
+    return (
+        bool(text)
+        and (text[-1].islower() or text[-1] == ",")
+        and line.size < body * 1.12
+        and abs(line.size - previous.size) < 0.5
+    )
 
 
 def _short_enough_for_heading(lines: list[_Line], title: str) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, ConfigDict
@@ -36,6 +37,9 @@ class QuerySelection(BaseModel):
     dropped_missing_documents: int
     companies: tuple[str, ...]
     dropped: tuple[str, ...] = ()  # each query left out, with the document names not found
+    other_companies: tuple[tuple[str, int], ...] = ()
+    """Companies none of whose queries could be used, with their query counts (a chunk set of
+    one company's documents): their queries are counted, not named one by one."""
 
     @property
     def note(self) -> str:
@@ -45,6 +49,9 @@ class QuerySelection(BaseModel):
                 f"All {self.total} queries used: every supporting document is in every chunk set."
             )
         named = f" Left out: {'; '.join(self.dropped)}." if self.dropped else ""
+        if self.other_companies:
+            others = ", ".join(f"{name} ({count})" for name, count in self.other_companies)
+            named += f" No query of {others} could be used."
         return (
             f"{len(self.queries)} of {self.total} queries used (companies: "
             f"{', '.join(self.companies) or 'none'}): {self.dropped_missing_documents} "
@@ -97,7 +104,10 @@ def select_queries(queries: Sequence[Query], chunk_sets: Sequence[ChunkSet]) -> 
     common = common or frozenset()
     kept = tuple(q for q in queries if q.document_keys <= common)
     companies = tuple(sorted({q.company for q in kept}))
-    dropped = tuple(_why_dropped(q, common) for q in queries if not q.document_keys <= common)
+    left_out = [q for q in queries if not q.document_keys <= common]
+    # a company with no usable query is named once with its count, not query by query
+    others = Counter(q.company for q in left_out if q.company not in companies)
+    dropped = tuple(_why_dropped(q, common) for q in left_out if q.company in companies)
     return QuerySelection(
         queries=kept,
         total=len(queries),
@@ -105,6 +115,7 @@ def select_queries(queries: Sequence[Query], chunk_sets: Sequence[ChunkSet]) -> 
         dropped_missing_documents=len(queries) - len(kept),
         companies=companies,
         dropped=dropped,
+        other_companies=tuple(sorted(others.items())),
     )
 
 

@@ -228,6 +228,26 @@ def test_a_bold_numbered_line_is_a_heading_and_a_bold_sentence_stays_one_paragra
     assert "# For additional" not in markdown
 
 
+def test_a_bold_line_that_goes_on_with_an_open_sentence_is_no_heading():
+    # the corpus' flights PDF: "... seamless connectivity with" then, on the next line,
+    # the sentence's bold end; a bold line after a finished sentence is still a heading
+    lines = [
+        Text("Body text of the guide sets the body size of the document here.", 72, 740),
+        Text("Enjoy world-class service and seamless connectivity with", 72, 720),
+        Text("CloudWay 24 - Seamless Skies, Global Reach!", 72, 708, 10, "Helvetica-Bold"),
+        Text("The timings below are local to each city.", 72, 680),
+        Text("Baggage Rules", 72, 668, 10, "Helvetica-Bold"),
+        Text("Each passenger may check in two bags.", 72, 656),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert (
+        "Enjoy world-class service and seamless connectivity with **CloudWay 24 - Seamless"
+        " Skies, Global Reach!**" in markdown
+    ), markdown
+    assert "# CloudWay" not in markdown
+    assert "\n## Baggage Rules\n" in markdown or "\n# Baggage Rules\n" in markdown, markdown
+
+
 def test_bullets_set_apart_from_their_text_stay_a_list_not_a_table():
     lines = [
         Text("Steps to Modify Your Trip", 72, 740, 14, "Helvetica-Bold"),

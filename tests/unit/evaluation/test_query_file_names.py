@@ -53,3 +53,25 @@ def test_every_query_left_out_is_named_with_its_missing_file() -> None:
         "Left out: 'Who founded Aventro, and in which year was the company set…' "
         "(Aventro): no 'History.md'."
     )
+
+
+def test_a_company_with_no_usable_query_is_counted_not_listed() -> None:
+    # a chunk set of one company's documents: the other company's queries are one phrase
+    chunks = ChunkSet(name="rules", chunks=(
+        EvalChunk(chunk_id="c1", source="Aventro Connectivity.md", text="x"),
+    ))  # fmt: skip
+    fact = SupportingFact(filename="Catalog.md", text="fact")
+    other = [
+        Query(company="Velvera", query_type="Boolean", text=f"Question {n}?", facts=(fact,))
+        for n in range(3)
+    ]
+    queries = [_query("Does Aventro connect?", "Aventro Connectivity.md"), *other,
+               _query("Who founded Aventro?", "History.md")]  # fmt: skip
+    selection = select_queries(queries, [chunks])
+    assert selection.dropped == ("'Who founded Aventro?' (Aventro): no 'History.md'",)
+    assert selection.other_companies == (("Velvera", 3),)
+    assert selection.note.endswith(
+        "Left out: 'Who founded Aventro?' (Aventro): no 'History.md'."
+        " No query of Velvera (3) could be used."
+    )
+    assert "Question" not in selection.note
