@@ -18,6 +18,13 @@ def _pip_installed_node() -> str | None:
     return str(node) if node.is_file() else None
 
 
+# The user's own state and config folders stay out of every test (drac records the workspaces
+# it makes in the state folder and reads the user's drac.toml from the config folder); a test
+# that needs them sets its own. Set at import so subprocesses and xdist workers inherit them.
+_USER_FOLDERS = Path(os.environ.get("TMPDIR", "/tmp")) / f"drac-test-home-{os.getpid()}"
+os.environ["XDG_STATE_HOME"] = str(_USER_FOLDERS / "state")
+os.environ["XDG_CONFIG_HOME"] = str(_USER_FOLDERS / "config")
+
 # jsii starts its Node.js when aws_cdk is first imported, so this runs before any test module.
 os.environ.setdefault("JSII_NODE", _pip_installed_node() or "node")
 

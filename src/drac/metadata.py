@@ -40,9 +40,10 @@ MAX_VALUE_CHARS = 2048
 MAX_LIST_ITEMS = 10
 """Bedrock's MetadataAttributeValue: a string list holds 1 to 10 items."""
 
-KEY_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
+KEY_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
 """Key names: a letter, then letters, digits, `_`, `.` or `-` (safe in a shell, a terminal, a
-filter expression and an OpenSearch term)."""
+filter expression and an OpenSearch term); always matched whole (`fullmatch`: `$` would also
+match before a final newline)."""
 
 RESERVED_KEYS = frozenset(
     {
@@ -106,7 +107,7 @@ def check_key(key: object, origin: str) -> str:
             f"{origin}: key {shown} is reserved (drac's own field; the tenant comes from "
             "identity, never from metadata)"
         )
-    if not KEY_PATTERN.match(key):
+    if not KEY_PATTERN.fullmatch(key):
         raise MetadataError(
             f"{origin}: key {shown} may hold only letters, digits, '_', '.' and '-', "
             "starting with a letter"

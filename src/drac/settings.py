@@ -2,7 +2,9 @@
 
 The same model, with the same defaults, is read three ways:
 - the CLI: environment variables (`DRAC_<FIELD>`, plus the historic names in `ENV_ALIASES`)
-  over an optional `drac.toml` (`[model]` and `[settings]` tables), see `Settings.load`;
+  over an optional `drac.toml` (`[model]` and `[settings]` tables) that the user names
+  (`--config`, `DRAC_CONFIG`) or keeps in their config folder, see `Settings.load`; a
+  `drac.toml` in the current folder is never read: it may have come with the documents;
 - the CDK app: context values in camelCase (`cdk.json` or `-c batchSize=4`), see
   `Settings.from_context`;
 - the Lambda functions: the JSON the stack puts in `DRAC_SETTINGS`, see `Settings.from_json`.
@@ -23,6 +25,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     field_validator,
     model_validator,
@@ -50,16 +53,16 @@ _TOML_ALIASES = {"vision_model_id": "conversion_model_id", "planner_model_id": "
 StructuredMode = Literal["json_schema", "json_object", "none"]
 """How an OpenAI-compatible server is asked for the planner's answer shape."""
 _CDK_KEYS = re.compile(r"^(@|aws:|cdk|stackName$|acknowledged-issue-numbers$)")
-_POLICY_NAME = re.compile(r"^[a-z][a-z0-9-]{2,31}$")
+_POLICY_NAME = re.compile(r"[a-z][a-z0-9-]{2,31}")
 _LONGEST_POLICY_SUFFIX = len("-data")
 
 
-_PRINCIPAL_ARN = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/.+")
-_TENANT = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+_PRINCIPAL_ARN = re.compile(r"arn:aws[a-z-]*:iam::\d{12}:(role|user)/.+")
+_TENANT = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
 
 def _check_principal_arn(arn: str) -> None:
-    if not _PRINCIPAL_ARN.match(arn):
+    if not _PRINCIPAL_ARN.fullmatch(arn):
         raise ValueError(f"{arn!r} is not an IAM role or user ARN")
 
 
@@ -73,6 +76,8 @@ class Settings(BaseModel):
     model_config = ConfigDict(
         frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True
     )
+
+    _config_file: Path | None = PrivateAttr(default=None)
 
     # -- models ---------------------------------------------------------------------------
     backend: Literal["offline", "bedrock", "openai"] = Field(
@@ -236,7 +241,7 @@ class Settings(BaseModel):
     def _tenant_roles(cls, value: dict[str, str]) -> dict[str, str]:
         for arn, tenant in value.items():
             _check_principal_arn(arn)
-            if not _TENANT.match(tenant):
+            if not _TENANT.fullmatch(tenant):
                 raise ValueError(f"tenant {tenant!r} of {arn} must be 1-64 of a-z A-Z 0-9 . _ -")
         return value
 
@@ -292,14 +297,17 @@ class Settings(BaseModel):
     def load(
         cls, env: Mapping[str, str] | None = None, config_file: str | Path | None = None
     ) -> Settings:
-        """Settings for the CLI: `drac.toml` (file given, else $DRAC_CONFIG, else ./drac.toml
-        when present) overridden by environment variables."""
+        """Settings for the CLI: a `drac.toml` the user chose (the file given, else
+        $DRAC_CONFIG, else `user_config_file()` when present; never one in the current
+        folder) overridden by environment variables."""
         env = os.environ if env is None else env
         values: dict[str, Any] = {}
-        path = Path(config_file or env.get("DRAC_CONFIG") or "drac.toml")
-        if path.is_file():
+        named = config_file or env.get("DRAC_CONFIG", "").strip()
+        path = Path(named) if named else user_config_file(env)
+        read = path.is_file()
+        if read:
             values.update(_read_toml(path))
-        elif config_file or env.get("DRAC_CONFIG"):
+        elif named:
             raise SettingsError(f"settings file {path} does not exist")
         for variable, name in ENV_ALIASES.items():
             if env.get(variable, "").strip():
@@ -308,7 +316,28 @@ class Settings(BaseModel):
             variable = f"DRAC_{name.upper()}"
             if env.get(variable, "").strip():
                 values[name] = _from_cli_string(env[variable].strip())
-        return _validated(values, source="environment")
+        settings = _validated(values, source=str(path) if read else "environment")
+        settings._config_file = path if read else None
+        return settings
+
+    @property
+    def config_file(self) -> Path | None:
+        """The settings file these settings were read from (None: defaults and environment)."""
+        return self._config_file
+
+    def network_notice(self) -> str | None:
+        """One line naming the settings file and the endpoint documents are sent to, when
+        settings read from a file choose a model backend on the network (None otherwise)."""
+        if self._config_file is None or self.backend == "offline":
+            return None
+        if self.backend == "openai":
+            endpoint = self.openai_base_url
+        else:
+            endpoint = f"Amazon Bedrock ({self.region or 'the AWS default region'})"
+        return (
+            f"drac: settings from {self._config_file} send documents to {endpoint} "
+            f"(model backend {self.backend})"
+        )
 
     @classmethod
     def from_json(cls, text: str) -> Settings:
@@ -320,11 +349,23 @@ class Settings(BaseModel):
         return self.model_dump_json(exclude={"openai_api_key"})
 
 
+CONFIG_NAME = "drac.toml"
+
+
+def user_config_file(env: Mapping[str, str] | None = None) -> Path:
+    """The user's own settings file: `$XDG_CONFIG_HOME/drac/drac.toml`, else
+    `~/.config/drac/drac.toml` (read when present)."""
+    env = os.environ if env is None else env
+    base = env.get("XDG_CONFIG_HOME", "").strip()
+    root = Path(base) if base and Path(base).is_absolute() else Path.home() / ".config"
+    return root / "drac" / CONFIG_NAME
+
+
 def check_collection_name(name: str) -> None:
     """Raise SettingsError unless `name` and its `-enc`/`-net`/`-data`/`-read` policy names
     follow OpenSearch Serverless naming (lowercase letter first, a-z 0-9 -, 3 to 32 chars)."""
     for candidate in (name, f"{name}-data"):
-        if not _POLICY_NAME.match(candidate):
+        if not _POLICY_NAME.fullmatch(candidate):
             raise SettingsError(
                 f"collection name {name!r}: OpenSearch Serverless names (and the '-data' policy"
                 " name made from it) are 3-32 characters, a-z, 0-9 and '-', starting with a"

@@ -20,8 +20,8 @@ from drac.settings import Settings
 
 REPLAN_ADMIN_SOURCE = "drac.admin"
 REPLAN_TENANT_SOURCE_PREFIX = "drac.tenant."
-_ASSUMED_ROLE = re.compile(r"^arn:(aws[a-z-]*):sts::(\d{12}):assumed-role/([^/]+)/.+$")
-_IAM_PRINCIPAL = re.compile(r"^arn:(aws[a-z-]*):iam::(\d{12}):(role|user)/(?:.*/)?([^/]+)$")
+_ASSUMED_ROLE = re.compile(r"arn:(aws[a-z-]*):sts::(\d{12}):assumed-role/([^/]+)/.+")
+_IAM_PRINCIPAL = re.compile(r"arn:(aws[a-z-]*):iam::(\d{12}):(role|user)/(?:.*/)?([^/]+)")
 
 
 class Forbidden(DracError):
@@ -46,11 +46,11 @@ def principal_key(arn: str) -> tuple[str, str, str, str] | None:
     """(partition, account, kind, name) of an IAM role or user ARN, or of the assumed-role
     session ARN a role's caller arrives as (its path is not part of a session ARN, so roles
     compare by account and name); None for anything else."""
-    session = _ASSUMED_ROLE.match(arn)
+    session = _ASSUMED_ROLE.fullmatch(arn)
     if session:
         partition, account, name = session.groups()
         return partition, account, "role", name
-    principal = _IAM_PRINCIPAL.match(arn)
+    principal = _IAM_PRINCIPAL.fullmatch(arn)
     if principal:
         partition, account, kind, name = principal.groups()
         return partition, account, kind, name

@@ -11,6 +11,7 @@ import errno
 import importlib
 import os
 import sys
+from pathlib import Path
 
 import click
 
@@ -137,8 +138,28 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="drac")
-def cli() -> None:
+@click.option(
+    "--config",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Settings file (default $DRAC_CONFIG, else ~/.config/drac/drac.toml when present; "
+    "a drac.toml in the current folder is never read).",
+)
+def cli(config: Path | None) -> None:
     """drac: convert documents once, plan chunks by element IDs, rebuild text verbatim."""
+    from drac.settings import CONFIG_NAME
+
+    if config is not None:
+        os.environ["DRAC_CONFIG"] = str(config)  # every Settings.load of this run reads it
+    elif not os.environ.get("DRAC_CONFIG", "").strip() and Path(CONFIG_NAME).is_file():
+        click.echo(
+            printable(
+                f"drac: not reading ./{CONFIG_NAME} (a settings file in the current folder may "
+                f"have come with the documents); name it to use it: --config {CONFIG_NAME} "
+                "or DRAC_CONFIG"
+            ),
+            err=True,
+        )
 
 
 def failure_line(error: Exception) -> str:

@@ -16,9 +16,11 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from drac.cli.options import stderr
+from drac.cli.terminal import printable
 from drac.embedders.factory import embedder_from_spec
 from drac.local.search import EmbedReport, embed_active_chunks
 from drac.local.workspace import Workspace
+from drac.settings import Settings
 
 F = TypeVar("F", bound=Callable[..., Any])
 SKIP_ENV = "DRAC_EMBED_AT_INGEST"
@@ -51,9 +53,11 @@ def embed_new_chunks(ws: Workspace, embed: bool | None, quiet: bool = False) -> 
     if not wanted(embed):
         return None
     try:
-        embedder = embedder_from_spec(os.environ.get("DRAC_EMBEDDER"))
+        spec = os.environ.get("DRAC_EMBEDDER", "").strip()
+        embedder = embedder_from_spec(spec)
         if embedder is None:
             return None
+        _announce_network_embedder(spec, embedder.name)
         with _progress(quiet) as progress:
             task = progress.add_task(f"embed ({escape(embedder.name)})", total=None)
 
@@ -70,6 +74,20 @@ def embed_new_chunks(ws: Workspace, embed: bool | None, quiet: bool = False) -> 
             f"{escape(str(exc))}); `drac search` embeds them when it can, else uses BM25"
         )
         return None
+
+
+def _announce_network_embedder(spec: str, name: str) -> None:
+    """One line when a settings file configures an embedder that sends chunk texts over the
+    network (the file is named, as for the model backends)."""
+    if spec not in ("openai", "bedrock"):
+        return
+    config_file = Settings.load().config_file
+    if config_file is not None:
+        stderr.print(
+            printable(f"drac: settings from {config_file} send chunk texts to the {name} embedder"),
+            markup=False,
+            highlight=False,
+        )
 
 
 def _progress(quiet: bool) -> Progress:

@@ -25,6 +25,12 @@ def build_models(
             settings = settings.model_copy(update={"backend": backend})
         if strategy.planner_model:  # the strategy's own planner model wins over the settings'
             settings = settings.model_copy(update={"planning_model_id": strategy.planner_model})
+        notice = settings.network_notice()
+        if notice:
+            from drac.cli.options import stderr
+            from drac.cli.terminal import printable
+
+            stderr.print(printable(notice), markup=False, highlight=False)
         vision = make_vision_model(settings)
         text_model = make_text_model(settings) if strategy.planner == "llm" else None
     except DracError as exc:

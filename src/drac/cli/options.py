@@ -15,7 +15,8 @@ from rich.console import Console
 
 from drac.cli.terminal import json_text, printable
 from drac.errors import DracError
-from drac.local.workspace import DEFAULT_WORKSPACE, Workspace, find_workspace
+from drac.local.trust import DEFAULT_WORKSPACE, choose_workspace
+from drac.local.workspace import Workspace
 from drac.models import Strategy
 from drac.strategies import PRESETS, resolve_strategy
 
@@ -29,7 +30,7 @@ stderr = Console(stderr=True, soft_wrap=True, width=None if sys.stderr.isatty() 
 
 def workspace_option(function: F) -> F:
     """Add `--workspace DIR` (default $DRAC_WORKSPACE, else the `.drac` of this folder or the
-    nearest parent folder that has one, else ./.drac)."""
+    nearest parent folder that has one when drac made it for this user, else a new ./.drac)."""
     return click.option(
         "--workspace",
         "-w",
@@ -43,7 +44,15 @@ def workspace_option(function: F) -> F:
 
 
 def _found_workspace(_ctx: click.Context, _param: click.Parameter, value: Path | None) -> Path:
-    return value if value is not None else find_workspace(Path.cwd())
+    """The workspace the command uses (drac.local.trust's rule); one line on stderr when it
+    was found above this folder, a refusal naming how to name it when it is not the user's."""
+    try:
+        choice = choose_workspace(value, Path.cwd())
+    except DracError as exc:
+        raise click.ClickException(printable(exc)) from exc
+    if choice.announcement:
+        stderr.print(printable(choice.announcement), markup=False, highlight=False)
+    return choice.root
 
 
 def json_option(function: F) -> F:

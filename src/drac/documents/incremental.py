@@ -166,10 +166,10 @@ def is_reused(entry: LedgerEntry) -> bool:
     return entry.stage == "conversion" and entry.outcome.startswith(REUSED + ":")
 
 
-_SAFE_ID = re.compile(r"^d[0-9a-f]{19}$")
+_SAFE_ID = re.compile(r"d[0-9a-f]{19}")
 
 
 def is_document_id(value: str) -> bool:
     """Whether a stored value is a well-formed document id (an earlier version's id is read
     back from storage and names a folder or a key)."""
-    return bool(_SAFE_ID.match(value))
+    return bool(_SAFE_ID.fullmatch(value))

@@ -1,5 +1,6 @@
 """The local runtime: a workspace folder with SQLite, the embedded default."""
 
-from drac.local.workspace import DEFAULT_WORKSPACE, FileArtifactStore, Workspace
+from drac.local.trust import DEFAULT_WORKSPACE
+from drac.local.workspace import FileArtifactStore, Workspace
 
 __all__ = ["DEFAULT_WORKSPACE", "FileArtifactStore", "Workspace"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -22,6 +23,8 @@ from drac.commit import plan_chunks
 from drac.errors import DracError, WorkspaceError
 from drac.local.database import DAMAGED_DATABASE_FIX
 from drac.local.files import is_temporary_name
+from drac.local.schema_check import ForeignSchemaError
+from drac.local.trust import LinkInWorkspaceError
 from drac.local.workspace import DATABASE, TEMPORARY_FOLDER, Workspace
 from drac.models import DocumentRecord, DocumentStatus, Element, PlanVersion
 from drac.retrieval.text import TOKENISER
@@ -60,15 +63,44 @@ def check_workspace(root: Path) -> CheckReport:
             workspace=str(root),
             problems=[Problem(file=str(root), problem="no drac workspace here", fix=fix)],
         )
+    links = list(_links(root))
     try:
         ws = Workspace(root, create=False)
+    except ForeignSchemaError as exc:
+        foreign = [
+            Problem(file=str(database), problem=f"the database holds a {item}", fix=FOREIGN_FIX)
+            for item in exc.found
+        ]
+        return CheckReport(workspace=str(root), problems=[*links, *foreign])
+    except LinkInWorkspaceError:
+        return CheckReport(workspace=str(root), problems=links)
     except DracError as exc:
         problem = Problem(file=str(database), problem=str(exc), fix=DAMAGED_DATABASE_FIX)
-        return CheckReport(workspace=str(root), problems=[problem])
+        return CheckReport(workspace=str(root), problems=[*links, problem])
     try:
-        return _check(ws)
+        report = _check(ws)
     finally:
         ws.close()
+    report.problems[:0] = links
+    return report
+
+
+FOREIGN_FIX = (
+    "drac does not open this workspace: it may have come with the documents; move it aside "
+    "and ingest your documents into a new one"
+)
+LINK_FIX = "remove the link (`drac check --repair` does): drac never follows one"
+
+
+def _links(root: Path) -> Iterator[Problem]:
+    """A problem for each symbolic link inside the workspace (none is ever followed)."""
+    for folder, folders, files in os.walk(root):
+        for name in sorted([*folders, *files]):
+            path = Path(folder, name)
+            if path.is_symlink():
+                target = os.readlink(path)
+                problem = f"a symbolic link (to {target}) inside the workspace"
+                yield Problem(file=str(path), problem=problem, fix=LINK_FIX)
 
 
 def _check(ws: Workspace) -> CheckReport:
@@ -277,11 +309,16 @@ def _leftovers(ws: Workspace, records: list[DocumentRecord]) -> Iterator[Problem
 def repair_workspace(root: Path) -> list[str]:
     """Write again what the database still holds and the files lost (plan files from the
     plan rows, chunk files rebuilt from plan and elements, as ingest wrote them), and remove
-    what interrupted or failed runs left; holds the writer lock. Returns what was done."""
+    what interrupted or failed runs left and every symbolic link inside the workspace (the
+    links themselves, never what they point at); holds the writer lock. Returns what was
+    done."""
     ws = Workspace(root, create=False)
     done: list[str] = []
     try:
         with ws.writing():  # which also empties the temporary folder
+            for link in list(_links(root)):
+                Path(link.file).unlink(missing_ok=True)
+                done.append(f"removed the link {link.file}")
             records = ws.documents()
             for record in records:
                 if record.live and record.active_version:

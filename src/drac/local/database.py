@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from drac.errors import WorkspaceError
+from drac.local.schema_check import ForeignSchemaError, foreign_objects
 
 DAMAGED_DATABASE_FIX = (
     "restore it from a backup, or move the workspace aside and ingest the documents again "
@@ -73,6 +74,12 @@ class Database:
             )
             self.conn.row_factory = sqlite3.Row
             with self._lock:
+                # no SQL function with side effects may run from the schema's own SQL
+                self.conn.execute("PRAGMA trusted_schema = OFF")
+                found = foreign_objects(self.conn)
+                if found:
+                    self.conn.close()
+                    raise ForeignSchemaError(str(path), found)
                 self.conn.executescript(schema)
                 _migrate(self.conn)
         except sqlite3.Error as exc:

@@ -25,7 +25,7 @@ import shlex
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from drac.commit import Activation, commit_plan, release_source, retire_if_orphaned
 from drac.errors import WorkspaceError
@@ -42,6 +42,13 @@ from drac.local.stores import (
     SqlitePlanStore,
     SqliteVectorStore,
 )
+from drac.local.trust import (
+    DATABASE,
+    TEMPORARY_FOLDER,
+    checked_inside,
+    refuse_links_at_top,
+    remember_workspace,
+)
 from drac.metadata import Metadata
 from drac.models import (
     Chunk,
@@ -54,18 +61,6 @@ from drac.models import (
 )
 from drac.ports import ArtifactStore
 
-DEFAULT_WORKSPACE = Path(".drac")
-DATABASE = "drac.sqlite"
-
-
-def find_workspace(start: Path) -> Path:
-    """The workspace a command run in `start` means: `.drac` there or in the nearest parent
-    folder that has one (as git finds `.git`), else `.drac` in `start` (to be made)."""
-    for folder in (start, *start.parents):
-        if (folder / DEFAULT_WORKSPACE / DATABASE).exists():
-            return DEFAULT_WORKSPACE if folder == start else folder / DEFAULT_WORKSPACE
-    return DEFAULT_WORKSPACE
-
 
 class DamagedFile(WorkspaceError, KeyError):
     """A file of the workspace is missing or unreadable; the message names it and the fix.
@@ -73,10 +68,6 @@ class DamagedFile(WorkspaceError, KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
-
-
-TEMPORARY_FOLDER = "tmp"
-"""Where files being written wait for their rename (cleared by every writer, see `writing`)."""
 
 
 class FileArtifactStore(ArtifactStore):
@@ -96,11 +87,9 @@ class FileArtifactStore(ArtifactStore):
         remove_temporary_files(self.temporary_folder, every_file=True)
 
     def path(self, key: str) -> Path:
-        """The file a key maps to; keys are relative POSIX paths without '..'."""
-        parts = PurePosixPath(key).parts
-        if not parts or key.startswith("/") or ".." in parts:
-            raise ValueError(f"invalid artifact key {key!r}")
-        return self.root.joinpath(*parts)
+        """The file a key maps to; keys are relative POSIX paths without '..', and no folder
+        on the way may be a symbolic link (LinkInWorkspaceError)."""
+        return checked_inside(self.root, key)
 
     def put_bytes(self, key: str, data: bytes) -> None:
         """Write the file atomically (DiskFullError when there is no space for it)."""
@@ -130,8 +119,12 @@ class Workspace:
         database = root / DATABASE
         if not create and not database.exists():
             raise WorkspaceError(f"no drac workspace at {root} (run `drac ingest` first)")
+        refuse_links_at_top(root)
         _refuse_an_emptied_database(database, create)
+        new = not database.exists()
         self.db = Database(database)
+        if new:
+            remember_workspace(root)
         self.artifacts = FileArtifactStore(root)
         self.registry = SqliteDocumentRegistry(self.db)
         self.elements = SqliteElementTable(self.db)

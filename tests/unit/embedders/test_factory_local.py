@@ -12,7 +12,8 @@ from drac.embedders.openai import OpenAIEmbedder
 
 @pytest.fixture(autouse=True)
 def no_settings_file(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # Settings.load reads ./drac.toml when there is one
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # no user settings file
 
 
 def test_factory_choices():
@@ -72,9 +73,26 @@ def test_bedrock_values_come_from_settings_and_the_documented_names_win():
     assert embedder_from_spec("bedrock", {}).model_id == "amazon.titan-embed-text-v2:0"
 
 
-def test_bedrock_settings_can_come_from_drac_toml(tmp_path):
+def test_bedrock_settings_can_come_from_the_users_drac_toml(tmp_path):
+    (tmp_path / "config" / "drac").mkdir(parents=True)
+    (tmp_path / "config" / "drac" / "drac.toml").write_text(
+        "[settings]\nembedding_dimension = 512\n"
+    )
+    assert (
+        embedder_from_spec("bedrock", {"XDG_CONFIG_HOME": str(tmp_path / "config")}).dimension
+        == 512
+    )
+    assert (
+        embedder_from_spec(
+            "bedrock", {"DRAC_CONFIG": str(tmp_path / "config" / "drac" / "drac.toml")}
+        ).dimension
+        == 512
+    )
+
+
+def test_a_drac_toml_in_the_current_folder_sets_nothing(tmp_path):
     (tmp_path / "drac.toml").write_text("[settings]\nembedding_dimension = 512\n")
-    assert embedder_from_spec("bedrock", {}).dimension == 512
+    assert embedder_from_spec("bedrock", {}).dimension == 1024
 
 
 def test_openai_embedder_shares_the_chat_server_unless_given_its_own():
