@@ -20,7 +20,7 @@ from drac.local import Workspace
 from drac.local.pipeline import IngestSettings, ingest_file
 from drac.models import DocumentStatus
 from drac.ports import ModelReply, VisionModel
-from tests.e2e.conftest import PDF
+from tests.e2e.conftest import PDF, upload
 from tests.fakes import FakeBedrockRuntime
 
 KEY = "incoming/acme/store_locations.pdf"
@@ -90,3 +90,56 @@ def test_local_and_cloud_chunks_are_identical(cloud: Any, tmp_path: Path) -> Non
         assert local.plan_version == int(remote["plan_version"]) == 1
     assert json.dumps([c.text for c in local_chunks]) == json.dumps(
         [c["text"] for c in cloud_chunks])
+
+
+def _same_chunks(deployed: Any, opensearch: Any, workspace: Workspace, document_id: str) -> int:
+    """Assert the cloud's Markdown, elements and chunks are the local ingest's; return how many
+    chunks there are."""
+    cloud_markdown = deployed.runtime.artifacts.get_text(f"documents/{document_id}/document.md")
+    assert workspace.get_markdown(document_id) == cloud_markdown
+    assert list(deployed.runtime.elements.get_elements(document_id)) == list(
+        workspace.get_elements(document_id))  # ids, text, pages, boxes
+    cloud_chunks = sorted(opensearch.chunks(document_id), key=lambda c: c["chunk_id"])
+    local_chunks = sorted(workspace.active_chunks(document_id), key=lambda c: c.chunk_id)
+    assert [(c.chunk_id, c.text, list(c.element_ids), c.breadcrumb) for c in local_chunks] == [
+        (c["chunk_id"], c["text"], c["element_ids"], c["breadcrumb"]) for c in cloud_chunks]
+    return len(local_chunks)
+
+
+def test_a_word_document_gives_the_same_chunks_locally_and_in_the_cloud(
+    cloud: Any, tmp_path: Path
+) -> None:
+    """DOCX: LibreOffice (Normalise) renders it, the vision model converts the pages; both
+    runtimes ask the model for the same page images and build the same chunks."""
+    from shared_paths import VELVERA
+
+    from drac.documents.detect import DocumentFormat
+    from drac.documents.normalise import normalise
+
+    deployed, cloud_bedrock, opensearch, _pdf = cloud
+    source = VELVERA / "docx" / "purchasing.docx"
+    data = source.read_bytes()
+    normalised = normalise(data, DocumentFormat.DOCX).data
+    cloud_bedrock.add_pdf(normalised)  # the model answers each page with its real text
+    upload(deployed, data, "incoming/acme/purchasing.docx")
+    assert [r["status"] for r in deployed.wait("ingest")] == ["SUCCEEDED"]
+
+    local_bedrock = FakeBedrockRuntime(normalised, CONVERSION_MODEL)
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / source.name).write_bytes(data)
+    settings = IngestSettings(
+        strategy=deployed.runtime.settings.strategy,
+        conversion=ConversionOptions(batch_pages=deployed.runtime.settings.batch_size),
+        tenant="acme",
+    )
+    workspace = Workspace(tmp_path / "ws")
+    outcome = ingest_file(tmp_path / "in" / source.name, workspace, settings,
+                          vision=BedrockFakeVision(local_bedrock))
+    assert outcome.status == DocumentStatus.INDEXED.value, outcome.error
+    document_id = document_id_for(data, "acme")
+    assert outcome.document_id == document_id
+    assert sorted(r["messages"][0]["content"][-1]["text"] for r in local_bedrock.converse_requests
+                  ) == sorted(r["messages"][0]["content"][-1]["text"]
+                              for r in cloud_bedrock.converse_requests)
+    assert not any("has not seen" in c["text"] for c in opensearch.chunks(document_id))
+    assert _same_chunks(deployed, opensearch, workspace, document_id) > 1

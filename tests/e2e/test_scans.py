@@ -6,22 +6,27 @@ layer rendered at 200 DPI and wrapped as an image-only PDF, as a scanner would m
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from drac.aws import keys
 from drac.aws.stages.boxes import page_layer_key
+from drac.documents.convert import ConversionOptions
 from drac.documents.layers import PageLayer
 from drac.documents.normalise import image_to_pdf
 from drac.documents.ocr import ocr_available
 from drac.documents.render import RenderOptions, pdf_facts, render_pages
 from drac.ids import document_id_for
-from drac.models import VerificationCounts
+from drac.local import Workspace
+from drac.local.pipeline import IngestSettings, ingest_file
+from drac.models import DocumentStatus, VerificationCounts
 from drac.provenance import BoxStatus
-from tests.e2e.conftest import upload
+from tests.e2e.conftest import CONVERSION_MODEL, upload
 from tests.e2e.harness import Cloud
-from tests.fakes import _digest
+from tests.e2e.test_local_vs_cloud import BedrockFakeVision, _same_chunks
+from tests.fakes import FakeBedrockRuntime, _digest
 from tests.pdfs import Text, make_pdf, text_page
 
 pytestmark = pytest.mark.skipif(not ocr_available(), reason="the ocr extra is not installed")
@@ -60,6 +65,31 @@ def _ingest(deployed: Cloud, scan: bytes) -> str:
     return document_id_for(scan, "acme")
 
 
+def _assert_same_as_a_local_ingest(
+    deployed: Cloud, opensearch: Any, scan: bytes, document_id: str, tmp_path: Path
+) -> None:
+    """The local runtime, given the same answer for the page, reads the scan by OCR too and
+    stores the same elements (boxes from OCR included), chunks and verification."""
+    local_bedrock = FakeBedrockRuntime(None, CONVERSION_MODEL)
+    local_bedrock.page_texts.update(deployed.bedrock.page_texts)
+    (tmp_path / "in").mkdir()
+    source = tmp_path / "in" / "service_scan.pdf"
+    source.write_bytes(scan)
+    settings = IngestSettings(
+        strategy=deployed.runtime.settings.strategy,
+        conversion=ConversionOptions(batch_pages=deployed.runtime.settings.batch_size),
+        tenant="acme",
+    )
+    workspace = Workspace(tmp_path / "ws")
+    outcome = ingest_file(source, workspace, settings, vision=BedrockFakeVision(local_bedrock))
+    assert (outcome.status, outcome.document_id) == (DocumentStatus.INDEXED.value, document_id)
+    assert _same_chunks(deployed, opensearch, workspace, document_id) >= 1
+    local = workspace.get_document(document_id)
+    cloud = deployed.runtime.registry.get(document_id)
+    assert local is not None and cloud is not None
+    assert local.verification == cloud.verification
+
+
 def test_an_invented_number_on_a_scan_is_unsupported_on_its_page(deployed: Cloud) -> None:
     scan = one_page_scan()
     _answer(deployed, scan, FAITHFUL.replace("14 days", f"{INVENTED} days"))
@@ -86,9 +116,9 @@ def test_an_invented_number_on_a_scan_is_unsupported_on_its_page(deployed: Cloud
 
 
 def test_an_honest_conversion_of_a_scan_flags_nothing_and_born_digital_skips_ocr(
-    cloud: Any,
+    cloud: Any, tmp_path: Path
 ) -> None:
-    deployed, _, _, born_digital = cloud
+    deployed, _, opensearch, born_digital = cloud
     scan = one_page_scan()
     _answer(deployed, scan, FAITHFUL)
     document_id = _ingest(deployed, scan)
@@ -98,6 +128,7 @@ def test_an_honest_conversion_of_a_scan_flags_nothing_and_born_digital_skips_ocr
     )
     assert not any(w.startswith("verification:") for w in record.warnings)
     assert deployed.invocations.count("read_scans") == 1
+    _assert_same_as_a_local_ingest(deployed, opensearch, scan, document_id, tmp_path)
 
     upload(deployed, born_digital, "incoming/acme/store_locations.pdf")
     assert [run["status"] for run in deployed.wait("ingest")] == ["SUCCEEDED"] * 2

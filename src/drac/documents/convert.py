@@ -51,7 +51,8 @@ OCR_DPI = 200
 OCR_MAX_SIDE_PX = 4000
 """Scans are rendered for OCR at 200 DPI (the resolution measured in BENCHMARKS.md, OCR)."""
 Progress = Callable[[int, int], None]
-_BatchDone = tuple[BatchResult, MemoryLedger, StoredBatch | None]
+_BatchDone = tuple[BatchResult, MemoryLedger, StoredBatch | None, dict[int, PageLayer]]
+"""A converted batch, its model calls, what to keep of it, and its scans' OCR layers."""
 
 
 class ConversionResult(BaseModel):
@@ -288,11 +289,14 @@ def read_scanned_pages(
 
 def _verified_by_ocr(
     pdf: bytes, result: BatchResult, scans: list[int], options: ConversionOptions
-) -> BatchResult:
-    """The batch with its scanned pages (no text layer) checked against what OCR reads."""
+) -> tuple[BatchResult, dict[int, PageLayer]]:
+    """The batch with its scanned pages (no text layer) checked against what OCR reads, and
+    the words OCR read with their boxes (the pages' layers, as the cloud's ReadScans keeps)."""
     read = read_scanned_pages(pdf, scans, options)
-    words = {number: page.words_text() for number, page in read.items() if page.readable}
-    return checked_against_ocr(result, words)
+    readable = {number: page for number, page in read.items() if page.readable}
+    words = {number: page.words_text() for number, page in readable.items()}
+    layers = {number: ocr_layer(page) for number, page in readable.items()}
+    return checked_against_ocr(result, words), layers
 
 
 def _convert_with_model(
@@ -313,6 +317,7 @@ def _convert_with_model(
     results: list[BatchResult] = []
     kept: list[StoredBatch] = []
     reused: list[LedgerEntry] = []
+    ocr_layers: dict[int, PageLayer] = {}
     done_pages = 0
 
     def run(batch: list[PageImage]) -> _BatchDone:
@@ -321,13 +326,15 @@ def _convert_with_model(
             vision, batch, total, document_id, calls, earlier, attempts=options.batch_attempts
         )
         scans = [page.number for page in batch if not page.text_chars]
+        layers: dict[int, PageLayer] = {}
         if scans and options.verify_scans and ocr_available():
-            result = _verified_by_ocr(pdf, result, scans, options)
-        return result, calls, stored
+            result, layers = _verified_by_ocr(pdf, result, scans, options)
+        return result, calls, stored, layers
 
     def collect(future: Future[_BatchDone]) -> None:
         nonlocal done_pages
-        result, calls, stored = future.result()
+        result, calls, stored, layers = future.result()
+        ocr_layers.update(layers)
         for entry in calls.entries:
             ledger.record(entry)
         results.append(result)
@@ -363,4 +370,5 @@ def _convert_with_model(
         model=vision.name,
         batches=sorted(kept, key=lambda batch: batch.pages[0]),
         reused_batches=len(reused),
+        ocr_layers=ocr_layers,
     )
