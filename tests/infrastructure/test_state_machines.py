@@ -98,7 +98,8 @@ def test_pages_are_rendered_in_parallel_slices_before_conversion(synth: Synth) -
 
 def test_every_task_has_a_timeout_sized_from_its_function(synth: Synth) -> None:
     """A Lambda task waits its function's timeout plus a minute (a lost invocation is then
-    retried like a timed-out one); a child execution task waits a week."""
+    retried like a timed-out one); a child execution task waits an hour longer than the
+    child's own top-level timeout of a week, so the child times out first (its alarm)."""
     stages = synth.stack.pipeline.stages
     timeouts = {
         synth.logical_id(fn): synth.resources[synth.logical_id(fn)]["Properties"].get("Timeout", 3)
@@ -119,9 +120,12 @@ def test_every_task_has_a_timeout_sized_from_its_function(synth: Synth) -> None:
                 assert retry_for(task, "States.Timeout") == retry_for(task, "Sandbox.Timedout")
             else:
                 assert task["Resource"] == "arn:aws:states:::states:startExecution.sync:2"
-                assert seconds == 7 * 24 * 3600, (name, state_name)
+                assert seconds == 7 * 24 * 3600 + 3600, (name, state_name)
             checked += 1
     assert checked == 21  # every Task state of the four machines
+    for name, timeout in {"convert": 7 * 24 * 3600, "plan": 7 * 24 * 3600,
+                          "ingest": None, "replan": None}.items():  # fmt: skip
+        assert machine(synth, name)[1].get("TimeoutSeconds") == timeout, name
 
 
 def test_convert_map_bounds_concurrency_retries_and_degrades(synth: Synth) -> None:

@@ -256,19 +256,24 @@ class OpenSearchChunkIndex(ChunkIndex):
         batch_size: int = 100,
         tenant: str | None = None,
         vector_model: str | None = None,
+        on_throttled: Callable[[int], None] | None = None,
     ) -> None:
         """Wrap a client; `embedder` embeds queries for k-NN search (BM25 otherwise);
         `vector_model` (`drac.embedders.cache.model_identity`) names the model that made the
-        vectors it indexes."""
+        vectors it indexes; `on_throttled` is told how many 429s an answer held (a metric)."""
         self.client = client
         self.index = index
         self.embedder = embedder
         self.batch_size = batch_size
         self.tenant = tenant
         self.vector_model = vector_model
+        self.on_throttled = on_throttled
 
-    @staticmethod
-    def _request(call: Callable[..., Any], **kwargs: Any) -> Any:
+    def _throttled(self, count: int) -> None:
+        if count and self.on_throttled is not None:
+            self.on_throttled(count)
+
+    def _request(self, call: Callable[..., Any], **kwargs: Any) -> Any:
         """One request; a busy or unreachable collection (429, 5xx, connection errors) is a
         TransientError, which the state machines retry with backoff."""
         from opensearchpy.exceptions import ConnectionError as Unreachable
@@ -280,6 +285,8 @@ class OpenSearchChunkIndex(ChunkIndex):
             raise TransientError(f"OpenSearch unreachable: {exc}") from exc
         except TransportError as exc:
             status = exc.status_code if isinstance(exc.status_code, int) else 0
+            if status == 429:
+                self._throttled(1)
             if status == 429 or status >= 500:
                 raise TransientError(f"OpenSearch answered {status}: {exc}") from exc
             raise
@@ -315,6 +322,7 @@ class OpenSearchChunkIndex(ChunkIndex):
                 ]
                 reason = failed[0]["error"] if failed else "unknown"
                 message = f"bulk indexing failed for {len(failed)} chunks: {reason}"
+                self._throttled(sum(1 for i in failed if i.get("status") == 429))
                 if failed and all(i.get("status", 0) in (429, 503) for i in failed):
                     raise TransientError(message)  # the collection is busy: retried later
                 raise RuntimeError(message)
