@@ -53,8 +53,7 @@ class InjectedFaults:
             return sum(len(queued) for queued in self.pending.values())
 
 
-def register_faults(session: boto3.session.Session, faults: InjectedFaults,
-                     function: str) -> None:
+def register_faults(session: boto3.session.Session, faults: InjectedFaults, function: str) -> None:
     """Answer the session's calls with the injected faults; scale SendMessage delays as the
     harness scales visibility timeouts."""
     from botocore.awsrequest import AWSResponse
@@ -64,8 +63,10 @@ def register_faults(session: boto3.session.Session, faults: InjectedFaults,
         if fault is None:
             return None
         code, status = fault
-        parsed = {"Error": {"Code": code, "Message": f"{code} (injected)"},
-                  "ResponseMetadata": {"HTTPStatusCode": status}}
+        parsed = {
+            "Error": {"Code": code, "Message": f"{code} (injected)"},
+            "ResponseMetadata": {"HTTPStatusCode": status},
+        }
         return AWSResponse("https://injected", status, {}, None), parsed
 
     def scale_delay(params: dict[str, Any], **_: Any) -> None:

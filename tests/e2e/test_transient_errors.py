@@ -24,23 +24,30 @@ def _task_errors(deployed: Any) -> list[str]:
     for machine in deployed.machines:
         for run in deployed.executions(machine):
             pages = deployed.sfn.get_paginator("get_execution_history").paginate(
-                executionArn=run["executionArn"])
-            errors += [e["taskFailedEventDetails"]["error"] for page in pages
-                       for e in page["events"] if e["type"] == "TaskFailed"]
+                executionArn=run["executionArn"]
+            )
+            errors += [
+                e["taskFailedEventDetails"]["error"]
+                for page in pages
+                for e in page["events"]
+                if e["type"] == "TaskFailed"
+            ]
     return errors
 
 
 def _transient_retrier(deployed: Any) -> dict[str, Any]:
-    definition = json.loads(deployed.sfn.describe_state_machine(
-        stateMachineArn=deployed.machines["ingest"])["definition"])
-    (retrier,) = [r for r in definition["States"]["Parse"]["Retry"]
-                  if "TransientError" in r["ErrorEquals"]]
+    definition = json.loads(
+        deployed.sfn.describe_state_machine(stateMachineArn=deployed.machines["ingest"])[
+            "definition"
+        ]
+    )
+    (retrier,) = [
+        r for r in definition["States"]["Parse"]["Retry"] if "TransientError" in r["ErrorEquals"]
+    ]
     return retrier
 
 
-def test_sustained_s3_and_dynamodb_throttling_ends_indexed(
-    cloud: Any, sleeps: list[float]
-) -> None:
+def test_sustained_s3_and_dynamodb_throttling_ends_indexed(cloud: Any, sleeps: list[float]) -> None:
     deployed, _bedrock, opensearch, pdf = cloud
     faults = deployed.faults
     # the tasks' calls (the starter's transient errors make an upload wait: unit-tested, and
@@ -57,8 +64,11 @@ def test_sustained_s3_and_dynamodb_throttling_ends_indexed(
     assert opensearch.chunks(document_id)
     assert faults.left() == 0
     hit = {(service, code) for _fn, service, _op, code in faults.injected}
-    assert hit == {("s3", "SlowDown"), ("dynamodb", "ProvisionedThroughputExceededException"),
-                   ("dynamodb", "ThrottlingException")}
+    assert hit == {
+        ("s3", "SlowDown"),
+        ("dynamodb", "ProvisionedThroughputExceededException"),
+        ("dynamodb", "ThrottlingException"),
+    }
     # each fault failed one try of a task, which Step Functions retried
     errors = _task_errors(deployed)
     assert len(errors) == len(faults.injected) == 3 * SUSTAINED
@@ -66,4 +76,3 @@ def test_sustained_s3_and_dynamodb_throttling_ends_indexed(
     retrier = _transient_retrier(deployed)
     assert (retrier["MaxAttempts"], retrier["MaxDelaySeconds"]) == (40, 900)
     assert len(sleeps) >= len(errors) and max(sleeps) <= 900
-
