@@ -232,6 +232,11 @@ def test_replan_uses_a_distributed_map_over_an_s3_manifest(synth: Synth) -> None
     assert dmap["MaxConcurrency"] == 10
     assert dmap["ResultWriter"]["Parameters"]["Bucket"] == "SUB:ArtifactsBucket"
     assert subs["ArtifactsBucket"] == {"Ref": synth.logical_id(synth.stack.storage.artifacts)}
+    # the manifest read by Step Functions itself (S3 throttling, a 5xx) is retried for hours
+    # like a task; nothing has run yet, so retrying the whole map repeats no planning
+    (reader,) = dmap["Retry"]
+    assert reader["ErrorEquals"] == ["States.ItemReaderFailed"]
+    assert (reader["MaxAttempts"], reader["MaxDelaySeconds"]) == (40, 900)
     # one document's failure is caught inside the item, not failing the whole run
     item = state(asl, "PlanDocument")
     assert any(c["ErrorEquals"] == ["States.ALL"] for c in item["Catch"])
