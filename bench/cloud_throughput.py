@@ -320,7 +320,7 @@ class ServicePrices:
     interface_endpoint_az_hour: float = 0.01
 
 
-def cost_lines(costs: Assumptions, settings: Settings, alarms: int = 57) -> list[str]:
+def cost_lines(costs: Assumptions, settings: Settings, alarms: int = 42) -> list[str]:
     """Dollars per 1,000 pages ingested and per month idle, from the throughput model's
     assumptions (tokens, chunks, latencies, render speed) and `ServicePrices`."""
     from drac.costs.prices import DEFAULT_MODELS

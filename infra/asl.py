@@ -19,10 +19,14 @@ TASK_TIMEOUT_MARGIN_S = 60
 first (Sandbox.Timedout, retried); TimeoutSeconds only ends an invocation Step Functions never
 hears back from (States.Timeout, retried the same way)."""
 CHILD_EXECUTION_TIMEOUT_S = 7 * 24 * 3600
-"""How long a task waits for a child execution (a convert group, a planning run). Every task
-of a child has its own timeout and bounded retries, so a child ends by itself: one throttled
-task can back off for about 8.5 hours (40 tries, at most 900 s apart), and a group of 100
-batches at 5 in flight waits through at most 20 such rounds in the worst case, about a week."""
+"""The top-level TimeoutSeconds of the child machines (convert, plan). Every task of a child
+has its own timeout and bounded retries, so a child ends by itself: one throttled task can
+back off for about 8.5 hours (40 tries, at most 900 s apart), and a group of 100 batches at 5
+in flight waits through at most 20 such rounds in the worst case, about a week. Past it the
+child times out (its ExecutionsTimedOut alarm) and the parent's Catch handles the failure."""
+CHILD_WAIT_MARGIN_S = 3600
+"""How long past a child's own timeout its parent's task waits: the child times out first,
+so the timeout is the child's (alarmed), never a parent task's States.Timeout."""
 PLACEHOLDER = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
 
 
@@ -49,10 +53,12 @@ def render_definition(
 
 def task_timeouts(function_timeouts_s: Mapping[str, int]) -> dict[str, int]:
     """The `${<Function>TimeoutSeconds}` numbers of the ASL from each function's timeout
-    (keyed by the name in `${<Function>FunctionArn}`), and the child executions' bound."""
+    (keyed by the name in `${<Function>FunctionArn}`), the child machines' own timeout and how
+    long their parents wait for them."""
     numbers = {
         f"{name}TimeoutSeconds": seconds + TASK_TIMEOUT_MARGIN_S
         for name, seconds in function_timeouts_s.items()
     }
-    numbers["ChildExecutionTimeoutSeconds"] = CHILD_EXECUTION_TIMEOUT_S
+    numbers["ChildExecutionTimeoutSeconds"] = CHILD_EXECUTION_TIMEOUT_S + CHILD_WAIT_MARGIN_S
+    numbers["MachineTimeoutSeconds"] = CHILD_EXECUTION_TIMEOUT_S
     return numbers

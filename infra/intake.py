@@ -35,9 +35,11 @@ def replan_pattern(settings: Settings) -> dict:
     return {"source": sorted(replan_sources(settings)), "detail-type": [REPLAN_DETAIL_TYPE]}
 
 
-WAITING_RECEIVES = 300
-"""Receives before an upload waiting for room goes to the dead-letter queue: with the
-starter's waits of up to half an hour, several days (the queue keeps messages 14 days)."""
+INGEST_RECEIVES = 5
+"""Receives before an upload goes to the dead-letter queue. Waiting (a full pipeline, a
+throttled call) burns none: the starter sends a delayed copy and deletes the original; only
+failures are received again, so a broken start is dead-lettered within about 2.5 hours
+(five receives, 30 minutes apart), not days."""
 
 
 def object_event_pattern(detail_type: str, bucket_name: str) -> dict:
@@ -103,12 +105,13 @@ class Intake(Construct):
         stack = Stack.of(self)
         self.bus = events.EventBus(self, "Bus", event_bus_name=f"{stack.stack_name}-bus")
         docs = storage.documents
-        # A full pipeline hides waiting messages for growing waits (the starter's backoff).
         # Visibility at least six times the consumer's 5-minute timeout, as Lambda's SQS
         # event source guidance asks (a batch still running is not received twice).
         self.ingest_queue, self.ingest_dlq = self._queue(
-            "IngestQueue", Duration.minutes(30), max_receive_count=WAITING_RECEIVES
+            "IngestQueue", Duration.minutes(30), max_receive_count=INGEST_RECEIVES
         )
+        # a waiting upload is sent again, delayed, by the starter itself
+        self.ingest_queue.grant_send_messages(stages.starter)
         self.delete_queue, self.delete_dlq = self._queue("DeleteQueue", Duration.minutes(30))
         # Events EventBridge cannot deliver to a queue (its policy, a throttle) are kept in a
         # dead-letter queue instead of being dropped after its retries.

@@ -20,17 +20,29 @@ NAMESPACE = "Drac"
 FIVE_MINUTES = Duration.minutes(5)
 SCANNED_UNREAD_THRESHOLD = 5
 """Scanned pages left unread by OCR in five minutes that raise the alarm."""
+INGEST_QUEUE_AGE_S = 3600
+"""Age of the oldest upload message that raises the alarm. A waiting upload is a fresh copy
+at most 15 minutes old (the starter's longest delay); a failing one is received again every
+30 minutes: an hour-old message means nothing has taken it from the queue twice running."""
+TIMED_MACHINES = ("Convert", "Plan")
+"""The machines with a top-level TimeoutSeconds (the child workflows, whose parents catch
+their failure). Ingest and re-plan have none: every state of theirs is bounded (each task's
+timeout and retries, each child's timeout), so they end by themselves, and a machine timeout
+would end them without their cleanup (MarkFailed)."""
 # Alarm name (construct id) prefix -> what it means and what to do (docs/aws.md repeats it).
 MEANINGS = {
     "ExecutionsFailed": "a state machine execution failed (a document FAILED, or a re-plan)",
-    "ExecutionsTimedOut": "an execution ran past its timeout",
+    "ExecutionsTimedOut": "a child execution ran past its machine's timeout",
     "DeadLetters": "messages or events wait in a dead-letter queue: redrive them",
-    "Errors": "a Lambda function raised errors (retried, but look at its logs)",
+    "Errors": "a function Step Functions does not invoke (starter, delete, retrieve) crashed",
+    "StartsFailed": "an upload could not be started (not a wait): it goes to the dead letters",
+    "IngestQueueAge": "an upload message waited over an hour in the ingest queue",
     "Throttles": "a Lambda function was throttled (concurrency limits)",
     "RetrieveUrl5xx": "the retrieval API answered 5xx to callers",
     "DocumentsPartial": "a document was indexed with pages that could not be converted",
     "BedrockThrottling": "Bedrock throttled model calls (sustained): ask for quota",
     "SearchErrors": "OpenSearch Serverless answered 5xx",
+    "SearchThrottling": "OpenSearch Serverless answered 429 (sustained): raise its OCU limit",
     "UploadsNotFound": "an upload event named an object found under no form of its key",
     "MetadataRefused": "a late sidecar or tag change broke a metadata limit and was refused",
     "ScannedPagesUnread": "scanned pages OCR could not read: their conversion went unchecked",
@@ -89,15 +101,29 @@ class Observability(Construct):
         }
         for label, machine in machines.items():
             self._alarm(f"ExecutionsFailed{label}", machine.metric_failed(period=FIVE_MINUTES))
-            self._alarm(f"ExecutionsTimedOut{label}", machine.metric_timed_out(period=FIVE_MINUTES))
+        for label in TIMED_MACHINES:
+            self._alarm(
+                f"ExecutionsTimedOut{label}", machines[label].metric_timed_out(period=FIVE_MINUTES)
+            )
         for queue in pipeline.dead_letter_queues:
             self._alarm(
                 f"DeadLetters{queue.node.id}",
                 queue.metric_approximate_number_of_messages_visible(period=FIVE_MINUTES),
             )
+        age = pipeline.intake.ingest_queue.metric_approximate_age_of_oldest_message(
+            period=FIVE_MINUTES, statistic="Maximum"
+        )
+        self._alarm("IngestQueueAge", age, threshold=INGEST_QUEUE_AGE_S)
+        self._alarm("StartsFailed", _emf("StartsFailed", None, FIVE_MINUTES))
         functions = pipeline.stages.all()
+        # A function a state machine invokes raises retryable errors by design (throttles,
+        # TransientError): its Lambda Errors metric counts each retried try. What Step
+        # Functions does not retry fails the execution (ExecutionsFailed, above) or makes a
+        # PARTIAL document (DocumentsPartial); only the other functions alarm on Errors.
+        stages = pipeline.stages
+        for consumer in (stages.starter, stages.delete, stages.retrieve):
+            self._alarm(f"Errors{consumer.node.id}", consumer.metric_errors(period=FIVE_MINUTES))
         for fn in functions:
-            self._alarm(f"Errors{fn.node.id}", fn.metric_errors(period=FIVE_MINUTES))
             self._alarm(
                 f"Throttles{fn.node.id}",
                 fn.metric_throttles(period=FIVE_MINUTES),
@@ -135,6 +161,10 @@ class Observability(Construct):
             },
         )
         self._alarm("SearchErrors", search_errors)
+        # AWS/AOSS counts 4xx answers together (a 404 or 403 too): the pipeline's index client
+        # counts the 429s it is answered, which Step Functions then retries
+        search_throttled = _emf("SearchThrottled", None, FIVE_MINUTES)
+        self._alarm("SearchThrottling", search_throttled, threshold=20, periods=3)
 
         hour = Duration.hours(1)
         self.dashboard = cw.Dashboard(self, "Dashboard")
@@ -180,7 +210,7 @@ class Observability(Construct):
             cw.GraphWidget(title="Chunks indexed", left=[_emf("ChunksIndexed", "chunks", hour)]),
             cw.GraphWidget(
                 title="Throttling",
-                left=[throttled],
+                left=[throttled, search_throttled],
                 right=[fn.metric_throttles() for fn in functions[:10]],
             ),
         )

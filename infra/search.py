@@ -13,6 +13,7 @@ from constructs import Construct
 
 from drac.aws.opensearch import mapping_digest
 from drac.settings import Settings
+from infra.config import removal_policy
 from infra.network import ConverterNetwork
 
 
@@ -82,6 +83,9 @@ class Search(Construct):
             description="drac chunk index (vectors + BM25)",
             collection_group_name=self.group.name if self.group else None,
         )
+        # Retained with the stack's removal policy like the tables and buckets: a deleted or
+        # replaced collection is an outage until every document is re-planned into a new one
+        self.collection.apply_removal_policy(removal_policy(settings))
         if self.group:
             self.collection.add_dependency(self.group)
         self.collection.add_resource_dependency(encryption)

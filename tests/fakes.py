@@ -35,6 +35,9 @@ class FakeIndices:
         self.bodies[index] = body
         return {"acknowledged": True}
 
+    def get_mapping(self, index: str) -> dict[str, Any]:
+        return {index: {"mappings": self.bodies[index].get("mappings", {})}}
+
     def put_mapping(self, index: str, body: dict[str, Any]) -> dict[str, Any]:
         """Add fields to an index's mapping; changing a field's mapping is refused."""
         properties = self.bodies[index].setdefault("mappings", {}).setdefault("properties", {})
@@ -46,7 +49,9 @@ class FakeIndices:
 
 class FakeOpenSearch:
     """An in-memory vector collection. `fail_bulk_after` makes the n-th index action of a
-    bulk request (counting all requests) fail, to inject partial bulk failures."""
+    bulk request (counting all requests) fail, to inject partial bulk failures;
+    `search_lag` makes a written document searchable only after that many more searches (a
+    collection whose refresh has not yet run), as OpenSearch search is near-real-time."""
 
     def __init__(self) -> None:
         self.docs: list[dict[str, Any]] = []
@@ -56,6 +61,9 @@ class FakeOpenSearch:
         self.requests: list[tuple[str, Any]] = []
         self.fail_bulk_after: int | None = None
         self.index_actions = 0
+        self.search_lag = 0
+        self.searches = 0
+        self.visible_at: dict[str, int] = {}
 
     # -- writes -------------------------------------------------------------------------
     def bulk(self, body: list[dict[str, Any]]) -> dict[str, Any]:
@@ -83,8 +91,10 @@ class FakeOpenSearch:
                     items.append({"index": {"status": 429, "error": {"type": "rejected"}}})
                     continue
                 self.next_id += 1
-                self.docs.append({**doc, "_id": f"auto-{self.next_id}"})
-                items.append({"index": {"status": 201}})
+                doc_id = f"auto-{self.next_id}"
+                self.docs.append({**doc, "_id": doc_id})
+                self.visible_at[doc_id] = self.searches + self.search_lag + 1
+                items.append({"index": {"_id": doc_id, "status": 201, "result": "created"}})
         return {"errors": errors, "items": items}
 
     def delete_by_query(self, index: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -97,7 +107,8 @@ class FakeOpenSearch:
         each with optional filters."""
         with self.lock:
             self.requests.append(("search", body))
-            docs = list(self.docs)
+            self.searches += 1
+            docs = [d for d in self.docs if self.visible_at.get(d["_id"], 0) <= self.searches]
         query = body["query"]
         size = body.get("size", 10)
         if "knn" in query:

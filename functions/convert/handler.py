@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drac.aws.errors import ModelThrottled, TransientError
+from drac.aws.errors import ModelThrottled, TransientError, step_functions_task
 from drac.aws.lambda_support import (
     MetricUnit,
     correlate,
@@ -20,6 +20,7 @@ from drac.aws.stages.conversion import ConvertInput, convert_pages
 @logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler
 @metrics.log_metrics
+@step_functions_task
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     """Return {batch, ok}; raises ModelThrottled / TransientError for Step Functions to retry."""
     payload = ConvertInput.model_validate(event)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drac.aws.errors import step_functions_task
 from drac.aws.lambda_support import MetricUnit, correlate, logger, metrics, tracer
 from drac.aws.runtime import lambda_runtime as _runtime  # tests replace _runtime
 from drac.aws.stages.lifecycle import FinaliseInput, finalise_document
@@ -19,6 +20,7 @@ def status_metric(status: str) -> str:
 @logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler
 @metrics.log_metrics
+@step_functions_task
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     """End the run (FAILED, or done) and retire documents no key holds; return the status."""
     payload = FinaliseInput.model_validate(event)

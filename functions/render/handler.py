@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drac.aws.errors import step_functions_task
 from drac.aws.lambda_support import MetricUnit, correlate, logger, metrics, tracer
 from drac.aws.runtime import lambda_runtime as _runtime  # tests replace _runtime
 from drac.aws.stages.conversion import RenderInput, SliceInput, render_document, render_slice
@@ -13,6 +14,7 @@ from drac.aws.stages.conversion import RenderInput, SliceInput, render_document,
 @logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler
 @metrics.log_metrics
+@step_functions_task
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     """A slice's payload (it names `slice`): the pages rendered; otherwise the page and batch
     counts with the slices and conversion groups."""

@@ -2,9 +2,12 @@
 metadata that changes later (sidecar events, Object Tags Added / Deleted).
 
 A repeated event of one upload maps to the same execution name and starts nothing twice. At
-most `maxRunningDocuments` executions run at once: when the pipeline is full a message is
-hidden for a growing while (1 minute, 2, 4 ... at most 30) and reported as not done, so it
-waits without burning its receives; so does new metadata of a document still being ingested.
+most `maxRunningDocuments` executions run at once: when the pipeline is full, or an AWS call
+was throttled or failed transiently, the upload waits: a copy of its message is sent again
+with a growing delay (1 minute, 2, 4 ... at most 15) and the original is deleted, so waiting
+burns no receives; so does new metadata of a document still being ingested. Any other error
+is counted (`StartsFailed`, alarmed) and the message comes back after the visibility
+timeout: after the queue's few receives it is in the dead-letter queue.
 """
 
 from __future__ import annotations
@@ -18,27 +21,45 @@ from aws_lambda_powertools.utilities.batch import (
 )
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
+from drac.aws.errors import TransientError, aws_errors_retried
 from drac.aws.events import S3EventBridgeEvent
 from drac.aws.lambda_support import MetricUnit, logger, metrics, tracer
 from drac.aws.runtime import lambda_runtime as _runtime  # tests replace _runtime
-from drac.aws.stages.starter import MustWait, defer, start_ingest
+from drac.aws.stages.starter import WAITS_ATTRIBUTE, MustWait, requeue, start_ingest
 
-# A batch whose every upload waits (a full pipeline) is no error: report them as not done.
+# A batch whose every upload failed is reported as such, not raised (it is counted).
 processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
+
+
+def waits_of(record: SQSRecord) -> int:
+    """How often this upload has waited already (its message attribute; 0 at first)."""
+    attribute = record.message_attributes.get(WAITS_ATTRIBUTE) or {}
+    value = str(attribute.get("stringValue") or "")
+    return int(value) if value.isdigit() else 0
 
 
 def start_record(record: SQSRecord) -> dict[str, Any]:
     """Start (or skip) the ingest of one upload; return what happened."""
-    event = S3EventBridgeEvent.model_validate_json(record.body)
     rt = _runtime()
     try:
-        result = start_ingest(rt, event)
-    except MustWait as exc:
+        event = S3EventBridgeEvent.model_validate_json(record.body)
+        try:
+            with aws_errors_retried():
+                result = start_ingest(rt, event)
+        except (MustWait, TransientError) as exc:
+            waits = waits_of(record) + 1
+            seconds = requeue(rt, record.event_source_arn, record.body, waits)
+            logger.info(
+                "the event waits", extra={"seconds": seconds, "waits": waits, "reason": str(exc)}
+            )
+            metrics.add_metric(name="StartsDeferred", unit=MetricUnit.Count, value=1)
+            return {"outcome": "waiting", "waits": waits}
+    except Exception:
+        # Never silent: counted (StartsFailed has an alarm) and logged; the message returns
+        # after the visibility timeout and goes to the dead-letter queue after a few receives.
         receives = int(record.attributes.approximate_receive_count or 1)
-        seconds = defer(rt, record.event_source_arn, record.receipt_handle, receives)
-        logger.info("the event waits", extra={"seconds": seconds, "receives": receives,
-                                              "reason": str(exc)})
-        metrics.add_metric(name="StartsDeferred", unit=MetricUnit.Count, value=1)
+        logger.exception("the upload could not be started", extra={"receives": receives})
+        metrics.add_metric(name="StartsFailed", unit=MetricUnit.Count, value=1)
         raise
     if result.outcome == "started":
         metrics.add_metric(name="DocumentsStarted", unit=MetricUnit.Count, value=1)

@@ -413,6 +413,10 @@ class _GuardedIndices:
         self.client.authorise("create", index)
         return self.client.fake.indices.create(index=index, body=body, **kwargs)
 
+    def get_mapping(self, index: str, **kwargs: Any) -> Any:
+        self.client.authorise("exists", index)  # GET <index>/_mapping: aoss:DescribeIndex
+        return self.client.fake.indices.get_mapping(index=index, **kwargs)
+
 
 def data_access_allows(collection: CollectionSpec, role_arn: str, permission: str,
                        resource: str) -> bool:

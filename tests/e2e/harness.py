@@ -33,6 +33,7 @@ from botocore.exceptions import ClientError
 from drac.aws.runtime import CloudResources, Runtime
 from drac.settings import SETTINGS_VARIABLE, Settings
 from tests.e2e.authorization import Permission
+from tests.e2e.faults import VISIBILITY_TIME_SCALE, InjectedFaults, register_faults
 from tests.e2e.guard import (
     AccessLog,
     Authorizer,
@@ -48,8 +49,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # Step Functions refuses state input or output over 256 KiB (States.DataLimitExceeded).
 STATE_PAYLOAD_LIMIT = 256 * 1024
 # A message whose processing failed becomes visible again after the queue's visibility
-# timeout; the harness compresses that time by this factor so retries happen within a test.
-VISIBILITY_TIME_SCALE = 1 / 60
+# timeout; the harness compresses that time by VISIBILITY_TIME_SCALE so retries happen within
+# a test (and the delay a function sends a message with, the same way: faults.py).
 # Resource types `deploy` does not create, and why that is faithful enough.
 NOT_DEPLOYED = {
     "AWS::IAM::Policy": "evaluated by the harness, not by moto",
@@ -285,7 +286,10 @@ class EventSourcePoller:
         """Invoke with one batch; return the ids of the messages to retry."""
         event = {"Records": [{
             "messageId": m["MessageId"], "receiptHandle": m["ReceiptHandle"], "body": m["Body"],
-            "attributes": m.get("Attributes", {}), "messageAttributes": {},
+            "attributes": m.get("Attributes", {}),
+            "messageAttributes": {name: {"stringValue": value.get("StringValue"),
+                                         "dataType": value["DataType"]}
+                                  for name, value in m.get("MessageAttributes", {}).items()},
             "md5OfBody": m["MD5OfBody"], "eventSource": "aws:sqs",
             "eventSourceARN": self.source.queue.arn, "awsRegion": self.cloud.region,
         } for m in messages]}
@@ -332,6 +336,8 @@ class Cloud:
         """Custom resources whose Create failed (logical id -> error)."""
         self.bedrock_configs: list[Any] = []
         """The botocore Config each bedrock-runtime client was made with."""
+        self.faults = InjectedFaults()
+        """Errors the functions' next AWS calls are answered with (tests fill it)."""
         machines = model.stack.of_type("AWS::StepFunctions::StateMachine")
         prefix = f"{model.stack.stack_name}-"
         self.machines = {model.resolver.name(m).removeprefix(prefix):
@@ -359,8 +365,10 @@ class Cloud:
         its role, and the Bedrock and OpenSearch fakes behind the same role."""
         resources, settings = self.environment(function)
         principal = self.principal(function)
-        session = _FunctionSession(guarded_session(principal, self.region),
-                                   GuardedBedrock(self.bedrock, principal), self.bedrock_configs)
+        boto_session = guarded_session(principal, self.region)
+        register_faults(boto_session, self.faults, function.handler_dir or function.logical_id)
+        session = _FunctionSession(boto_session, GuardedBedrock(self.bedrock, principal),
+                                   self.bedrock_configs)
         index = GuardedOpenSearch(self.opensearch, principal, resources.collection_endpoint,
                                   self.model.collections)
         return Runtime(resources, settings, session, opensearch_client=index)

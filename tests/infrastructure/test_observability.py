@@ -1,8 +1,9 @@
 """Operators are told: every alarm notifies the alarm topic, and an alarm watches each failure
-signal (executions failed or timed out, dead letters on every queue, Lambda errors and
-throttles per function, the retrieval API's 5xx, PARTIAL documents, Bedrock throttling,
-OpenSearch Serverless 5xx, refused late metadata), each documented in docs/aws.md; every
-asynchronous EventBridge target has a dead-letter queue."""
+signal (executions failed, child executions timed out, dead letters on every queue, the
+ingest queue's oldest message, failed starts, Lambda errors of the functions no state machine
+retries and throttles per function, the retrieval API's 5xx, PARTIAL documents, Bedrock and
+OpenSearch throttling, OpenSearch Serverless 5xx, refused late metadata), each documented in
+docs/aws.md; every asynchronous EventBridge target has a dead-letter queue."""
 
 from __future__ import annotations
 
@@ -37,10 +38,14 @@ def test_every_alarm_notifies_the_encrypted_alarm_topic(synth: Synth, alternate:
     )
 
 
-def test_executions_failed_and_timed_out_per_machine(synth: Synth) -> None:
+def test_executions_failed_per_machine_timed_out_per_machine_with_a_timeout(
+    synth: Synth,
+) -> None:
+    import json
+
     pipeline = synth.stack.pipeline
     machines = {
-        synth.logical_id(m)
+        synth.logical_id(m): m
         for m in (
             pipeline.ingest_machine,
             pipeline.convert_machine,
@@ -48,13 +53,26 @@ def test_executions_failed_and_timed_out_per_machine(synth: Synth) -> None:
             pipeline.replan_machine,
         )
     }
-    for metric in ("ExecutionsFailed", "ExecutionsTimedOut"):
-        watched = {
+
+    def watched(metric: str) -> set[str]:
+        return {
             _dimension(a, "StateMachineArn")["Ref"]
             for a in alarms(synth).values()
             if a.get("MetricName") == metric and a.get("Namespace") == "AWS/States"
         }
-        assert watched == machines, metric
+
+    assert watched("ExecutionsFailed") == set(machines)
+    # an ExecutionsTimedOut alarm only where it can fire: on a machine with a top-level timeout
+    timed = set()
+    for logical_id in machines:
+        text = synth.resources[logical_id]["Properties"]["DefinitionString"]
+        parts = text["Fn::Join"][1] if isinstance(text, dict) else [text]
+        asl = json.loads("".join(p if isinstance(p, str) else '"x"' for p in parts))
+        if isinstance(asl.get("TimeoutSeconds"), int):
+            timed.add(logical_id)
+    assert timed == {synth.logical_id(pipeline.convert_machine),
+                     synth.logical_id(pipeline.plan_machine)}  # fmt: skip
+    assert watched("ExecutionsTimedOut") == timed
 
 
 def test_every_dead_letter_queue_has_a_depth_alarm(synth: Synth) -> None:
@@ -82,15 +100,52 @@ def test_every_dead_letter_queue_has_a_depth_alarm(synth: Synth) -> None:
     assert redrive | rule_dlqs == watched
 
 
-def test_errors_and_throttles_alarm_per_function(synth: Synth) -> None:
-    functions = {synth.logical_id(fn) for fn in synth.stack.pipeline.stages.all()}
-    for metric in ("Errors", "Throttles"):
-        watched = {
+def test_throttles_alarm_per_function_errors_where_no_state_machine_retries(
+    synth: Synth,
+) -> None:
+    stages = synth.stack.pipeline.stages
+    functions = {synth.logical_id(fn) for fn in stages.all()}
+
+    def watched(metric: str) -> set[str]:
+        return {
             _dimension(a, "FunctionName")["Ref"]
             for a in alarms(synth).values()
             if a.get("MetricName") == metric and a.get("Namespace") == "AWS/Lambda"
         }
-        assert watched == functions, metric
+
+    assert watched("Throttles") == functions
+    # a function a state machine invokes raises retried errors by design (its Errors metric
+    # counts every retried try): what is not retried fails the execution, alarmed above
+    invoked = set()
+    for machine in synth.of_type("AWS::StepFunctions::StateMachine").values():
+        for value in machine["Properties"].get("DefinitionSubstitutions", {}).values():
+            if isinstance(value, dict) and "Fn::GetAtt" in value:
+                invoked.add(value["Fn::GetAtt"][0])
+    assert watched("Errors") == functions - invoked
+    assert watched("Errors") == {synth.logical_id(fn)
+                                 for fn in (stages.starter, stages.delete, stages.retrieve)}
+
+
+def test_the_ingest_queue_age_and_failed_starts_alarm(synth: Synth) -> None:
+    from infra.intake import INGEST_RECEIVES
+    from infra.observability import INGEST_QUEUE_AGE_S
+
+    intake = synth.stack.pipeline.intake
+    (age,) = [a for a in alarms(synth).values()
+              if a.get("MetricName") == "ApproximateAgeOfOldestMessage"]  # fmt: skip
+    assert _dimension(age, "QueueName") == {
+        "Fn::GetAtt": [synth.logical_id(intake.ingest_queue), "QueueName"]}
+    assert (age["Statistic"], age["Threshold"], age["EvaluationPeriods"]) == (
+        "Maximum", INGEST_QUEUE_AGE_S, 1)
+    # a waiting upload is a copy at most 15 minutes old: the alarm is past two receives
+    assert INGEST_QUEUE_AGE_S >= 2 * 30 * 60
+    (failed,) = [a for a in alarms(synth).values() if a.get("MetricName") == "StartsFailed"]
+    assert (failed["Namespace"], failed["Threshold"], failed["EvaluationPeriods"]) == (
+        "Drac", 1, 1)
+    # a failed start is dead-lettered after a few receives, not days of them
+    (queue,) = [q["Properties"] for k, q in synth.of_type("AWS::SQS::Queue").items()
+                if k == synth.logical_id(intake.ingest_queue)]  # fmt: skip
+    assert queue["RedrivePolicy"]["maxReceiveCount"] == INGEST_RECEIVES <= 5
 
 
 def test_retrieval_partial_documents_bedrock_and_opensearch_alarms(synth: Synth) -> None:
@@ -98,8 +153,13 @@ def test_retrieval_partial_documents_bedrock_and_opensearch_alarms(synth: Synth)
     retrieve = synth.logical_id(synth.stack.pipeline.stages.retrieve)
     assert _dimension(by_metric[("AWS/Lambda", "Url5xxCount")], "FunctionName") == {"Ref": retrieve}
     for name in ("DocumentsPartial", "ModelThrottled", "UploadsNotFound", "MetadataRefused",
-                 "ScannedPagesUnread"):  # fmt: skip
+                 "ScannedPagesUnread", "SearchThrottled", "StartsFailed"):  # fmt: skip
         assert _dimension(by_metric[("Drac", name)], "service") == "drac"
+    throttled = by_metric[("Drac", "SearchThrottled")]
+    assert (throttled["Threshold"], throttled["EvaluationPeriods"]) == (20, 3)
+    # the metric the index client publishes is the one alarmed
+    source = (ROOT / "src" / "drac" / "aws" / "runtime.py").read_text()
+    assert '"SearchThrottled"' in source
     search = by_metric[("AWS/AOSS", "5xx")]
     stack = synth.stack
     collection = stack.resolve(stack.get_logical_id(stack.search.collection))

@@ -98,7 +98,8 @@ def test_pages_are_rendered_in_parallel_slices_before_conversion(synth: Synth) -
 
 def test_every_task_has_a_timeout_sized_from_its_function(synth: Synth) -> None:
     """A Lambda task waits its function's timeout plus a minute (a lost invocation is then
-    retried like a timed-out one); a child execution task waits a week."""
+    retried like a timed-out one); a child execution task waits an hour longer than the
+    child's own top-level timeout of a week, so the child times out first (its alarm)."""
     stages = synth.stack.pipeline.stages
     timeouts = {
         synth.logical_id(fn): synth.resources[synth.logical_id(fn)]["Properties"].get("Timeout", 3)
@@ -119,9 +120,12 @@ def test_every_task_has_a_timeout_sized_from_its_function(synth: Synth) -> None:
                 assert retry_for(task, "States.Timeout") == retry_for(task, "Sandbox.Timedout")
             else:
                 assert task["Resource"] == "arn:aws:states:::states:startExecution.sync:2"
-                assert seconds == 7 * 24 * 3600, (name, state_name)
+                assert seconds == 7 * 24 * 3600 + 3600, (name, state_name)
             checked += 1
     assert checked == 21  # every Task state of the four machines
+    for name, timeout in {"convert": 7 * 24 * 3600, "plan": 7 * 24 * 3600,
+                          "ingest": None, "replan": None}.items():  # fmt: skip
+        assert machine(synth, name)[1].get("TimeoutSeconds") == timeout, name
 
 
 def test_convert_map_bounds_concurrency_retries_and_degrades(synth: Synth) -> None:
@@ -228,6 +232,11 @@ def test_replan_uses_a_distributed_map_over_an_s3_manifest(synth: Synth) -> None
     assert dmap["MaxConcurrency"] == 10
     assert dmap["ResultWriter"]["Parameters"]["Bucket"] == "SUB:ArtifactsBucket"
     assert subs["ArtifactsBucket"] == {"Ref": synth.logical_id(synth.stack.storage.artifacts)}
+    # the manifest read by Step Functions itself (S3 throttling, a 5xx) is retried for hours
+    # like a task; nothing has run yet, so retrying the whole map repeats no planning
+    (reader,) = dmap["Retry"]
+    assert reader["ErrorEquals"] == ["States.ItemReaderFailed"]
+    assert (reader["MaxAttempts"], reader["MaxDelaySeconds"]) == (40, 900)
     # one document's failure is caught inside the item, not failing the whole run
     item = state(asl, "PlanDocument")
     assert any(c["ErrorEquals"] == ["States.ALL"] for c in item["Catch"])

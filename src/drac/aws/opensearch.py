@@ -1,10 +1,15 @@
 """OpenSearch Serverless adapter of the ChunkIndex port, and the index definition.
 
-Vector-search collections reject custom document `_id`s, so chunks are addressed by their
-`chunk_id` keyword field. They do not support `_delete_by_query` either (the request is
-refused), so deleting finds the service-assigned `_id`s with a paginated search
-(`search_after`) and removes them with `_bulk` delete actions: replacing a chunk deletes the
-stored copies found by chunk_id, then indexes anew.
+Vector-search collections reject custom document `_id`s (OpenSearch Service Developer Guide,
+"Supported operations and plugins in Amazon OpenSearch Serverless": `_create/<id>` for search
+collections only), so chunks are addressed by their `chunk_id` keyword field. They do not
+support `_delete_by_query` either (the request is refused), so deleting finds the
+service-assigned `_id`s with a paginated search (`search_after`) and removes them with `_bulk`
+delete actions: replacing a chunk deletes the stored copies found by chunk_id, then indexes
+anew. Search is eventually consistent, so a retried write could miss copies an earlier try
+wrote but search did not show yet: every write is verified (`_settle`): it waits until search
+shows the `_id`s it was given, then deletes every other copy of those chunks, so a retried
+range leaves exactly one copy of each chunk.
 
 Each chunk is stored with the digest of its text (`text_digest`, the SHA-256 the embedding
 caches key by) and the embedding model that made its vector, so a new plan version of the
@@ -31,6 +36,8 @@ SEARCH_PAGE = 1000
 VECTOR_PAGE = 200
 """Stored chunks a vector lookup reads per page (each `_source` holds its vector)."""
 DELETE_BATCH = 500
+SETTLE_WAITS_S = (0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 15.0, 15.0)
+"""Pauses while a write is not yet searchable (about a minute in all), then TransientError."""
 KEYWORD_FIELDS = (
     "chunk_id",
     "document_id",
@@ -256,19 +263,26 @@ class OpenSearchChunkIndex(ChunkIndex):
         batch_size: int = 100,
         tenant: str | None = None,
         vector_model: str | None = None,
+        on_throttled: Callable[[int], None] | None = None,
+        sleep: Callable[[float], None] | None = None,
     ) -> None:
         """Wrap a client; `embedder` embeds queries for k-NN search (BM25 otherwise);
         `vector_model` (`drac.embedders.cache.model_identity`) names the model that made the
-        vectors it indexes."""
+        vectors it indexes; `on_throttled` is told how many 429s an answer held (a metric)."""
         self.client = client
         self.index = index
         self.embedder = embedder
         self.batch_size = batch_size
         self.tenant = tenant
         self.vector_model = vector_model
+        self.on_throttled = on_throttled
+        self.sleep = sleep
 
-    @staticmethod
-    def _request(call: Callable[..., Any], **kwargs: Any) -> Any:
+    def _throttled(self, count: int) -> None:
+        if count and self.on_throttled is not None:
+            self.on_throttled(count)
+
+    def _request(self, call: Callable[..., Any], **kwargs: Any) -> Any:
         """One request; a busy or unreachable collection (429, 5xx, connection errors) is a
         TransientError, which the state machines retry with backoff."""
         from opensearchpy.exceptions import ConnectionError as Unreachable
@@ -280,6 +294,8 @@ class OpenSearchChunkIndex(ChunkIndex):
             raise TransientError(f"OpenSearch unreachable: {exc}") from exc
         except TransportError as exc:
             status = exc.status_code if isinstance(exc.status_code, int) else 0
+            if status == 429:
+                self._throttled(1)
             if status == 429 or status >= 500:
                 raise TransientError(f"OpenSearch answered {status}: {exc}") from exc
             raise
@@ -290,8 +306,12 @@ class OpenSearchChunkIndex(ChunkIndex):
         vectors: Sequence[Sequence[float]] | None = None,
         metadata: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
-        """Replace chunks by chunk_id: delete any stored copies, then bulk-index them, each
-        with its document's metadata (by document id) as `meta`."""
+        """Replace chunks by chunk_id: delete any stored copies, bulk-index them, each with its
+        document's metadata (by document id) as `meta`, then verify: once search shows the
+        new copies, every other copy of these chunks (an earlier try's) is deleted.
+
+        Raises TransientError when the collection is busy or the new copies are not yet
+        searchable after about a minute (Step Functions retries the range)."""
         if vectors is not None and len(vectors) != len(chunks):
             raise ValueError("one vector per chunk is required")
         if not chunks:
@@ -299,6 +319,7 @@ class OpenSearchChunkIndex(ChunkIndex):
         ids = [chunk.chunk_id for chunk in chunks]
         for start in range(0, len(ids), 500):
             self._delete_where({"terms": {"chunk_id": ids[start : start + 500]}})
+        written: set[str] = set()
         for start in range(0, len(chunks), self.batch_size):
             body: list[dict[str, Any]] = []
             for offset, chunk in enumerate(chunks[start : start + self.batch_size]):
@@ -315,9 +336,37 @@ class OpenSearchChunkIndex(ChunkIndex):
                 ]
                 reason = failed[0]["error"] if failed else "unknown"
                 message = f"bulk indexing failed for {len(failed)} chunks: {reason}"
+                self._throttled(sum(1 for i in failed if i.get("status") == 429))
                 if failed and all(i.get("status", 0) in (429, 503) for i in failed):
                     raise TransientError(message)  # the collection is busy: retried later
                 raise RuntimeError(message)
+            written.update(
+                str(item["index"]["_id"])
+                for item in response.get("items", [])
+                if item.get("index", {}).get("_id")
+            )
+        if len(written) != len(chunks):
+            raise RuntimeError(f"bulk answers named {len(written)} _ids for {len(chunks)} chunks")
+        self._settle(ids, written)
+
+    def _settle(self, chunk_ids: Sequence[str], written: set[str]) -> None:
+        """Wait until search shows the `written` copies of these chunks, then delete every
+        other copy (one an earlier, interrupted try wrote). A refresh makes every write made
+        before it searchable, so the earlier try's copies show no later than these."""
+        import time
+
+        wanted = set(chunk_ids)
+        for pause in (0.0, *SETTLE_WAITS_S):
+            if pause:
+                (self.sleep or time.sleep)(pause)
+            stored: dict[str, str] = {}
+            for start in range(0, len(chunk_ids), 500):
+                stored.update(self._copies({"terms": {"chunk_id": chunk_ids[start : start + 500]}}))
+            stored = {doc_id: chunk for doc_id, chunk in stored.items() if chunk in wanted}
+            if written <= set(stored):
+                self._delete_ids([doc_id for doc_id in stored if doc_id not in written])
+                return
+        raise TransientError(f"{len(written - set(stored))} new chunk copies not yet searchable")
 
     def delete(self, document_id: str, plan_version: int | None = None) -> int:
         """Delete a document's chunks (one plan version or all); return how many."""
@@ -378,7 +427,11 @@ class OpenSearchChunkIndex(ChunkIndex):
 
     def _matching_ids(self, query: dict[str, Any]) -> list[str]:
         """Return the `_id` of every document matching query (search_after pagination)."""
-        ids: list[str] = []
+        return list(self._copies(query))
+
+    def _copies(self, query: dict[str, Any]) -> dict[str, str]:
+        """The `_id` -> chunk_id of every document matching query (search_after pagination)."""
+        ids: dict[str, str] = {}
         body: dict[str, Any] = {
             "size": SEARCH_PAGE,
             "query": query,
@@ -388,14 +441,17 @@ class OpenSearchChunkIndex(ChunkIndex):
         while True:
             response = self._request(self.client.search, index=self.index, body=body)
             hits = response.get("hits", {}).get("hits", [])
-            ids.extend(hit["_id"] for hit in hits)
+            ids.update((hit["_id"], str(hit["sort"][0])) for hit in hits)
             if len(hits) < SEARCH_PAGE:
                 return ids
             body["search_after"] = hits[-1]["sort"]
 
     def _delete_where(self, query: dict[str, Any]) -> int:
         """Delete every document matching query by its `_id`; return how many were deleted."""
-        ids = self._matching_ids(query)
+        return self._delete_ids(self._matching_ids(query))
+
+    def _delete_ids(self, ids: Sequence[str]) -> int:
+        """Delete documents by `_id` (one already gone is fine); return how many were deleted."""
         deleted = 0
         for start in range(0, len(ids), DELETE_BATCH):
             body = [
@@ -445,11 +501,14 @@ class OpenSearchChunkIndex(ChunkIndex):
         return self._hits(body)
 
     def _hits(self, body: dict[str, Any]) -> list[SearchHit]:
+        """The ranked hits, one per chunk: a copy a write has not yet cleaned up (`_settle`)
+        never shows a chunk twice."""
         response = self._request(self.client.search, index=self.index, body=body)
-        return [
-            SearchHit(chunk=chunk_from_source(hit["_source"]), score=float(hit["_score"]))
-            for hit in response.get("hits", {}).get("hits", [])
-        ]
+        hits: dict[str, SearchHit] = {}
+        for hit in response.get("hits", {}).get("hits", []):
+            chunk = chunk_from_source(hit["_source"])
+            hits.setdefault(chunk.chunk_id, SearchHit(chunk=chunk, score=float(hit["_score"])))
+        return list(hits.values())
 
 
 def tenant_filters(
@@ -465,6 +524,20 @@ def tenant_filters(
     return filters
 
 
+class DimensionChanged(ValueError):
+    """The index holds vectors of another dimension than the deployment's embeddings."""
+
+
+def stored_dimension(client: Any, index: str) -> int | None:
+    """The dimension of the index's `embedding` field (None when it has none)."""
+    mappings = client.indices.get_mapping(index=index)
+    for body in mappings.values():
+        embedding = body.get("mappings", {}).get("properties", {}).get("embedding", {})
+        if "dimension" in embedding:
+            return int(embedding["dimension"])
+    return None
+
+
 def ensure_index(
     client: Any,
     index: str,
@@ -475,7 +548,9 @@ def ensure_index(
 ) -> bool:
     """Create the index unless it exists; retry 401/403 while data-access policies propagate.
 
-    Returns True when this call created the index.
+    Returns True when this call created the index. Raises DimensionChanged when the existing
+    index's vectors have another dimension (a knn_vector's dimension cannot change, and
+    every embedding would be refused): the deployment fails before any document does.
     """
     import time
 
@@ -485,6 +560,14 @@ def ensure_index(
     for attempt in range(1, attempts + 1):
         try:
             if client.indices.exists(index=index):
+                stored = stored_dimension(client, index)
+                if stored is not None and stored != dimension:
+                    raise DimensionChanged(
+                        f"index {index} holds {stored}-dimension vectors and the deployment "
+                        f"embeds {dimension}: a vector field's dimension cannot change. Keep "
+                        f"embeddingDimension={stored}, or deploy with a new indexName and "
+                        'then re-plan {"all": true} to rebuild every chunk in it'
+                    )
                 # an index made before metadata filters, boxes and vector reuse gets their
                 # fields (adding a field to a mapping is allowed; the same again is a no-op)
                 added = index_body(dimension)["mappings"]["properties"]

@@ -199,8 +199,19 @@ class Runtime:
                 retries=INTERACTIVE_ATTEMPTS - 1 if interactive else 0,
             )
         return OpenSearchChunkIndex(
-            self._opensearch_client, self.settings.index_name, embedder=embedder
+            self._opensearch_client,
+            self.settings.index_name,
+            embedder=embedder,
+            on_throttled=None if interactive else _count_search_throttles,
         )
+
+
+def _count_search_throttles(count: int) -> None:
+    """Publish the 429s the collection answered the pipeline (the SearchThrottling alarm's
+    metric: AWS/AOSS counts every 4xx together)."""
+    from drac.aws.lambda_support import MetricUnit, metrics
+
+    metrics.add_metric(name="SearchThrottled", unit=MetricUnit.Count, value=count)
 
 
 @lru_cache(maxsize=1)

@@ -1,7 +1,8 @@
 """A burst of uploads against a small pipeline, on a simulated clock.
 
 The real starter handler takes SQS batches from a simulated queue (visibility timeouts,
-receive counts, a dead-letter queue after the stack's maxReceiveCount) and starts executions
+receive counts, a dead-letter queue after the stack's maxReceiveCount, delayed messages with
+attributes: a waiting upload is sent again, delayed) and starts executions
 on a simulated Step Functions whose executions end after a simulated duration. The uploads
 and the source registry are in memory (their moto-backed adapters are tested elsewhere; here
 they would only make the test slow). Nothing waits for real: the clock jumps to the next
@@ -24,7 +25,7 @@ from drac.aws.runtime import CloudResources, Runtime
 from drac.aws.stages import starter as starter_stage
 from drac.ports import SourceClaim
 from drac.settings import Settings
-from infra.intake import WAITING_RECEIVES
+from infra.intake import INGEST_RECEIVES
 
 UPLOADS = 2000
 MAX_RUNNING = 8
@@ -41,6 +42,7 @@ class Message:
     visible_at: float = 0.0
     receives: int = 0
     receipt: int = 0
+    attributes: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -51,6 +53,7 @@ class SimulatedQueue:
     messages: dict[str, Message] = field(default_factory=dict)
     dead_letters: list[Message] = field(default_factory=list)
     hidden_for: list[int] = field(default_factory=list)
+    peak_receives: int = 0
 
     def receive(self, count: int) -> list[Message]:
         now = self.clock[0]
@@ -59,7 +62,8 @@ class SimulatedQueue:
         taken = []
         for message in visible:
             message.receives += 1
-            if message.receives > WAITING_RECEIVES:
+            self.peak_receives = max(self.peak_receives, message.receives)
+            if message.receives > INGEST_RECEIVES:
                 self.dead_letters.append(self.messages.pop(message.id))
                 continue
             message.visible_at = now + VISIBILITY_S
@@ -79,6 +83,19 @@ class SimulatedQueue:
         message.visible_at = self.clock[0] + VisibilityTimeout
         self.hidden_for.append(VisibilityTimeout)
         return {}
+
+    def send_message(self, QueueUrl: str, MessageBody: str, DelaySeconds: int = 0,
+                     MessageAttributes: dict[str, Any] | None = None) -> dict[str, Any]:
+        assert 0 <= DelaySeconds <= 900, "SQS delays a message up to 15 minutes"
+        message_id = f"copy-{len(self.hidden_for)}-{self.clock[0]}"
+        attributes = {name: {"stringValue": value["StringValue"],
+                             "dataType": value["DataType"]}
+                      for name, value in (MessageAttributes or {}).items()}
+        self.messages[message_id] = Message(message_id, MessageBody,
+                                            visible_at=self.clock[0] + DelaySeconds,
+                                            attributes=attributes)
+        self.hidden_for.append(DelaySeconds)
+        return {"MessageId": message_id}
 
 
 class MemoryObjects:
@@ -173,7 +190,8 @@ def test_a_burst_of_2000_uploads_all_start_without_dead_letters() -> None:
                 records = [{"messageId": m.id, "receiptHandle": f"{m.id}#{m.receipt}",
                             "body": m.body,
                             "attributes": {"ApproximateReceiveCount": str(m.receives)},
-                            "messageAttributes": {}, "md5OfBody": "", "eventSource": "aws:sqs",
+                            "messageAttributes": m.attributes, "md5OfBody": "",
+                            "eventSource": "aws:sqs",
                             "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:ingest",
                             "awsRegion": "us-east-1"} for m in batch]
                 result = handler.handler({"Records": records}, LambdaContext())
@@ -191,6 +209,8 @@ def test_a_burst_of_2000_uploads_all_start_without_dead_letters() -> None:
 
     assert queue.dead_letters == []
     assert len(sfn.ends) == UPLOADS, "every upload started exactly once"
+    # waiting burned no receives: a message that waited was sent again as a fresh copy
+    assert queue.peak_receives == 1
     assert sfn.peak_running <= MAX_RUNNING
     assert sfn.peak_running == MAX_RUNNING, "the pipeline was kept full"
     # waiting messages were hidden for growing times, up to the cap, not re-received at once

@@ -29,7 +29,9 @@ class RecordingClient:
                 items.append({"delete": {"_id": action["delete"]["_id"], "status": 200,
                                          "result": "deleted"}})
             elif "index" in action:
-                items.append({"index": {"status": 201}})
+                items.append({"index": {"_id": f"svc-new-{len(self.stored)}", "status": 201}})
+            else:  # the source of the index action before it: stored (searchable at once)
+                self.stored.append({**action, "_id": items[-1]["index"]["_id"]})
         return {"errors": False, "items": items}
 
     def search(self, index: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -225,3 +227,80 @@ def test_an_existing_index_gets_the_fields_added_since_with_unchanged_mappings()
     properties = client.indices.bodies["drac-chunks"]["mappings"]["properties"]
     assert properties == index_body(1024)["mappings"]["properties"]
     assert properties["text_digest"] == properties["embedding_model"] == {"type": "keyword"}
+
+
+def test_a_retried_write_whose_first_try_is_not_yet_searchable_leaves_one_copy() -> None:
+    """IndexChunks indexed a range, the answer was lost (the write succeeded), Step Functions
+    retried it while search did not show the first try's copies yet: the retry's delete by
+    chunk_id finds nothing, so only the verification after its own write can remove them."""
+    from opensearchpy.exceptions import ConnectionError as Unreachable
+
+    from drac.aws.errors import TransientError
+    from tests.fakes import FakeOpenSearch
+
+    fake = FakeOpenSearch()
+    fake.search_lag = 3  # a write shows in search only after three more searches
+    chunks, vectors = [chunk(1), chunk(2), chunk(3)], [[0.1] * 4, [0.2] * 4, [0.3] * 4]
+
+    class LostAnswer:
+        """The first bulk is committed, then the connection drops before the answer."""
+
+        def __init__(self) -> None:
+            self.indices = fake.indices
+            self.lost = False
+
+        def bulk(self, body: list[dict[str, Any]]) -> dict[str, Any]:
+            answer = fake.bulk(body=body)
+            if not self.lost and any("index" in action for action in body):
+                self.lost = True
+                raise Unreachable("N/A", "connection reset after the write", None)
+            return answer
+
+        def search(self, index: str, body: dict[str, Any]) -> dict[str, Any]:
+            return fake.search(index=index, body=body)
+
+    slept: list[float] = []
+    index = OpenSearchChunkIndex(LostAnswer(), "drac-chunks", sleep=slept.append)
+    with pytest.raises(TransientError):
+        index.upsert(chunks, vectors)  # the first try: written, but its answer lost
+    index.upsert(chunks, vectors)  # Step Functions' retry
+    stored = sorted(d["chunk_id"] for d in fake.docs)
+    assert stored == ["doc1-c1", "doc1-c2", "doc1-c3"]  # one copy each, no duplicate
+    assert {d["_id"] for d in fake.docs} == {"auto-4", "auto-5", "auto-6"}  # the retry's
+    assert slept  # it waited for its own copies to show
+    fake.search_lag = 0
+    hits = index.lexical("text", [], 10)
+    assert sorted(h.chunk.chunk_id for h in hits) == ["doc1-c1", "doc1-c2", "doc1-c3"]
+
+
+def test_a_write_search_never_shows_is_retried_not_trusted() -> None:
+    from drac.aws.errors import TransientError
+    from tests.fakes import FakeOpenSearch
+
+    fake = FakeOpenSearch()
+    fake.search_lag = 1_000
+    slept: list[float] = []
+    with pytest.raises(TransientError, match="not yet searchable"):
+        OpenSearchChunkIndex(fake, "drac-chunks", sleep=slept.append).upsert(
+            [chunk(1)], [[0.1] * 4])
+    assert sum(slept) < 120  # about a minute, far inside IndexChunks' timeout
+
+
+def test_a_ranking_never_shows_one_chunk_twice() -> None:
+    stored = [{"_id": f"svc-{n}", "chunk_id": "doc1-c1", "plan_version": "1",
+               "document_id": "doc1", "text": "t", "tenant": "acme"} for n in range(2)]
+    hits = OpenSearchChunkIndex(RecordingClient(stored), "i").lexical("t", [], 6)
+    assert [h.chunk.chunk_id for h in hits] == ["doc1-c1"]
+
+
+def test_a_changed_vector_dimension_is_refused_before_any_document_fails() -> None:
+    from drac.aws.opensearch import DimensionChanged
+    from tests.fakes import FakeOpenSearch
+
+    client = FakeOpenSearch()
+    client.indices.create(index="drac-chunks", body=index_body(1024))
+    with pytest.raises(DimensionChanged, match=r"1024-dimension .* embeds 512.*indexName"):
+        ensure_index(client, "drac-chunks", 512)
+    mapping = client.indices.bodies["drac-chunks"]["mappings"]["properties"]["embedding"]
+    assert mapping["dimension"] == 1024  # untouched
+    assert ensure_index(client, "drac-chunks", 1024) is False  # the same dimension: fine

@@ -68,7 +68,8 @@ def test_a_new_version_embeds_only_the_texts_its_document_does_not_hold() -> Non
     )
     assert [r["inputText"] for r in bedrock.embed_requests] == ["alpha", "beta"]
     assert [e.model for e in ledger.entries] == [TITAN]
-    assert [kind for kind, _ in opensearch.requests] == ["search", "bulk"]  # no vector lookup
+    # no vector lookup: the delete by chunk_id, the write and its verification
+    assert [kind for kind, _ in opensearch.requests] == ["search", "bulk", "search"]
     first = vectors_of(opensearch, "d", "1")
     assert {d["embedding_model"] for d in opensearch.docs} == {TITAN}
     # version 2: "beta" kept, "gamma" new (twice: embedded once)

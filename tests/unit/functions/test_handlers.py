@@ -41,27 +41,101 @@ def s3_event(detail_type: str, key: str = KEY, sequencer: str = "0A", **obj: Any
                        "object": {"key": key, "size": 30, "sequencer": sequencer, **obj}}}
 
 
-def test_starter_reports_a_deferred_message_and_hides_it_for_a_while(cloud: Any) -> None:
-    rt, _ = cloud
+def _ingest_queue(rt: Runtime, count: int) -> tuple[Any, str, list[dict[str, Any]]]:
+    """A queue named like the records' source holding `count` upload events, all received."""
     sqs = rt.client("sqs")
     url = sqs.create_queue(QueueName="ingest")["QueueUrl"]
-    for number in range(3):
+    for number in range(count):
         key = f"incoming/f{number}.md"
         rt.client("s3").put_object(Bucket="docs", Key=key, Body=BODY + bytes([65 + number]))
         sqs.send_message(QueueUrl=url, MessageBody=json.dumps(s3_event("Object Created", key)))
-    messages = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=3,
+    messages = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=count,
                                    AttributeNames=["All"])["Messages"]
+    return sqs, url, messages
+
+
+def _records(messages: list[dict[str, Any]], waits: int = 0) -> list[dict[str, Any]]:
     records = [sqs_record(json.loads(m["Body"]), message_id=m["MessageId"],
-                          receipt=m["ReceiptHandle"], receives=1) for m in messages]
-    result = use("starter", rt).handler({"Records": records}, LambdaContext())
-    # two documents at most run at once (the fixture's setting): the third one waits
+                          receipt=m["ReceiptHandle"]) for m in messages]
+    if waits:
+        for record in records:
+            record["messageAttributes"] = {
+                "drac-waits": {"stringValue": str(waits), "dataType": "Number"}}
+    return records
+
+
+def _delayed(sqs: Any, url: str) -> int:
+    attributes = sqs.get_queue_attributes(
+        QueueUrl=url, AttributeNames=["ApproximateNumberOfMessagesDelayed"])["Attributes"]
+    return int(attributes["ApproximateNumberOfMessagesDelayed"])
+
+
+def test_starter_requeues_a_waiting_upload_with_a_delay_and_its_count_of_waits(
+    cloud: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rt, _ = cloud
+    sqs, url, messages = _ingest_queue(rt, 3)
+    result = use("starter", rt).handler({"Records": _records(messages, waits=4)},
+                                        LambdaContext())
+    # two documents at most run at once (the fixture's setting): the third one waits, as a
+    # delayed copy carrying its fifth wait; the original is done (deleted by Lambda), so its
+    # receive count never grows with waiting
+    assert result == {"batchItemFailures": []}
+    assert _delayed(sqs, url) == 1
+    assert '"StartsDeferred"' in capsys.readouterr().out
+
+
+def test_a_transient_aws_error_makes_the_upload_wait_not_fail(
+    cloud: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.fakes import client_error
+
+    rt, _ = cloud
+    sqs, url, messages = _ingest_queue(rt, 1)
+    sfn = rt.client("stepfunctions")
+
+    def throttled(**_: Any) -> Any:
+        raise client_error("ThrottlingException", 400, "ListExecutions")
+
+    monkeypatch.setattr(sfn, "list_executions", throttled)
+    result = use("starter", rt).handler({"Records": _records(messages)}, LambdaContext())
+    assert result == {"batchItemFailures": []}
+    assert _delayed(sqs, url) == 1
+    out = capsys.readouterr().out
+    assert '"StartsDeferred"' in out and '"StartsFailed"' not in out
+
+
+def test_any_other_start_error_is_counted_and_left_to_the_dead_letter_queue(
+    cloud: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.fakes import client_error
+
+    rt, _ = cloud
+    sqs, url, messages = _ingest_queue(rt, 1)
+    sfn = rt.client("stepfunctions")
+
+    def denied(**_: Any) -> Any:
+        raise client_error("AccessDeniedException", 400, "ListExecutions")
+
+    monkeypatch.setattr(sfn, "list_executions", denied)
+    result = use("starter", rt).handler({"Records": _records(messages)}, LambdaContext())
+    assert result == {"batchItemFailures": [{"itemIdentifier": messages[0]["MessageId"]}]}
+    assert _delayed(sqs, url) == 0  # no copy: the receive count grows, maxReceiveCount ends it
+    assert '"StartsFailed"' in capsys.readouterr().out
+
+
+def test_an_upload_that_waited_days_stops_waiting_and_fails(
+    cloud: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from drac.aws.stages.starter import MAX_WAITS
+
+    rt, _ = cloud
+    sqs, url, messages = _ingest_queue(rt, 3)
+    result = use("starter", rt).handler({"Records": _records(messages, waits=MAX_WAITS)},
+                                        LambdaContext())
     assert result == {"batchItemFailures": [{"itemIdentifier": messages[2]["MessageId"]}]}
-    sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=messages[0]["ReceiptHandle"],
-                                  VisibilityTimeout=0)
-    sqs.change_message_visibility(QueueUrl=url, ReceiptHandle=messages[1]["ReceiptHandle"],
-                                  VisibilityTimeout=0)
-    visible = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=3)["Messages"]
-    assert messages[2]["MessageId"] not in {m["MessageId"] for m in visible}
+    assert _delayed(sqs, url) == 0
+    assert '"StartsFailed"' in capsys.readouterr().out
 
 
 def test_delete_marker_event_retires_the_document(cloud: Any) -> None:

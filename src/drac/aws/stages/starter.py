@@ -24,8 +24,14 @@ from drac.ids import ContentDigest, digest_of
 
 READ_CHUNK = 1024 * 1024
 BACKOFF_BASE_S = 60
-BACKOFF_MAX_S = 1800
-"""Waiting messages come back after 1, 2, 4 ... minutes, at most every half hour."""
+BACKOFF_MAX_S = 900
+"""Waiting messages come back after 1, 2, 4 ... minutes, at most every 15 minutes (the
+longest delay SQS gives a message it is sent, SendMessage's DelaySeconds)."""
+WAITS_ATTRIBUTE = "drac-waits"
+"""Message attribute counting how often an upload waited (its copies carry it forward)."""
+MAX_WAITS = 500
+"""Waits before an upload stops waiting and counts as a failed start: at a quarter hour
+apart, about four days (the queue keeps a message 14 days)."""
 
 
 class PipelineFull(MustWait):
@@ -144,12 +150,29 @@ def backoff_seconds(receive_count: int, rng: random.Random | None = None) -> int
     return int((rng or random).uniform(ceiling / 2, ceiling))
 
 
-def defer(rt: Runtime, queue_arn: str, receipt_handle: str, receive_count: int) -> int:
-    """Hide a message that must wait for `backoff_seconds`; return the seconds."""
+class WaitedTooLong(Exception):
+    """An upload waited MAX_WAITS times: it stops waiting and fails like any other error."""
+
+
+def queue_url(queue_arn: str) -> str:
+    """The URL of a queue from its ARN."""
     _, _, _, region, account, name = queue_arn.split(":", 5)
-    url = f"https://sqs.{region}.amazonaws.com/{account}/{name}"
-    seconds = backoff_seconds(receive_count)
-    rt.client("sqs").change_message_visibility(
-        QueueUrl=url, ReceiptHandle=receipt_handle, VisibilityTimeout=seconds
+    return f"https://sqs.{region}.amazonaws.com/{account}/{name}"
+
+
+def requeue(rt: Runtime, queue_arn: str, body: str, waits: int) -> int:
+    """Send a copy of a message that must wait, delayed by `backoff_seconds(waits)` and
+    carrying its count of waits; return the delay. The original is then deleted, so its
+    receive count (and the queue's maxReceiveCount) counts failures only, never waits.
+
+    Raises WaitedTooLong after MAX_WAITS waits."""
+    if waits > MAX_WAITS:
+        raise WaitedTooLong(f"waited {waits - 1} times (several days): no longer waiting")
+    seconds = backoff_seconds(waits)
+    rt.client("sqs").send_message(
+        QueueUrl=queue_url(queue_arn),
+        MessageBody=body,
+        DelaySeconds=seconds,
+        MessageAttributes={WAITS_ATTRIBUTE: {"DataType": "Number", "StringValue": str(waits)}},
     )
     return seconds
