@@ -101,9 +101,14 @@ def test_search_show_and_list_over_stdio_escape_every_string(setup: dict[str, Pa
     assert [d["source"] for d in documents] == ["hostile.md"] and documents[0]["chunks"] == 1
     assert _failed(results[3])  # the tool does not exist
 
-    _, shown = asyncio.run(
-        _session_calls(_server(setup["workspace"]), [("show_chunk", {"chunk_id": hit["chunk_id"]})])
-    )
+    calls = [
+        ("show_chunk", {"chunk_id": hit["chunk_id"]}),
+        ("show_chunk", {"chunk_id": "nope\u202e"}),
+        ("search", {"query": "refund", "filters": ["year>>"]}),
+    ]
+    _, shown = asyncio.run(_session_calls(_server(setup["workspace"]), calls))
+    for refused, reason in ((shown[1], "no active chunk nope\\u202e"), (shown[2], "year")):
+        assert _failed(refused) and reason in refused.content[0].text
     chunk = _payload(shown[0])
     assert chunk["chunk_id"] == hit["chunk_id"] and chunk["pages"] == [1]
     assert chunk["boxes"] == [] and chunk["element_ids"]
