@@ -22,7 +22,6 @@ from drac.cli.terminal import printable
 from drac.errors import DracError
 
 
-
 def _sdk() -> tuple[Any, type[Exception]]:
     """The SDK's server class and its ToolError: mcp 2 renamed FastMCP to MCPServer (the
     decorator, run() and ToolError are the same)."""
