@@ -127,6 +127,8 @@ def test_replan_makes_a_new_version_and_remembers_the_strategy(ws: Workspace, do
     assert status.strategy.name == "fine" and status.strategy_remembered
     counts = {s.record.source: s.chunks for s in status.documents}
     assert sum(counts.values()) == len(after)
+    shown = CliRunner().invoke(cli, ["status", "--json", "--workspace", str(ws.root)])
+    assert [s.to_dict() for s in status.documents] == json.loads(shown.stdout)
 
     one = ws.replan(["Airbus A380.md"], strategy="coarse")
     assert [o.plan_version for o in one.outcomes] == [3]
