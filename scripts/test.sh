@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up (scripts/setup.sh) and runs the whole test suite: ruff, the import layering
 # contracts (import-linter), mypy, pytest, then the unit tests again with every core
-# dependency at its lowest allowed version (scripts/test_lowest.sh).
+# dependency at its lowest allowed version (scripts/test_lowest.sh), and the integration tests
+# with each framework at its lowest (scripts/test_integrations_lowest.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -21,3 +22,4 @@ if [ "$status" -ne 0 ]; then
   exit "$status"
 fi
 bash scripts/test_lowest.sh
+bash scripts/test_integrations_lowest.sh

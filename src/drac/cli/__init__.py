@@ -71,6 +71,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "drac.cli.quote_output",
         "Quote the documents under S3 prefixes as the cloud would ingest them; converts nothing.",
     ),
+    "mcp": (
+        "drac.cli.mcp_command",
+        "Serve a workspace over the Model Context Protocol (stdio) to an agent.",
+    ),
     "check": (
         "drac.cli.check_command",
         "Verify the workspace: database, every document's files, "

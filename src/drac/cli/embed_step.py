@@ -7,7 +7,6 @@ embeds what is missing itself or falls back to BM25.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -15,16 +14,20 @@ import click
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from drac.api.embedding import (
+    SKIP_ENV,
+    configured_embedder_spec,
+    embedding_wanted,
+    search_embedder,
+)
+from drac.api.embedding import embed_new_chunks as embed_new_chunks_now
 from drac.cli.options import stderr
 from drac.cli.terminal import printable
-from drac.embedders.factory import embedder_from_spec
-from drac.local.search import EmbedReport, embed_active_chunks
+from drac.local.search import EmbedReport
 from drac.local.workspace import Workspace
 from drac.settings import Settings
 
 F = TypeVar("F", bound=Callable[..., Any])
-SKIP_ENV = "DRAC_EMBED_AT_INGEST"
-"""Set to 0 (or false, no, off) to skip this step by default."""
 
 
 def embed_option(function: F) -> F:
@@ -41,9 +44,7 @@ def embed_option(function: F) -> F:
 
 def wanted(embed: bool | None) -> bool:
     """The flag, else the environment's default (on)."""
-    if embed is not None:
-        return embed
-    return os.environ.get(SKIP_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+    return embedding_wanted(embed)
 
 
 def embed_new_chunks(ws: Workspace, embed: bool | None, quiet: bool = False) -> EmbedReport | None:
@@ -53,8 +54,8 @@ def embed_new_chunks(ws: Workspace, embed: bool | None, quiet: bool = False) -> 
     if not wanted(embed):
         return None
     try:
-        spec = os.environ.get("DRAC_EMBEDDER", "").strip()
-        embedder = embedder_from_spec(spec)
+        spec = configured_embedder_spec()
+        embedder = search_embedder(spec)
         if embedder is None:
             return None
         _announce_network_embedder(spec, embedder.name)
@@ -64,7 +65,7 @@ def embed_new_chunks(ws: Workspace, embed: bool | None, quiet: bool = False) -> 
             def report(done: int, total: int) -> None:
                 progress.update(task, completed=done, total=total)
 
-            result = embed_active_chunks(ws, embedder, report)
+            result = embed_new_chunks_now(ws, embedder, report)
             if not result.embedded:
                 progress.update(task, visible=False)
         return result

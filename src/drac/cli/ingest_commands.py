@@ -4,18 +4,28 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
 from pathlib import Path
 from typing import NoReturn
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 
+from drac.api.operations import Removal, remove_reference
+from drac.api.operations import table_rows_note as _table_rows_note
+from drac.api.running import IngestInterrupted, run_all
 from drac.cli import cli
 from drac.cli.embed_step import embed_new_chunks, embed_option
 from drac.cli.models_setup import build_models
@@ -30,8 +40,6 @@ from drac.cli.options import (
     workspace_option,
 )
 from drac.cli.terminal import markup
-from drac.documents.row_sentences import replan_advice
-from drac.documents.spreadsheets import SPREADSHEET_FORMATS, table_rows_advice
 from drac.errors import DracError, WorkspaceError
 from drac.local.database import WorkspaceUnusableError
 from drac.local.pipeline import (
@@ -47,7 +55,7 @@ from drac.local.pipeline import (
 )
 from drac.local.workspace import Workspace
 from drac.metadata import MetadataError, parse_assignments
-from drac.models import DocumentRecord, Strategy
+from drac.models import Strategy
 from drac.planning import PlanningCounts
 from drac.planning.llm import ModelServerUnreachable
 
@@ -152,43 +160,43 @@ def _run_all(
     jobs: int,
     label: str,
 ) -> list[Outcome]:
-    outcomes: list[Outcome] = []
     with _progress() as progress:
-        overall = progress.add_task(label, total=len(files))
-
-        def one(path: Path) -> Outcome:
-            name = markup(shown_path(path.name)[:40])
-            task = progress.add_task(f"  {name}", total=None, visible=False)
-
-            def report(done: int, total: int) -> None:
-                progress.update(task, completed=done, total=total, visible=total > 1)
-
-            try:
-                return run(path, report)
-            except WorkspaceUnusableError:
-                raise
-            except Exception as exc:  # a bug in one document must not lose the summary
-                error = f"unexpected error ({type(exc).__name__}): {exc}"
-                return Outcome(path=shown_path(path), status="FAILED", error=error)
-            finally:
-                progress.remove_task(task)
-
-        pool = ThreadPoolExecutor(max_workers=jobs)
         try:
-            futures = {pool.submit(one, path): path for path in files}
-            for future in as_completed(futures):
-                outcome = future.result()
-                outcomes.append(outcome)
-                if outcome.failed:
-                    _print_failed(progress.console, outcome)
-                progress.advance(overall)
-        except KeyboardInterrupt:
+            return run_all(files, run, jobs, _ProgressEvents(progress, label, len(files)))
+        except IngestInterrupted as exc:
             progress.stop()
-            _abandon(len(outcomes), len(files))
-        finally:
-            pool.shutdown(cancel_futures=True)
-    order = {shown_path(path): index for index, path in enumerate(files)}
-    return sorted(outcomes, key=lambda o: order.get(o.path, -1))
+            _abandon(exc.done, exc.total)
+
+
+class _ProgressEvents:
+    """`run_all`'s events shown as rich progress bars: one overall, one per document."""
+
+    def __init__(self, progress: Progress, label: str, total: int) -> None:
+        self.progress = progress
+        self.overall = progress.add_task(label, total=total)
+        self.tasks: dict[Path, TaskID] = {}
+        self.guard = threading.Lock()
+
+    def started(self, path: Path) -> Callable[[int, int], None]:
+        name = markup(shown_path(path.name)[:40])
+        task = self.progress.add_task(f"  {name}", total=None, visible=False)
+        with self.guard:
+            self.tasks[path] = task
+
+        def report(done: int, total: int) -> None:
+            self.progress.update(task, completed=done, total=total, visible=total > 1)
+
+        return report
+
+    def ended(self, path: Path) -> None:
+        with self.guard:
+            task = self.tasks.pop(path)
+        self.progress.remove_task(task)
+
+    def finished(self, outcome: Outcome) -> None:
+        if outcome.failed:
+            _print_failed(self.progress.console, outcome)
+        self.progress.advance(self.overall)
 
 
 def _abandon(done: int, total: int) -> NoReturn:
@@ -293,17 +301,6 @@ def _planning_total(counts: Sequence[PlanningCounts]) -> PlanningCounts:
     return PlanningCounts(**{name: sum(getattr(c, name) for c in counts) for name in fields})
 
 
-def _table_rows_note(ws: Workspace, record: DocumentRecord, strategy: Strategy) -> list[str]:
-    """Say so when a document's stored rows are written another way than asked."""
-    recorded = replan_advice(record, strategy.table_rows)
-    if recorded is not None:
-        return [recorded]
-    if record.format not in SPREADSHEET_FORMATS:
-        return []
-    advice = table_rows_advice(record.format, ws.get_elements(record.document_id), strategy)
-    return [advice] if advice else []
-
-
 @cli.command()
 @click.argument("documents", nargs=-1)
 @workspace_option
@@ -382,49 +379,25 @@ def remove(documents: tuple[str, ...], workspace: Path, as_json: bool) -> None:
     Files on disk are not touched; ingesting a path again brings its document back.
     """
     ws = open_workspace(workspace)
-    results: list[dict[str, str | None]] = []
+    results: list[Removal] = []
     try:
         with _writing(ws):
             for reference in documents:
-                results.extend(_remove_one(ws, reference))
+                results.extend(remove_reference(ws, reference))
     finally:
         ws.close()
     if as_json:
         print_json(results)
     else:
         for result in results:
-            shown = markup(str(result["path"]))
-            if result["document_id"] is None:
-                stderr.print(f"[yellow]not ingested[/] {shown}: {markup(result['error'])}")
-            elif result["retired"]:
+            shown = markup(result.path)
+            if result.document_id is None:
+                stderr.print(f"[yellow]not ingested[/] {shown}: {markup(result.error)}")
+            elif result.retired:
                 stderr.print(f"removed {shown}: its document left search")
             else:
                 stderr.print(
                     f"removed {shown}: its document stays (another path holds the same content)"
                 )
-    if any(result["document_id"] is None for result in results):
+    if any(result.document_id is None for result in results):
         raise SystemExit(1)
-
-
-def _remove_one(ws: Workspace, reference: str) -> list[dict[str, str | None]]:
-    """Forget a path, or every path of the document a name or id means."""
-    source = shown_path(Path(reference).resolve())
-    held = ws.registry.source_document(source)
-    if held is not None:
-        retired = ws.remove_source(source)
-        return [{"path": reference, "document_id": held, "retired": retired, "error": None}]
-    try:
-        record = ws.find_document(reference)
-    except WorkspaceError as exc:
-        return [{"path": reference, "document_id": None, "retired": None, "error": str(exc)}]
-    sources = ws.registry.sources_of(record.document_id)
-    if not sources:
-        error = f"{record.source} is not held by any path ({record.status.value})"
-        return [{"path": reference, "document_id": None, "retired": None, "error": error}]
-    results: list[dict[str, str | None]] = []
-    for path in sources:
-        retired = ws.remove_source(path)
-        results.append(
-            {"path": path, "document_id": record.document_id, "retired": retired, "error": None}
-        )
-    return results

@@ -12,39 +12,22 @@ from drac.ports import TextModel, VisionModel
 def build_models(
     backend: str | None, strategy: Strategy
 ) -> tuple[VisionModel | None, TextModel | None]:
-    """The vision model for conversion and the text model for LLM planning, per settings.
+    """The vision model for conversion and the text model for LLM planning, per settings
+    (`drac.api.build_models`); a settings file that sends documents to the network is named
+    on stderr.
 
     Exits with a clear message when the llm planner is asked for without a model backend.
     """
-    from drac.clients.factory import make_text_model, make_vision_model
-    from drac.settings import Settings
+    from drac.api.models_setup import build_models as build
+
+    def notice(line: str) -> None:
+        from drac.cli.options import stderr
+        from drac.cli.terminal import printable
+
+        stderr.print(printable(line), markup=False, highlight=False)
 
     try:
-        settings = Settings.load()
-        if backend:
-            settings = settings.model_copy(update={"backend": backend})
-        if strategy.planner_model:  # the strategy's own planner model wins over the settings'
-            settings = settings.model_copy(update={"planning_model_id": strategy.planner_model})
-        notice = settings.network_notice()
-        if notice:
-            from drac.cli.options import stderr
-            from drac.cli.terminal import printable
-
-            stderr.print(printable(notice), markup=False, highlight=False)
-        vision = make_vision_model(settings)
-        text_model = make_text_model(settings) if strategy.planner == "llm" else None
+        vision, text_model = build(backend, strategy, notice=notice)
     except DracError as exc:
         raise click.UsageError(str(exc)) from exc
-    except Exception as exc:
-        if type(exc).__name__ == "NoRegionError":  # botocore's, without importing it here
-            raise click.UsageError(
-                "--model bedrock needs an AWS region: set AWS_REGION (or the region of your "
-                "AWS profile in ~/.aws/config)"
-            ) from exc
-        raise
-    if strategy.planner == "llm" and text_model is None:
-        raise click.UsageError(
-            "the llm planner needs a model: pass --model bedrock or --model openai"
-            " (or set DRAC_MODEL), or use --planner rules"
-        )
     return vision, text_model

@@ -13,6 +13,9 @@ import click
 from rich.table import Table
 from rich.tree import Tree
 
+from drac.api.status import model_planning as _model_planning
+from drac.api.status import verification_of as _verification_of
+from drac.api.views import exported_chunks
 from drac.cli import cli
 from drac.cli.options import (
     json_option,
@@ -23,7 +26,7 @@ from drac.cli.options import (
     workspace_option,
 )
 from drac.cli.terminal import json_text, markup, printable
-from drac.documents.verify import VerificationSummary, chunk_flags
+from drac.documents.verify import VerificationSummary
 from drac.embedders.factory import CHOICES, embedder_from_spec, is_configured
 from drac.errors import DracError
 from drac.filters import FilterError, MetadataFilter, parse_expressions
@@ -32,7 +35,7 @@ from drac.local.search import default_mode, search_workspace
 from drac.local.verification import stored_verification
 from drac.local.workspace import Workspace
 from drac.models import Chunk, DocumentRecord, Element, Strategy, VerificationCounts
-from drac.planning import PlanningCounts, planning_counts
+from drac.planning import PlanningCounts
 from drac.planning.llm import one_line, preview
 from drac.ports import ModelCallError, SearchHit
 from drac.retrieval.rank import Mode
@@ -48,16 +51,8 @@ def export(workspace: Path) -> None:
     document's metadata (and verification flags, where the conversion was checked)."""
     ws = open_workspace(workspace)
     try:
-        metadata = ws.document_metadata()
-        checked: dict[str, VerificationSummary | None] = {}
-        for chunk in ws.active_chunks():
-            if chunk.document_id not in checked:
-                checked[chunk.document_id] = stored_verification(ws, chunk.document_id)
-            summary = checked[chunk.document_id]
-            line = chunk.model_dump(mode="json")
-            line["metadata"] = metadata.get(chunk.document_id, {})
-            if summary is not None:
-                line["verification"] = chunk_flags(summary, chunk.pages, chunk.text)
+        for view in exported_chunks(ws):
+            line = view.to_dict()
             sys.stdout.write(json_text(json.dumps(line, ensure_ascii=False)) + "\n")
     finally:
         ws.close()
@@ -344,15 +339,6 @@ def status(workspace: Path, as_json: bool) -> None:
     )
 
 
-def _verification_of(ws: Workspace, record: DocumentRecord) -> VerificationCounts | None:
-    """The record's verification counts; for a document ingested before the record kept
-    them, the counts of its stored summary."""
-    if record.verification is not None:
-        return record.verification
-    summary = stored_verification(ws, record.document_id)
-    return summary.counts() if summary is not None else None
-
-
 def _counts_json(counts: VerificationCounts | None) -> dict[str, object] | None:
     return counts.model_dump(mode="json") if counts is not None else None
 
@@ -425,17 +411,6 @@ def short_note(note: str, limit: int) -> str:
     if " " in cut:
         cut = cut[: cut.rindex(" ")]
     return cut.rstrip() + "…"
-
-
-def _model_planning(ws: Workspace, documents: list[DocumentRecord]) -> dict[str, PlanningCounts]:
-    """How the active plan of each document planned by the model was made."""
-    found: dict[str, PlanningCounts] = {}
-    for d in documents:
-        if d.active_version:
-            plan = ws.plans.get_plan(d.document_id, d.active_version)
-            if plan.strategy.planner == "llm":
-                found[d.document_id] = planning_counts(plan)
-    return found
 
 
 def _planning_cell(counts: PlanningCounts | None) -> str:

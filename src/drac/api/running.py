@@ -1,0 +1,102 @@
+"""Several files ingested at once: one thread per document up to `jobs`, each failure kept
+to its own document, outcomes in the order the files were given."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+from typing import Protocol
+
+from drac.local.database import WorkspaceUnusableError
+from drac.local.files import shown_path
+from drac.local.pipeline import Outcome
+
+FileProgress = Callable[[int, int], None]
+"""Told (done, total) conversion steps of one file."""
+
+RunOne = Callable[[Path, FileProgress], Outcome]
+
+
+class RunEvents(Protocol):
+    """What a caller (the CLI's progress bars) hears while documents run."""
+
+    def started(self, path: Path) -> FileProgress:
+        """A document begins; the callback returned hears its progress."""
+        ...
+
+    def ended(self, path: Path) -> None:
+        """A document ended (whatever its outcome)."""
+        ...
+
+    def finished(self, outcome: Outcome) -> None:
+        """A document's outcome, as soon as it is known (in completion order)."""
+        ...
+
+
+class QuietEvents:
+    """Events nobody listens to."""
+
+    def started(self, path: Path) -> FileProgress:
+        """No progress shown."""
+        return _ignore
+
+    def ended(self, path: Path) -> None:
+        """Nothing to do."""
+
+    def finished(self, outcome: Outcome) -> None:
+        """Nothing to do."""
+
+
+def _ignore(_done: int, _total: int) -> None:
+    return None
+
+
+class IngestInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a run: `done` of `total` documents had finished; the documents in
+    progress were abandoned (nothing of an unfinished document is stored)."""
+
+    def __init__(self, done: int, total: int) -> None:
+        super().__init__(f"{done} of {total} document(s) finished")
+        self.done = done
+        self.total = total
+
+
+def run_all(
+    files: Sequence[Path], run: RunOne, jobs: int, events: RunEvents | None = None
+) -> list[Outcome]:
+    """Run `run` over the files, `jobs` at a time; the outcomes in the files' order. A bug in
+    one document is that document's FAILED outcome; WorkspaceUnusableError (no document could
+    be stored) stops the run. On Ctrl-C, IngestInterrupted at once, without waiting for the
+    documents in progress."""
+    listener: RunEvents = events if events is not None else QuietEvents()
+    outcomes: list[Outcome] = []
+
+    def one(path: Path) -> Outcome:
+        report = listener.started(path)
+        try:
+            return run(path, report)
+        except WorkspaceUnusableError:
+            raise
+        except Exception as exc:  # a bug in one document must not lose the others
+            error = f"unexpected error ({type(exc).__name__}): {exc}"
+            return Outcome(path=shown_path(path), status="FAILED", error=error)
+        finally:
+            listener.ended(path)
+
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    interrupted = False
+    try:
+        futures = {pool.submit(one, path): path for path in files}
+        for future in as_completed(futures):
+            outcome = future.result()
+            outcomes.append(outcome)
+            listener.finished(outcome)
+    except KeyboardInterrupt:
+        interrupted = True
+        raise IngestInterrupted(len(outcomes), len(files)) from None
+    finally:
+        # on Ctrl-C the caller decides at once (the CLI exits): the threads are not waited for
+        pool.shutdown(wait=not interrupted, cancel_futures=True)
+    order = {shown_path(path): index for index, path in enumerate(files)}
+    return sorted(outcomes, key=lambda o: order.get(o.path, -1))

@@ -1,0 +1,67 @@
+"""`drac.api.running.run_all`: outcomes in the files' order, a bug kept to its document, a
+damaged workspace stopping the run, and Ctrl-C answered without waiting for the documents in
+progress."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from drac.api.running import FileProgress, IngestInterrupted, QuietEvents, run_all
+from drac.local.database import WorkspaceUnusableError
+from drac.local.pipeline import Outcome
+
+FILES = [Path(f"/docs/{name}.md") for name in ("a", "b", "c", "d")]
+
+
+def ok(path: Path, progress: FileProgress) -> Outcome:
+    progress(1, 1)
+    return Outcome(path=str(path), status="INDEXED", chunks=1)
+
+
+def test_outcomes_come_in_the_files_order_and_a_bug_fails_only_its_document() -> None:
+    def run(path: Path, progress: FileProgress) -> Outcome:
+        if path.stem == "b":
+            raise RuntimeError("boom")
+        return ok(path, progress)
+
+    outcomes = run_all(FILES, run, jobs=3)
+    assert [o.path for o in outcomes] == [str(p) for p in FILES]
+    assert [o.status for o in outcomes] == ["INDEXED", "FAILED", "INDEXED", "INDEXED"]
+    assert outcomes[1].error == "unexpected error (RuntimeError): boom"
+
+
+def test_a_damaged_workspace_stops_the_run() -> None:
+    def run(path: Path, progress: FileProgress) -> Outcome:
+        raise WorkspaceUnusableError("disk full")
+
+    with pytest.raises(WorkspaceUnusableError):
+        run_all(FILES, run, jobs=2)
+
+
+def test_ctrl_c_does_not_wait_for_the_documents_in_progress() -> None:
+    release = threading.Event()
+    seen: list[str] = []
+    ended: list[str] = []
+
+    def run(path: Path, progress: FileProgress) -> Outcome:
+        if path.stem != "a":
+            release.wait(10)  # a long document, still running when Ctrl-C comes
+            ended.append(path.stem)
+        return ok(path, progress)
+
+    class Interrupting(QuietEvents):
+        def finished(self, outcome: Outcome) -> None:
+            seen.append(outcome.path)
+            raise KeyboardInterrupt
+
+    try:
+        with pytest.raises(IngestInterrupted) as caught:
+            run_all(FILES, run, jobs=2, events=Interrupting())
+        assert ended == []  # returned while a document was still in progress
+        assert (caught.value.done, caught.value.total) == (1, 4)
+        assert seen == [str(FILES[0])]
+    finally:
+        release.set()
