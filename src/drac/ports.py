@@ -78,8 +78,9 @@ class TextModel(ABC):
     """A chat model that answers a text prompt (used by the LLM planner).
 
     `schema` (a JSON Schema of an object) asks for an answer of that shape where the backend
-    can enforce one (`structured_output` says whether this client can); `earlier` holds the
-    turns before `prompt`, so a repair turn shows the model its own answer.
+    can enforce one (`structured_output` says whether this client can); `grammar` (GBNF) is
+    the same shape, stricter, for a backend that takes grammars (llama.cpp's server);
+    `earlier` holds the turns before `prompt`, so a repair turn shows the model its own answer.
     """
 
     name: str
@@ -94,6 +95,7 @@ class TextModel(ABC):
         max_tokens: int = 2048,
         *,
         schema: Mapping[str, Any] | None = None,
+        grammar: str | None = None,
         earlier: Sequence[Exchange] = (),
     ) -> ModelReply:
         """Return the model's answer to one prompt."""

@@ -51,11 +51,14 @@ class ScriptedModel(TextModel):
         max_tokens: int = 2048,
         *,
         schema: Any = None,
+        grammar: str | None = None,
         earlier: Sequence[tuple[str, str]] = (),
     ) -> ModelReply:
         item = self.script[min(len(self.calls), len(self.script) - 1)]
         self.calls.append((system, prompt))
-        self.requests.append({"max_tokens": max_tokens, "schema": schema, "earlier": list(earlier)})
+        self.requests.append(
+            {"max_tokens": max_tokens, "schema": schema, "grammar": grammar, "earlier": list(earlier)}
+        )
         if isinstance(item, Exception):
             raise item
         if isinstance(item, ModelReply):
