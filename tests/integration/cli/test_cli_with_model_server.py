@@ -254,25 +254,50 @@ def test_failed_planning_is_visible_and_stores_no_version(
     assert code == 0, out
     assert "planning: 1 section(s): 1 by the model" in out
     code, out = run(server, "status", "-w", ws, "--json")
-    assert json.loads(out)[0]["planning"] == {
-        "sections": 1, "by_model": 1, "repaired": 0, "cached": 0, "fell_back": 0,
-    }  # fmt: skip
+    planning = json.loads(out)[0]["planning"]
+    assert planning["sections"] == planning["by_model"] == 1
+    assert planning["repaired"] == planning["fell_back"] == planning["split"] == 0
+    assert planning["input_tokens"] > 0 and planning["output_tokens"] > 0
 
     server.plan_answers = ["- [ ] First part\n- [ ] Second part"] * 2  # an echo, twice
     code, out = run(server, "replan", "-w", ws, "--strategy", "llm", "--target-chars", "600")
     assert code == 1, out
     assert "every one of 1 section(s) fell back to rules" in out
     assert "no new plan version stored" in out
+    # the attempt is counted (plain and JSON) and the document keeps its status and plan
+    assert "planning: 1 section(s): 0 by the model, 1 fell back to rules" in out
+    assert "not re-planned" in out and "FAILED" not in out
     for line in (line for line in out.splitlines() if "fell back" in line):
-        assert line.count("unusable") == 2  # each answer once, not again in the reason
+        assert line.count("unusable") <= 2  # each answer once, not again in the reason
+    assert out.count("First part") == 2  # the two answers, each quoted once
+    server.plan_answers = ["- [ ] First part\n- [ ] Second part"] * 2
+    code, out = run(server, "replan", "-w", ws, "--strategy", "llm", "--target-chars", "650",
+                     "--json")  # fmt: skip
+    assert code == 1
+    report = json.loads(out[out.index("{") :])
+    [outcome] = report["outcomes"]
+    assert outcome["status"] == "INDEXED" and outcome["kept_version"]
+    assert outcome["plan_version"] == 1 and outcome["chunks"] >= 1 and outcome["pages"] == 1
+    assert outcome["seconds"] > 0 and outcome["planning"]["fell_back"] == 1
+    assert outcome["planning"]["input_tokens"] > 0  # two calls were made and are counted
+    assert report["planning"]["fell_back"] == 1 and report["not_replanned"] == 1
     code, out = run(server, "show", "guide.md", "-w", ws, "--json")
-    assert [v["version"] for v in json.loads(out)["versions"]] == [1]
+    shown = json.loads(out)
+    assert [v["version"] for v in shown["versions"]] == [1]
+    assert shown["document"]["status"] == "INDEXED"
+    # both failed re-plans, two calls each, are on record since the version kept
+    assert shown["unstored_planning"]["calls"] == 4
+    assert shown["unstored_planning"]["outcomes"] == {"unparseable": 4}
+    code, out = run(server, "status", "-w", ws, "--json")
+    assert json.loads(out)[0]["unstored_planning"]["since_version"] == 1
+    code, out = run(server, "show", "guide.md", "-w", ws)
+    assert "planning since v1 stored no plan: 4 call(s) (4 unparseable)" in out
 
     # an answer that fails once and is then repaired is stored, counted and shown
     server.plan_answers = ["Sure, I can group these."]
     code, out = run(server, "replan", "-w", ws, "--strategy", "llm", "--target-chars", "700")
     assert code == 0, out
-    assert "planning: 1 section(s): 1 by the model (1 repaired)" in out
+    assert "planning: 1 section(s): 1 by the model (1 repaired by a second turn)" in out
     code, out = run(server, "status", "-w", ws, "--json")
     assert json.loads(out)[0]["planning"]["repaired"] == 1
     code, out = run(server, "show", "guide.md", "-w", ws)
