@@ -43,6 +43,11 @@ DOCUMENTS = (
     "CloudWay-24/md/Armed Forces Discount Program.md",
 )
 MODEL = "gemma3-270m"
+FORMATS: dict[str, Any] = {
+    "break IDs": "auto",  # finds llama.cpp's server: the grammar
+    "break IDs, schema only": "json_schema",  # what other servers are sent
+    "ID groups": "json_schema",  # the format drac used before
+}
 OLD_PROMPT = (
     "Group document elements into retrieval chunks. Lines: ID, kind, size, preview. Reply "
     'JSON only: {{"chunks": [[IDs],...]}} with every p-ID once, in order; write runs as '
@@ -90,10 +95,14 @@ class OldFormat(TextModel):
 def run(fmt: str, base_url: str, paths: Sequence[Path]) -> dict[str, float]:
     """Plan the documents in one format; the totals."""
     strategy = Strategy(planner="llm")
-    client = OpenAICompatTextModel(MODEL, base_url=base_url, timeout_s=600,
-                                   structured="auto" if fmt == "break IDs" else "json_schema",
-                                   backoff=Backoff(attempts=2))  # fmt: skip
-    model: TextModel = client if fmt == "break IDs" else OldFormat(client, strategy)
+    client = OpenAICompatTextModel(
+        MODEL,
+        base_url=base_url,
+        timeout_s=600,
+        structured=FORMATS[fmt],
+        backoff=Backoff(attempts=2),
+    )
+    model: TextModel = client if fmt.startswith("break IDs") else OldFormat(client, strategy)
     totals = dict.fromkeys(("sections", "by_model", "repaired", "fell_back", "split",
                             "chunks", "output_tokens", "input_tokens", "seconds"), 0.0)  # fmt: skip
     for path in paths:
@@ -126,14 +135,14 @@ def main() -> None:
     paths = [CORPUS / name for name in DOCUMENTS[: args.docs]]
     server = start_server(Path("/tmp"))
     try:
-        results = {fmt: run(fmt, server.base_url, paths) for fmt in ("break IDs", "ID groups")}
+        results = {fmt: run(fmt, server.base_url, paths) for fmt in FORMATS}
     finally:
         server.stop()
     rows = []
     for fmt, t in results.items():
         sections = t["sections"] or 1
         rows.append(
-            f"| {fmt} ({t['structured']}) | {t['by_model']:.0f}/{t['sections']:.0f} "
+            f"| {fmt} | {t['structured']} | {t['by_model']:.0f}/{t['sections']:.0f} "
             f"({t['by_model'] / sections:.0%}) | {t['repaired']:.0f} | {t['fell_back']:.0f} | "
             f"{t['split']:.0f} | {t['output_tokens'] / max(t['chunks'], 1):.2f} | "
             f"{t['input_tokens'] / max(t['chunks'], 1):.0f} | {t['seconds'] / sections:.1f} |"
@@ -144,10 +153,10 @@ def main() -> None:
         "documents (`bench/planning_real.py`). Tokens are the server's own counts, repair "
         "turns included; per chunk means per final chunk after validation.",
         "",
-        "| format (sent as) | sections planned by the model | repaired by a 2nd turn | "
+        "| format | sent as | sections planned by the model | repaired by a 2nd turn | "
         "fell back to rules | split by the validator | output tokens / chunk | "
         "input tokens / chunk | seconds / section |",
-        "|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|",
         *rows,
     ])  # fmt: skip
     print(body)

@@ -110,6 +110,11 @@ class VisionModel(ABC):
     def convert(self, system: str, prompt: str, images: Sequence[bytes]) -> ModelReply:
         """Return the model's Markdown for a batch of PNG page images."""
 
+    def convert_carefully(self, system: str, prompt: str, images: Sequence[bytes]) -> ModelReply:
+        """`convert` again after an answer that looped: with a repetition penalty where the
+        backend takes one (this default asks the same way)."""
+        return self.convert(system, prompt, images)
+
 
 class Embedder(ABC):
     """Turns texts into dense vectors."""

@@ -27,6 +27,8 @@ NO_IMAGES = (
     "vision model"
 )
 """What a conversion says, once, when the server refuses page images."""
+LOOP_PENALTY = 0.6
+"""The frequency penalty of a page batch asked again after a repetition loop."""
 
 
 class _ChatCompletions:
@@ -145,6 +147,20 @@ class OpenAICompatVisionModel(_ChatCompletions, VisionModel):
 
     def convert(self, system: str, prompt: str, images: Sequence[bytes]) -> ModelReply:
         """Return the model's Markdown for a batch of PNG page images."""
+        return self._convert(system, prompt, images, None)
+
+    def convert_carefully(self, system: str, prompt: str, images: Sequence[bytes]) -> ModelReply:
+        """`convert` with a frequency penalty (OpenAI's field, which vLLM, Ollama and llama.cpp
+        take): asked again after an answer that repeated itself until the cap."""
+        return self._convert(system, prompt, images, {"frequency_penalty": LOOP_PENALTY})
+
+    def _convert(
+        self,
+        system: str,
+        prompt: str,
+        images: Sequence[bytes],
+        extra: Mapping[str, Any] | None,
+    ) -> ModelReply:
         parts: list[dict[str, Any]] = [
             {"type": "image_url", "image_url": {"url": png_data_url(png)}} for png in images
         ]
@@ -154,7 +170,7 @@ class OpenAICompatVisionModel(_ChatCompletions, VisionModel):
             {"role": "user", "content": parts},
         ]
         try:
-            return self._chat(messages, self.max_tokens)
+            return self._chat(messages, self.max_tokens, extra=extra)
         except HttpStatusError as exc:
             if refuses_images(exc):
                 raise ModelCallError(f"{NO_IMAGES} ({self.name}: {exc.body[:200]})") from exc

@@ -147,7 +147,7 @@ class LlmPlanner(Planner):
         content_order = [element.id for element in view.content]
         schema = plan_schema(content_order)
         grammar = plan_grammar(content_order)
-        cap = answer_token_cap(len(content_order), self.max_answer_tokens)
+        cap = answer_token_cap(content_order, self.max_answer_tokens)
         earlier: list[Exchange] = []
         asked = prompt
         failed_answer: str | None = None

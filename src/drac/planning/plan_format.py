@@ -22,10 +22,11 @@ BREAKS_KEY = "b"
 SHAPE = '{"b":[IDs]}'
 """The answer's shape as the prompts name it."""
 ANSWER_TOKENS_BASE = 16
-ANSWER_TOKENS_PER_ID = 6
-"""An answer's token cap: base plus per-ID times the section's content IDs (within the
-model's ceiling). A break costs about 4 tokens (`,"p12"`), so even the longest answer the
-grammar admits (a break before every ID) ends within the cap."""
+ANSWER_TOKENS_PER_ID = 3
+"""An answer's token cap: base plus, for each content ID, its length and the separator's
+(within the model's ceiling). A token holds at least one character, so the longest answer the
+grammar admits (`{"b":[` and `,"ID"` before every ID but the first, then `]}`) always ends
+within the cap; a break costs about 4 tokens."""
 
 
 def break_candidates(content_ids: Sequence[str]) -> list[str]:
@@ -73,9 +74,10 @@ def _gbnf_string(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
-def answer_token_cap(content_ids: int, ceiling: int) -> int:
-    """Output tokens to allow an answer for a section of `content_ids` content elements."""
-    return max(16, min(ceiling, ANSWER_TOKENS_BASE + ANSWER_TOKENS_PER_ID * content_ids))
+def answer_token_cap(content_ids: Sequence[str], ceiling: int) -> int:
+    """Output tokens to allow an answer for a section with these content IDs."""
+    needed = sum(len(element_id) + ANSWER_TOKENS_PER_ID for element_id in content_ids)
+    return max(16, min(ceiling, ANSWER_TOKENS_BASE + needed))
 
 
 def read_breaks(text: str, content_ids: Sequence[str]) -> list[list[str]] | None:
