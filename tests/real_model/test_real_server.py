@@ -28,6 +28,7 @@ from drac.sectioning import make_sections
 pytestmark = pytest.mark.real_model
 
 MODEL = "gemma3-270m"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "documents"
 DOCUMENTS = ("Trainee Pilot Programme.md", "Co-brand Credit Cards.md")
 
 
@@ -65,7 +66,7 @@ def test_a_replan_of_corpus_documents_through_the_server(
     assert code == 0, out
     code, out = _run(env, "replan", "-w", ws, "--model", "openai", "--planner", "llm",
                      "--no-embed", "--json")  # fmt: skip
-    report = json.loads(out[out.index("{") :])
+    report = _json(out)
     outcomes = report["outcomes"]
     assert len(outcomes) == len(DOCUMENTS)
     for outcome in outcomes:
@@ -171,6 +172,25 @@ def test_a_text_only_server_given_page_images_fails_at_once_naming_the_cause(
         model.convert("Convert the page to Markdown.", "Page 1", [_png()])
     assert str(caught.value).startswith(NO_IMAGES)
     assert caught.value.retry is None and sleeps == []  # permanent: not retried
+
+
+def test_a_pdf_given_to_a_text_only_server_fails_with_one_line_naming_the_cause(
+    model_server: RunningServer, tmp_path: Path
+) -> None:
+    pdf = tmp_path / "warranty.pdf"
+    shutil.copy(EXAMPLES / "warranty_and_service.pdf", pdf)
+    env = {"DRAC_OPENAI_BASE_URL": model_server.base_url, "DRAC_OPENAI_MODEL": MODEL}
+    code, out = _run(env, "ingest", str(pdf), "-w", str(tmp_path / "ws"), "--model", "openai",
+                     "--no-embed", "--json")  # fmt: skip
+    assert code == 1
+    [outcome] = _json(out)["outcomes"]
+    assert outcome["status"] == "FAILED" and outcome["chunks"] == 0  # no page text indexed
+    assert outcome["error"].count(NO_IMAGES) == 1, outcome["error"]
+
+
+def _json(out: str) -> dict:
+    """The JSON report in a command's output (after any progress lines)."""
+    return json.loads(out[out.index("{") if out.startswith("{") else out.index("\n{") + 1 :])
 
 
 def _png() -> bytes:
