@@ -148,6 +148,9 @@ def main() -> None:
             f"{t['input_tokens'] / max(t['chunks'], 1):.0f} | {t['seconds'] / sections:.1f} |"
         )
     body = "\n".join([
+        "## Planning with a real model (llama.cpp's server, Gemma 3 270M)",
+        "",
+        "Command: `python bench/planning_real.py --write`  ",
         f"Machine: {machine()}; server: xllamacpp (llama.cpp) with Gemma 3 270M Q4_K_M, one "
         f"compute thread, n_ctx 8192, temperature 0.1; {len(paths)} held-out corpus Markdown "
         "documents (`bench/planning_real.py`). Tokens are the server's own counts, repair "

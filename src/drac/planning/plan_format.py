@@ -101,7 +101,7 @@ def read_breaks(text: str, content_ids: Sequence[str]) -> list[list[str]] | None
         else:
             unknown.append(item)
     if unknown:
-        raise PlanningError(f"{', '.join(map(repr, unknown[:5]))} no ID of this section")
+        raise PlanningError(f"not IDs of this section: {', '.join(map(repr, unknown[:5]))}")
     edges = [*sorted(starts), len(content_ids)]
     return [list(content_ids[a:b]) for a, b in pairwise(edges) if a < b]
 
