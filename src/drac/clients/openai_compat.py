@@ -225,16 +225,17 @@ class OpenAICompatTextModel(_ChatCompletions, TextModel):
             messages.append({"role": "assistant", "content": answered})
         messages.append({"role": "user", "content": prompt})
         while True:
-            if self.structured == "grammar" and grammar is None:
-                self.structured = "json_schema"  # nothing to send as a grammar
-            shape = response_format(self.structured, schema) if schema is not None else None
-            extra = {"grammar": grammar} if self.structured == "grammar" and grammar else None
+            mode = self.structured
+            if mode == "grammar" and grammar is None:
+                mode = "json_schema"  # this request has no grammar to send
+            shape = response_format(mode, schema) if schema is not None else None
+            extra = {"grammar": grammar} if mode == "grammar" and grammar else None
             try:
                 return self._chat(messages, max_tokens, shape, extra)
             except HttpStatusError as exc:
                 if (shape is None and extra is None) or not _refuses_format(exc):
                     raise
-                self.structured = _WEAKER.get(self.structured, "none")
+                self.structured = _WEAKER.get(mode, "none")
 
     def _probe_mode(self) -> StructuredMode:
         """grammar when the server is llama.cpp's (its `/props` names its generation

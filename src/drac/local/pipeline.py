@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from drac.clock import utc_now
 from drac.commit import plan_chunks
 from drac.documents.boxes import with_boxes
 from drac.documents.convert import ConversionOptions, ConversionResult, convert_to_markdown
@@ -54,6 +55,7 @@ from drac.models import (
     Strategy,
 )
 from drac.planning import PlanningCounts, plan_document, planning_counts, require_model_plans
+from drac.planning.llm import ModelServerUnreachable
 from drac.planning.service import NoModelPlan
 from drac.ports import TextModel, VisionModel
 from drac.sectioning import make_sections
@@ -579,10 +581,15 @@ def replan_document(
         elements=tuple(elements),
         sections=tuple(make_sections(elements, strategy.section_budget)),
     )
-    planned = _plan(record, parsed, strategy, workspace, text_model)
+    try:
+        planned = _plan(record, parsed, strategy, workspace, text_model)
+    except ModelServerUnreachable as exc:
+        _remember_attempt(workspace, record, str(exc), None, started)
+        raise
     try:
         require_model_plans(planned.plan)  # a rules plan called "llm" is no new version
     except NoModelPlan as exc:  # the document keeps its status, plan and chunks
+        _remember_attempt(workspace, record, str(exc), exc.counts, started)
         return Outcome(
             path=record.source_path or record.source,
             document_id=record.document_id,
@@ -599,7 +606,28 @@ def replan_document(
     activation = workspace.commit_plan(planned.plan, planned.chunks)
     if not activation.activated:
         raise DracError(f"{record.source}: the document changed while it was re-planned")
+    workspace.save_planning_attempt(record.document_id, None)
     return _outcome(record, len(elements), planned, started)
+
+
+def _remember_attempt(
+    workspace: Workspace,
+    record: DocumentRecord,
+    error: str,
+    counts: PlanningCounts | None,
+    started: float,
+) -> None:
+    """Keep a re-plan that stored nothing, for `status` and `show`."""
+    workspace.save_planning_attempt(
+        record.document_id,
+        {
+            "at": utc_now(),
+            "error": error,
+            "seconds": round(time.monotonic() - started, 3),
+            "planning": counts.model_dump() if counts else None,
+            "kept_version": record.active_version,
+        },
+    )
 
 
 class _Planned(NamedTuple):

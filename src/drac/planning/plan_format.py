@@ -22,11 +22,12 @@ BREAKS_KEY = "b"
 SHAPE = '{"b":[IDs]}'
 """The answer's shape as the prompts name it."""
 ANSWER_TOKENS_BASE = 16
-ANSWER_TOKENS_PER_ID = 3
-"""An answer's token cap: base plus, for each content ID, its length and the separator's
-(within the model's ceiling). A token holds at least one character, so the longest answer the
-grammar admits (`{"b":[` and `,"ID"` before every ID but the first, then `]}`) always ends
-within the cap; a break costs about 4 tokens."""
+ANSWER_TOKENS_PER_ID = 9
+"""An answer's token cap: base plus, for each content ID, its length and 9 (within the
+model's ceiling). A token holds at least one character, so the longest answer the grammar
+admits (`{"b":[` and `,"ID"` before every ID but the first, then `]}`) always ends within the
+cap, and so does the longest a schema admits pretty-printed (a newline and an indent before
+each item, as llama.cpp's JSON Schema decoding writes); a break costs about 4 tokens."""
 
 
 def break_candidates(content_ids: Sequence[str]) -> list[str]:

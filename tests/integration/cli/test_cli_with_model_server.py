@@ -243,6 +243,10 @@ def test_a_server_gone_stops_the_replan_with_one_line(server: ModelServer, tmp_p
     assert elapsed < 20  # three connection attempts, not six per section
     code, out = run(server, "show", "one.md", "-w", ws, "--json")
     assert [v["version"] for v in json.loads(out)["versions"]] == [1]  # nothing stored
+    code, out = run(server, "status", "-w", ws, "--json")
+    attempts = [d["last_planning_attempt"] for d in json.loads(out)]
+    [stopped_at] = [a for a in attempts if a]  # the document planning stopped in says so
+    assert stopped_at["error"].startswith("model server unreachable")
 
 
 def test_failed_planning_is_visible_and_stores_no_version(
@@ -285,13 +289,14 @@ def test_failed_planning_is_visible_and_stores_no_version(
     shown = json.loads(out)
     assert [v["version"] for v in shown["versions"]] == [1]
     assert shown["document"]["status"] == "INDEXED"
-    # both failed re-plans, two calls each, are on record since the version kept
-    assert shown["unstored_planning"]["calls"] == 4
-    assert shown["unstored_planning"]["outcomes"] == {"unparseable": 4}
+    attempt = shown["last_planning_attempt"]  # the last re-plan, which stored nothing
+    assert attempt["kept_version"] == 1 and attempt["planning"]["fell_back"] == 1
+    assert attempt["planning"]["input_tokens"] > 0 and attempt["seconds"] > 0
+    assert "every one of 1 section(s) fell back to rules" in attempt["error"]
     code, out = run(server, "status", "-w", ws, "--json")
-    assert json.loads(out)[0]["unstored_planning"]["since_version"] == 1
+    assert json.loads(out)[0]["last_planning_attempt"] == attempt
     code, out = run(server, "show", "guide.md", "-w", ws)
-    assert "planning since v1 stored no plan: 4 call(s) (4 unparseable)" in out
+    assert "stored nothing (1 section(s): 0 by the model, 1 fell back to rules" in out
 
     # an answer that fails once and is then repaired is stored, counted and shown
     server.plan_answers = ["Sure, I can group these."]
@@ -300,6 +305,7 @@ def test_failed_planning_is_visible_and_stores_no_version(
     assert "planning: 1 section(s): 1 by the model (1 repaired by a second turn)" in out
     code, out = run(server, "status", "-w", ws, "--json")
     assert json.loads(out)[0]["planning"]["repaired"] == 1
+    assert json.loads(out)[0]["last_planning_attempt"] is None  # this one stored a version
     code, out = run(server, "show", "guide.md", "-w", ws)
     assert "the model answered: 'Sure, I can group these.'" in out
     repair = server.of_kind("planning")[-1]["messages"]

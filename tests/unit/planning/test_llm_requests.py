@@ -3,6 +3,8 @@ section, the structured prompt where the backend enforces the schema, cut-off an
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from drac.models import Strategy, TokenUsage
@@ -38,14 +40,14 @@ def test_the_schema_and_grammar_admit_only_break_ids_of_the_section_and_the_cap_
         "additionalProperties": False,
     }  # fmt: skip
     assert request["grammar"] == plan_grammar(ids)
-    assert request["max_tokens"] == 16 + 5 * 7 == answer_token_cap(ids, 1024)
+    assert request["max_tokens"] == 16 + 11 * 7 == answer_token_cap(ids, 1024)
     assert proposal.groups == [ids[:3], ids[3:]]
 
 
 def test_the_cap_never_exceeds_the_models_ceiling() -> None:
     ids = [f"p{n}" for n in range(1, 61)]  # 9 of 2 characters, 51 of 3
-    assert answer_token_cap(ids, 1024) == 16 + 9 * 5 + 51 * 6
-    assert answer_token_cap(ids * 9, 1024) == 1024
+    assert answer_token_cap(ids, 1024) == 16 + 9 * 11 + 51 * 12
+    assert answer_token_cap(ids * 2, 1024) == 1024
     assert answer_token_cap(ids, 200) == 200
 
 
@@ -54,6 +56,8 @@ def test_the_cap_holds_the_longest_answer_the_grammar_admits() -> None:
     for ids in (["p1", "p2"], [f"p{n}" for n in range(1, 400)], [f"p{n}.{n}" for n in range(90)]):
         longest = '{"b":[' + ",".join(f'"{i}"' for i in ids[1:]) + "]}"
         assert len(longest) <= answer_token_cap(ids, 10**6)
+        pretty = json.dumps({"b": ids[1:]}, indent=2)  # a schema's answer, pretty-printed
+        assert len(pretty) <= answer_token_cap(ids, 10**6)
 
 
 def test_the_prompt_names_the_break_format_for_every_backend(view, scripted_model) -> None:
@@ -74,7 +78,7 @@ def test_a_cut_off_answer_is_named_so_not_invalid_json(view, scripted_model) -> 
     plan = plan_section(view.section, list(view.by_id.values()), Strategy(planner="llm"),
                         text_model=scripted_model([cut]), ledger=ledger)  # fmt: skip
     assert plan.planner == "llm->rules"
-    assert "stopped at the token cap (51 tokens)" in (plan.issues.reason or "")
+    assert "stopped at the token cap (93 tokens)" in (plan.issues.reason or "")
     assert "not valid JSON" not in (plan.issues.reason or "")
     assert [e.outcome for e in ledger.entries] == ["cut off", "cut off"]
 
@@ -118,7 +122,7 @@ def test_the_repair_turn_after_a_cut_off_shows_the_cut_answer(view, scripted_mod
     proposal = LlmPlanner(model, ledger).propose(view, Strategy(), "d1")
     assert model.requests[1]["earlier"] == [(model.calls[0][1], '[["p1", "p2"')]
     assert model.calls[1][1].startswith(
-        "That answer cannot be used: it stopped at the token cap (51 tokens) before it ended."
+        "That answer cannot be used: it stopped at the token cap (93 tokens) before it ended."
     )
     assert proposal.repaired and proposal.groups[0] == ["p1", "p2", "p3"]
     assert [e.outcome for e in ledger.entries] == ["cut off", "repaired"]
