@@ -48,7 +48,7 @@ def main() -> None:
             if not view.content:
                 continue
             prompt_tokens = (len(system) + len(section_prompt(view, strategy))) / 4
-            cap = answer_token_cap(len(view.content), OLD_CAP)
+            cap = answer_token_cap([e.id for e in view.content], OLD_CAP)
             complaint = f"it stopped at the token cap ({cap} tokens) before it ended"
             shown = min(cap * 4, REPAIR_ANSWER_CHARS) / 4
             asked = len(REPAIR_PROMPT.format(complaint=complaint, shape="[[IDs],...]")) / 4

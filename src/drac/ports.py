@@ -78,8 +78,9 @@ class TextModel(ABC):
     """A chat model that answers a text prompt (used by the LLM planner).
 
     `schema` (a JSON Schema of an object) asks for an answer of that shape where the backend
-    can enforce one (`structured_output` says whether this client can); `earlier` holds the
-    turns before `prompt`, so a repair turn shows the model its own answer.
+    can enforce one (`structured_output` says whether this client can); `grammar` (GBNF) is
+    the same shape, stricter, for a backend that takes grammars (llama.cpp's server);
+    `earlier` holds the turns before `prompt`, so a repair turn shows the model its own answer.
     """
 
     name: str
@@ -94,6 +95,7 @@ class TextModel(ABC):
         max_tokens: int = 2048,
         *,
         schema: Mapping[str, Any] | None = None,
+        grammar: str | None = None,
         earlier: Sequence[Exchange] = (),
     ) -> ModelReply:
         """Return the model's answer to one prompt."""
@@ -107,6 +109,11 @@ class VisionModel(ABC):
     @abstractmethod
     def convert(self, system: str, prompt: str, images: Sequence[bytes]) -> ModelReply:
         """Return the model's Markdown for a batch of PNG page images."""
+
+    def convert_carefully(self, system: str, prompt: str, images: Sequence[bytes]) -> ModelReply:
+        """`convert` again after an answer that looped: with a repetition penalty where the
+        backend takes one (this default asks the same way)."""
+        return self.convert(system, prompt, images)
 
 
 class Embedder(ABC):

@@ -50,7 +50,7 @@ ENV_ALIASES: dict[str, str] = {
 }
 """Environment variable names kept from before the settings had one model."""
 _TOML_ALIASES = {"vision_model_id": "conversion_model_id", "planner_model_id": "planning_model_id"}
-StructuredMode = Literal["json_schema", "json_object", "none"]
+StructuredMode = Literal["auto", "grammar", "json_schema", "json_object", "none"]
 """How an OpenAI-compatible server is asked for the planner's answer shape."""
 _CDK_KEYS = re.compile(r"^(@|aws:|cdk|stackName$|acknowledged-issue-numbers$)")
 _POLICY_NAME = re.compile(r"[a-z][a-z0-9-]{2,31}")
@@ -104,8 +104,10 @@ class Settings(BaseModel):
         description="ceiling of a planner answer; each call asks for what its section needs",
     )
     openai_structured: StructuredMode = Field(
-        default="json_schema",
-        description="planner answer shape on OpenAI-compatible servers (a refusal steps down)",
+        default="auto",
+        description="planner answer shape on OpenAI-compatible servers: auto (grammar for "
+        "llama.cpp, else json_schema), grammar, json_schema, json_object, none (a refusal "
+        "steps down)",
     )
     model_timeout_s: float = Field(
         default=600.0, gt=0, le=840, description="read timeout of one model call (a 5-page batch)"

@@ -51,11 +51,19 @@ class ScriptedModel(TextModel):
         max_tokens: int = 2048,
         *,
         schema: Any = None,
+        grammar: str | None = None,
         earlier: Sequence[tuple[str, str]] = (),
     ) -> ModelReply:
         item = self.script[min(len(self.calls), len(self.script) - 1)]
         self.calls.append((system, prompt))
-        self.requests.append({"max_tokens": max_tokens, "schema": schema, "earlier": list(earlier)})
+        self.requests.append(
+            {
+                "max_tokens": max_tokens,
+                "schema": schema,
+                "grammar": grammar,
+                "earlier": list(earlier),
+            }
+        )
         if isinstance(item, Exception):
             raise item
         if isinstance(item, ModelReply):
@@ -84,8 +92,11 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     import boto3
     from moto import mock_aws
 
-    for name, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-                        "AWS_DEFAULT_REGION": REGION}.items():
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": REGION,
+    }.items():
         monkeypatch.setenv(name, value)
     with mock_aws():
         yield boto3.session.Session(region_name=REGION)
@@ -107,14 +118,23 @@ def cloud(aws: Any) -> Any:
         s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
     make_stack_tables(aws)
     aws.client("stepfunctions").create_state_machine(
-        name="Drac-ingest", roleArn="arn:aws:iam::123456789012:role/r",
-        definition=json.dumps({"StartAt": "W", "States": {"W": {"Type": "Wait", "Seconds": 600,
-                                                               "End": True}}}))
+        name="Drac-ingest",
+        roleArn="arn:aws:iam::123456789012:role/r",
+        definition=json.dumps(
+            {"StartAt": "W", "States": {"W": {"Type": "Wait", "Seconds": 600, "End": True}}}
+        ),
+    )
     resources = CloudResources(
-        documents_bucket="docs", artifacts_bucket="art", documents_table="documents",
-        sources_table="sources", elements_table="elements", plans_table="plans",
-        ledger_table="ledger", collection_endpoint="https://fake.aoss",
-        ingest_state_machine_arn=MACHINE, region=REGION,
+        documents_bucket="docs",
+        artifacts_bucket="art",
+        documents_table="documents",
+        sources_table="sources",
+        elements_table="elements",
+        plans_table="plans",
+        ledger_table="ledger",
+        collection_endpoint="https://fake.aoss",
+        ingest_state_machine_arn=MACHINE,
+        region=REGION,
     )
     opensearch = FakeOpenSearch()
     settings = Settings(max_running_documents=2, batch_size=2)

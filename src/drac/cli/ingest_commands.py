@@ -215,6 +215,14 @@ def _abandon(done: int, total: int) -> NoReturn:
     os._exit(130)
 
 
+def _print_kept(console: Console, outcome: Outcome) -> None:
+    version = f"v{outcome.plan_version}" if outcome.plan_version else "no plan"
+    console.print(
+        f"[red]not re-planned[/] {markup(outcome.path)} (stays {outcome.status}, {version}): "
+        f"{markup(outcome.error or '')}"
+    )
+
+
 def _print_failed(console: Console, outcome: Outcome) -> None:
     console.print(f"[red]FAILED[/] {markup(outcome.path)}: {markup(outcome.error or '')}")
 
@@ -235,21 +243,25 @@ _SKIPS_LISTED = 20
 def _report(outcomes: list[Outcome], as_json: bool, skipped: Sequence[Skipped] = ()) -> None:
     failed = [outcome for outcome in outcomes if outcome.failed]
     if as_json:
+        planned = [outcome.planning for outcome in outcomes if outcome.planning]
         print_json(
             {
                 "outcomes": outcomes,
+                "planning": _planning_total(planned) if planned else None,
+                "seconds": round(sum(outcome.seconds for outcome in outcomes), 3),
+                "not_replanned": sum(1 for outcome in outcomes if outcome.kept_version),
                 "failed": len(failed),
                 "skipped": len(skipped),
                 "skipped_entries": skipped,
             }
         )
     else:
-        counts = Counter(outcome.status for outcome in outcomes)
+        counts = Counter(_row_label(outcome) for outcome in outcomes)
         table = Table(title="drac summary")
         for column in ("status", "documents", "pages", "chunks"):
             table.add_column(column, justify="left" if column == "status" else "right")
         for status, count in sorted(counts.items()):
-            subset = [outcome for outcome in outcomes if outcome.status == status]
+            subset = [outcome for outcome in outcomes if _row_label(outcome) == status]
             table.add_row(
                 status,
                 str(count),
@@ -279,8 +291,20 @@ def _report(outcomes: list[Outcome], as_json: bool, skipped: Sequence[Skipped] =
             stderr.print(f"[yellow]hint[/] {len(scanned)} document(s) PARTIAL: {SCAN_HINT}")
         if failed:  # each was printed when it failed
             stderr.print(f"[red]{len(failed)} document(s) FAILED[/] (the reasons are above)")
+        kept = [outcome for outcome in outcomes if outcome.kept_version]
+        if kept:
+            stderr.print(
+                f"[red]{len(kept)} document(s) not re-planned[/]: they keep their earlier plan "
+                "(the reasons are above)"
+            )
     if failed:
         raise SystemExit(1)
+
+
+def _row_label(outcome: Outcome) -> str:
+    """The summary row of an outcome: its status, or that a re-plan kept the document's
+    plan (the document's own status is unchanged)."""
+    return f"{outcome.status}, not re-planned" if outcome.kept_version else outcome.status
 
 
 def _print_skipped(skipped: Sequence[Skipped]) -> None:
@@ -339,6 +363,8 @@ def replan(
                     outcome = replan_document(record, ws, strategy, text_model=text_model)
                     outcome.warnings[:0] = _table_rows_note(ws, record, strategy)
                     outcomes.append(outcome)
+                    if outcome.kept_version:
+                        _print_kept(progress.console, outcome)
                 except WorkspaceUnusableError:
                     raise  # the same for every document: one line, not one per document
                 except ModelServerUnreachable as exc:  # every later call would fail the same
@@ -355,7 +381,7 @@ def replan(
                     )
                     _print_failed(progress.console, outcomes[-1])
                 progress.advance(task)
-            if remember and not stopped and not any(o.failed for o in outcomes):
+            if remember and not stopped and not any(o.failed or o.kept_version for o in outcomes):
                 ws.save_strategy(strategy)
         embed_new_chunks(ws, embed, quiet=as_json)
     finally:
@@ -363,7 +389,7 @@ def replan(
     if stopped:
         stderr.print(f"[red]stopped[/]: {markup(stopped)}")
     _report(outcomes, as_json)
-    if stopped:
+    if stopped or any(outcome.kept_version for outcome in outcomes):
         raise SystemExit(1)
 
 

@@ -25,6 +25,7 @@ from drac.cli.options import (
     stdout,
     workspace_option,
 )
+from drac.cli.planning_attempts import describe_attempt, last_failed_attempt
 from drac.cli.terminal import json_text, markup, printable
 from drac.documents.verify import VerificationSummary
 from drac.embedders.factory import CHOICES, embedder_from_spec, is_configured
@@ -273,6 +274,7 @@ def status(workspace: Path, as_json: bool) -> None:
         counts = Counter(chunk.document_id for chunk in ws.active_chunks())
         saved = ws.saved_strategy()
         planning = _model_planning(ws, documents)
+        attempts = {d.document_id: last_failed_attempt(ws, d) for d in documents}
         checked = {d.document_id: _verification_of(ws, d) for d in documents}
         verified = {key: value for key, value in checked.items() if value is not None}
         placed = workspace_box_counts(ws)
@@ -285,6 +287,7 @@ def status(workspace: Path, as_json: bool) -> None:
                     **d.model_dump(mode="json"),
                     "chunks": counts[d.document_id],
                     "planning": planning.get(d.document_id),
+                    "last_planning_attempt": attempts[d.document_id],
                     "verification": _counts_json(verified.get(d.document_id)),
                     "boxes": _boxes_json(placed.get(d.document_id)),
                 }
@@ -293,7 +296,12 @@ def status(workspace: Path, as_json: bool) -> None:
         )
         return
     table = Table(title=f"drac workspace {markup(str(workspace))}")
-    notes = {d.document_id: d.error or (d.warnings[0] if d.warnings else "") for d in documents}
+    notes = {
+        d.document_id: d.error
+        or (describe_attempt(attempt) if (attempt := attempts[d.document_id]) else "")
+        or (d.warnings[0] if d.warnings else "")
+        for d in documents
+    }
     names = shown_sources(documents)
     # a name is folded only past SOURCE_WIDTH: the note column gives way first
     source_width = min(SOURCE_WIDTH, max((len(name) for name in names.values()), default=0))
@@ -481,6 +489,7 @@ def _show(ws: Workspace, record: DocumentRecord, version: int | None, as_json: b
                 "sections": sections,
                 "plan": plan,
                 "versions": versions,
+                "last_planning_attempt": last_failed_attempt(ws, record),
                 "verification": verification,
                 "boxes": [page.model_dump(mode="json") for page in placed],
             }
@@ -492,6 +501,9 @@ def _show(ws: Workspace, record: DocumentRecord, version: int | None, as_json: b
     )
     if record.error:
         stdout.print(f"[red]error[/] {markup(record.error)}")
+    attempt = last_failed_attempt(ws, record)
+    if attempt is not None:
+        stdout.print(f"[yellow]planning[/] {markup(describe_attempt(attempt))}", highlight=False)
     if record.metadata:
         stdout.print(f"metadata {markup(metadata_line(record.metadata))}", highlight=False)
     for warning in record.warnings:

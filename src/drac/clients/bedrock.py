@@ -209,9 +209,11 @@ class BedrockTextModel(_BedrockConverse, TextModel):
         max_tokens: int = 2048,
         *,
         schema: Mapping[str, Any] | None = None,
+        grammar: str | None = None,
         earlier: Sequence[Exchange] = (),
     ) -> ModelReply:
-        """Return the model's answer to one prompt, after the `earlier` turns."""
+        """Return the model's answer to one prompt, after the `earlier` turns (Converse takes
+        no grammar: the schema is the forced tool's input schema)."""
 
         def tool_config() -> dict[str, Any] | None:
             if schema is None or self.tool_use == "off":

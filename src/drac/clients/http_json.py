@@ -3,6 +3,7 @@ with timeouts, and bounded tenacity retries on 429, 5xx and connection errors.""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -35,13 +36,28 @@ class Backoff:
 
 
 class HttpStatusError(ModelCallError):
-    """The server refused the request with a status that retrying cannot change (4xx);
-    `body` holds the start of what it said, so a caller can adapt the request."""
+    """The server refused the request with a status that retrying cannot change (4xx, or a
+    5xx whose body says a feature asked for is not supported); `body` holds the start of
+    what it said, so a caller can adapt the request."""
 
     def __init__(self, message: str, *, status: int, body: str) -> None:
         super().__init__(message)
         self.status = status
         self.body = body
+
+
+_UNSUPPORTED = re.compile(
+    r"not (?:be )?supported|unsupported|does not support|doesn't support|not implemented|"
+    r"cannot handle|no (?:vision|multimodal)|mmproj",
+    re.IGNORECASE,
+)
+"""Words of a server answer that says a feature of the request is not supported: retrying the
+same request cannot change that, whatever the status (llama.cpp servers answer it with 500)."""
+
+
+def says_unsupported(body: str) -> bool:
+    """True when a server's error body says something in the request is not supported."""
+    return bool(_UNSUPPORTED.search(body))
 
 
 class _Retryable(ModelCallError):
@@ -79,8 +95,9 @@ class _BackoffOrRetryAfter(wait_base):
 class JsonClient:
     """POSTs JSON to `{base_url}/{path}` and returns the JSON object answered.
 
-    429 is retried as "throttled"; 5xx, timeouts and connection failures as "transient";
-    other statuses are not retried. Once the attempts are spent, or on an answer that cannot
+    429 is retried as "throttled"; 5xx, timeouts and connection failures as "transient",
+    except a 5xx whose body says something asked for is not supported; other statuses are
+    not retried. Once the attempts are spent, or on an answer that cannot
     be used, ModelCallError carries the matching `retry` hint (None when retrying cannot help).
     """
 
@@ -146,6 +163,16 @@ class JsonClient:
                 raise ModelUnreachable(self._unreachable) from last
             raise ModelCallError(message, retry=hint) from last
 
+    def probe(self, url: str) -> dict[str, Any] | None:
+        """The JSON object a GET of `url` answers, once, without retries; None when it
+        answers anything else or cannot be reached (a probe of what a server is)."""
+        try:
+            response = self._http.get(url, timeout=httpx.Timeout(10.0))
+            answer = response.json() if response.is_success else None
+        except (httpx.HTTPError, ValueError):
+            return None
+        return answer if isinstance(answer, dict) else None
+
     def close(self) -> None:
         """Close the connections this client keeps open."""
         self._http.close()
@@ -169,7 +196,7 @@ class JsonClient:
             detail = f"HTTP {status}: {response.text[:300]}"
             if status == 429:
                 raise _Retryable(detail, retry="throttled", retry_after_s=_retry_after(response))
-            if status >= 500:
+            if status >= 500 and not says_unsupported(response.text[:2000]):
                 raise _Retryable(detail, retry="transient", retry_after_s=_retry_after(response))
             raise HttpStatusError(
                 f"{request.url}: {detail}", status=status, body=response.text[:2000]

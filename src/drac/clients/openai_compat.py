@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from drac.clients.http_json import Backoff, HttpStatusError, JsonClient
+from drac.clients.http_json import Backoff, HttpStatusError, JsonClient, says_unsupported
 from drac.models import TokenUsage
 from drac.ports import Exchange, ModelCallError, ModelReply, TextModel, VisionModel
 from drac.settings import Settings, StructuredMode
@@ -16,10 +16,19 @@ DEFAULT_BASE_URL: str = Settings.model_fields["openai_base_url"].default
 DEFAULT_TIMEOUT_S: float = Settings.model_fields["model_timeout_s"].default
 SCHEMA_NAME = "answer"
 _WEAKER: dict[StructuredMode, StructuredMode] = {
+    "grammar": "json_schema",
     "json_schema": "json_object",
     "json_object": "none",
 }
 _REFUSAL_WORDS = ("response_format", "json_schema", "json_object", "schema", "grammar")
+_IMAGE_WORDS = ("image", "multimodal", "vision", "mmproj")
+NO_IMAGES = (
+    "the server does not accept images: start it with a vision projector (mmproj) or use a "
+    "vision model"
+)
+"""What a conversion says, once, when the server refuses page images."""
+LOOP_PENALTY = 0.6
+"""The frequency penalty of a page batch asked again after a repetition loop."""
 
 
 class _ChatCompletions:
@@ -52,6 +61,7 @@ class _ChatCompletions:
         messages: list[dict[str, Any]],
         max_tokens: int,
         response_format: Mapping[str, Any] | None = None,
+        extra: Mapping[str, Any] | None = None,
     ) -> ModelReply:
         body: dict[str, Any] = {
             "model": self.model,
@@ -62,13 +72,15 @@ class _ChatCompletions:
         }
         if response_format is not None:
             body["response_format"] = dict(response_format)
+        body.update(extra or {})
         started = time.perf_counter()
         answer = self._http.post("chat/completions", body)
         return _reply(answer, self.model, (time.perf_counter() - started) * 1000)
 
 
 def response_format(mode: StructuredMode, schema: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The `response_format` of a request for answers shaped by `schema`.
+    """The `response_format` of a request for answers shaped by `schema` (None in the
+    `grammar` mode, whose shape travels in the request's `grammar` field).
 
     `json_schema` is OpenAI's form, which vLLM, Ollama (0.5 and later) and llama.cpp's server
     enforce by constrained decoding; `json_object` asks for any JSON object (older servers);
@@ -85,9 +97,19 @@ def response_format(mode: StructuredMode, schema: Mapping[str, Any]) -> dict[str
 
 
 def _refuses_format(error: HttpStatusError) -> bool:
-    """True when a 400 answer complains about the answer format asked for."""
+    """True when an answer complains about the answer format asked for: a 4xx naming it, or
+    a 5xx saying it is not supported (llama-cpp-python's server answers json_schema so)."""
     body = error.body.lower()
-    return error.status in (400, 422) and any(word in body for word in _REFUSAL_WORDS)
+    names_it = any(word in body for word in _REFUSAL_WORDS)
+    if error.status >= 500:
+        return names_it and says_unsupported(body)
+    return error.status in (400, 422) and names_it
+
+
+def refuses_images(error: HttpStatusError) -> bool:
+    """True when a server's refusal says it takes no image input (a text-only model)."""
+    body = error.body.lower()
+    return any(word in body for word in _IMAGE_WORDS) and says_unsupported(body)
 
 
 def _reply(answer: dict[str, Any], model: str, latency_ms: float) -> ModelReply:
@@ -125,6 +147,20 @@ class OpenAICompatVisionModel(_ChatCompletions, VisionModel):
 
     def convert(self, system: str, prompt: str, images: Sequence[bytes]) -> ModelReply:
         """Return the model's Markdown for a batch of PNG page images."""
+        return self._convert(system, prompt, images, None)
+
+    def convert_carefully(self, system: str, prompt: str, images: Sequence[bytes]) -> ModelReply:
+        """`convert` with a frequency penalty (OpenAI's field, which vLLM, Ollama and llama.cpp
+        take): asked again after an answer that repeated itself until the cap."""
+        return self._convert(system, prompt, images, {"frequency_penalty": LOOP_PENALTY})
+
+    def _convert(
+        self,
+        system: str,
+        prompt: str,
+        images: Sequence[bytes],
+        extra: Mapping[str, Any] | None,
+    ) -> ModelReply:
         parts: list[dict[str, Any]] = [
             {"type": "image_url", "image_url": {"url": png_data_url(png)}} for png in images
         ]
@@ -133,15 +169,22 @@ class OpenAICompatVisionModel(_ChatCompletions, VisionModel):
             {"role": "system", "content": system},
             {"role": "user", "content": parts},
         ]
-        return self._chat(messages, self.max_tokens)
+        try:
+            return self._chat(messages, self.max_tokens, extra=extra)
+        except HttpStatusError as exc:
+            if refuses_images(exc):
+                raise ModelCallError(f"{NO_IMAGES} ({self.name}: {exc.body[:200]})") from exc
+            raise
 
 
 class OpenAICompatTextModel(_ChatCompletions, TextModel):
     """A text chat model behind an OpenAI-compatible server (used by the LLM planner).
 
     With a schema, answers are asked for in the `structured` form; a server that refuses the
-    form (HTTP 400 naming it) is asked again at once in the next weaker one, which this client
-    then keeps using: json_schema, json_object, none.
+    form (HTTP 400 naming it, or a 500 saying it is not supported) is asked again at once in
+    the next weaker one, which this client then keeps using: grammar (a GBNF grammar, for
+    llama.cpp's server), json_schema, json_object, none. `auto` asks the server what it is
+    first (llama.cpp's `/props`): grammar for llama.cpp, else json_schema.
     """
 
     def __init__(
@@ -155,6 +198,7 @@ class OpenAICompatTextModel(_ChatCompletions, TextModel):
         super().__init__(model, **kwargs)
         self.structured: StructuredMode = structured
         self.max_answer_tokens = max_answer_tokens
+        self.server_kind: str | None = None  # "llama.cpp" once the auto probe found one
 
     @property
     def structured_output(self) -> bool:  # type: ignore[override]
@@ -169,19 +213,36 @@ class OpenAICompatTextModel(_ChatCompletions, TextModel):
         max_tokens: int = 2048,
         *,
         schema: Mapping[str, Any] | None = None,
+        grammar: str | None = None,
         earlier: Sequence[Exchange] = (),
     ) -> ModelReply:
         """Return the model's answer to one prompt, after the `earlier` turns."""
+        if self.structured == "auto":
+            self.structured = self._probe_mode()
         messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
         for asked, answered in earlier:
             messages.append({"role": "user", "content": asked})
             messages.append({"role": "assistant", "content": answered})
         messages.append({"role": "user", "content": prompt})
         while True:
-            shape = response_format(self.structured, schema) if schema is not None else None
+            mode = self.structured
+            if mode == "grammar" and grammar is None:
+                mode = "json_schema"  # this request has no grammar to send
+            shape = response_format(mode, schema) if schema is not None else None
+            extra = {"grammar": grammar} if mode == "grammar" and grammar else None
             try:
-                return self._chat(messages, max_tokens, shape)
+                return self._chat(messages, max_tokens, shape, extra)
             except HttpStatusError as exc:
-                if shape is None or not _refuses_format(exc):
+                if (shape is None and extra is None) or not _refuses_format(exc):
                     raise
-                self.structured = _WEAKER.get(self.structured, "none")
+                self.structured = _WEAKER.get(mode, "none")
+
+    def _probe_mode(self) -> StructuredMode:
+        """grammar when the server is llama.cpp's (its `/props` names its generation
+        settings), else json_schema, the form most servers take."""
+        root = self._http.base_url.removesuffix("/v1")
+        props = self._http.probe(f"{root}/props")
+        if props is not None and "default_generation_settings" in props:
+            self.server_kind = "llama.cpp"
+            return "grammar"
+        return "json_schema"

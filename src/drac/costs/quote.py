@@ -16,7 +16,7 @@ What is counted and what is assumed (every assumption is a field of `QuoteAssump
   including the system prompt's share in 5-page batches) plus the real system and batch
   prompts at 4 characters a token. Output: `output_tokens_per_page` (600, docs/aws.md and
   bench/cloud_throughput.py), capped per batch at the conversion's `max_tokens` (8,192).
-- planning (LLM planner only): 134.5 input and 2.85 output tokens per chunk, measured in
+- planning (LLM planner only): 136.0 input and 1.49 output tokens per chunk, measured in
   BENCHMARKS.md "Planning tokens"; chunks are the Markdown's characters over the strategy's
   target size, the Markdown being the converted output (output tokens x 4 characters) or the
   text itself.
@@ -63,8 +63,8 @@ class QuoteAssumptions(BaseModel):
     image_tokens_per_page: int = Field(default=1140, ge=0)
     output_tokens_per_page: int = Field(default=600, ge=0)
     chars_per_office_page: int = Field(default=1200, ge=1)
-    planning_input_per_chunk: float = Field(default=134.5, ge=0)
-    planning_output_per_chunk: float = Field(default=2.85, ge=0)
+    planning_input_per_chunk: float = Field(default=136.0, ge=0)
+    planning_output_per_chunk: float = Field(default=1.49, ge=0)
 
 
 class QuoteModels(BaseModel):

@@ -25,12 +25,17 @@ from drac.documents.check import (
     page_texts,
     repair_markers,
 )
+from drac.documents.loops import loop_start
 from drac.documents.prompt import batch_prompt, conversion_system_prompt, page_marker
 from drac.documents.verify import PageVerification, verify_markdown
 from drac.models import LedgerEntry
 from drac.ports import Ledger, ModelCallError, ModelReply, VisionModel
 
 EMPTY_ANSWER = "the model returned no content"
+LOOP_REASON = (
+    "the answer repeats itself over and over (a repetition loop), also when asked again with "
+    "a repetition penalty"
+)
 ECHO_REASON = (
     "the answer repeats the conversion prompt instead of the page: the model may not read "
     "images (a text-only model behind the server?)"
@@ -108,10 +113,14 @@ def convert_batch(
     system = conversion_system_prompt()
     images = [page.png for page in pages]
     text_chars = {page.number: page.text_chars for page in pages}
+    looped = False
     for _attempt in range(attempts):
         started = time.perf_counter()
         try:
-            reply = vision.convert(system, prompt, images)
+            if looped:
+                reply = vision.convert_carefully(system, prompt, images)
+            else:
+                reply = vision.convert(system, prompt, images)
         except ModelCallError as exc:
             ledger.record(_entry(document_id, vision.name, started, None, f"error: {exc}"))
             if exc.retry and on_retryable == "raise":
@@ -121,6 +130,13 @@ def convert_batch(
             ledger.record(_entry(document_id, vision.name, started, None, f"error: {exc!r}"))
             return failed_batch(numbers, f"unexpected {type(exc).__name__}: {exc}")
         markdown = clean_model_markdown(reply.text)
+        loop = loop_start(markdown)
+        if loop is not None:
+            ledger.record(_entry(document_id, reply.model, started, reply, "looping"))
+            if not looped:  # asked once more, with a repetition penalty
+                looped = True
+                continue
+            return _looping(markdown[:loop], numbers)
         has_content = any(ch.isalnum() for ch in MARKER.sub("", markdown))
         if not markdown or (not has_content and any(text_chars.values())):
             ledger.record(_entry(document_id, reply.model, started, reply, "empty"))
@@ -149,7 +165,20 @@ def convert_batch(
             }
             return _verified(_with_failed_pages(markdown, numbers, unlike, warnings), pages)
         return _verified(BatchResult(pages=numbers, markdown=markdown, warnings=warnings), pages)
+    if looped:  # the careful answer was empty
+        return failed_batch(numbers, LOOP_REASON)
     return failed_batch(numbers, EMPTY_ANSWER)
+
+
+def _looping(markdown: str, numbers: Sequence[int]) -> BatchResult:
+    """A batch whose answer looped twice: the pages written before the loop are kept, the
+    page it loops in and those after it become error markers (never indexed text)."""
+    markdown, notes = repair_markers(markdown, numbers)
+    written = [number for number in numbers if number in page_texts(markdown)]
+    complete = written[:-1]  # the page the loop starts in is not complete
+    lost = {number: LOOP_REASON for number in numbers if number not in complete}
+    label = page_span(numbers)
+    return _with_failed_pages(markdown, numbers, lost, [f"{label}: {n}" for n in notes])
 
 
 def checked_against_ocr(result: BatchResult, words: Mapping[int, str]) -> BatchResult:

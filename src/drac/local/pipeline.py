@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from drac.clock import utc_now
 from drac.commit import plan_chunks
 from drac.documents.boxes import with_boxes
 from drac.documents.convert import ConversionOptions, ConversionResult, convert_to_markdown
@@ -54,6 +55,8 @@ from drac.models import (
     Strategy,
 )
 from drac.planning import PlanningCounts, plan_document, planning_counts, require_model_plans
+from drac.planning.llm import ModelServerUnreachable
+from drac.planning.service import NoModelPlan
 from drac.ports import TextModel, VisionModel
 from drac.sectioning import make_sections
 
@@ -105,6 +108,7 @@ class Outcome(BaseModel):
     error: str | None = None
     seconds: float = 0.0
     planning: PlanningCounts | None = None  # how the sections were planned (LLM strategies)
+    kept_version: bool = False  # a re-plan stored nothing: the document keeps its plan
     reused_batches: int = 0  # conversion batches taken from the version the path held before
 
     @property
@@ -540,11 +544,18 @@ def _plan_warnings(plan: PlanVersion) -> list[str]:
             )
         elif not section.issues.clean:
             issues = section.issues
-            warnings.append(
-                f"{section.section_id}: plan repaired (unknown {len(issues.unknown_ids)},"
-                f" duplicate {len(issues.duplicate_ids)}, missing {len(issues.missing_ids)},"
-                f" split {issues.split_chunks})"
-            )
+            corrected = len(issues.unknown_ids) + len(issues.duplicate_ids)
+            if corrected or issues.missing_ids:
+                warnings.append(
+                    f"{section.section_id}: answer corrected by the validator (unknown "
+                    f"{len(issues.unknown_ids)}, duplicate {len(issues.duplicate_ids)}, missing "
+                    f"{len(issues.missing_ids)}, split {issues.split_chunks})"
+                )
+            elif issues.split_chunks:
+                warnings.append(
+                    f"{section.section_id}: the validator split chunks over the hard limit "
+                    f"({issues.split_chunks} split)"
+                )
     return warnings
 
 
@@ -557,7 +568,9 @@ def replan_document(
 ) -> Outcome:
     """Plan a stored document anew from its stored elements and make that version active.
 
-    Sources are not read and nothing is converted again.
+    Sources are not read and nothing is converted again. A plan in which the model planned
+    no section is not stored: the outcome then says so (`kept_version`, `error`) with the
+    attempt's counts, and the document keeps its status, plan and chunks.
     """
     started = time.monotonic()
     elements = workspace.get_elements(record.document_id)
@@ -568,12 +581,53 @@ def replan_document(
         elements=tuple(elements),
         sections=tuple(make_sections(elements, strategy.section_budget)),
     )
-    planned = _plan(record, parsed, strategy, workspace, text_model)
-    require_model_plans(planned.plan)  # a rules plan called "llm" is no new version
+    try:
+        planned = _plan(record, parsed, strategy, workspace, text_model)
+    except ModelServerUnreachable as exc:
+        _remember_attempt(workspace, record, str(exc), None, started)
+        raise
+    try:
+        require_model_plans(planned.plan)  # a rules plan called "llm" is no new version
+    except NoModelPlan as exc:  # the document keeps its status, plan and chunks
+        _remember_attempt(workspace, record, str(exc), exc.counts, started)
+        return Outcome(
+            path=record.source_path or record.source,
+            document_id=record.document_id,
+            status=record.status.value,
+            pages=record.pages,
+            elements=len(elements),
+            chunks=len(workspace.active_chunks(record.document_id)),
+            plan_version=record.active_version,
+            error=str(exc),
+            seconds=time.monotonic() - started,
+            planning=exc.counts,
+            kept_version=True,
+        )
     activation = workspace.commit_plan(planned.plan, planned.chunks)
     if not activation.activated:
         raise DracError(f"{record.source}: the document changed while it was re-planned")
+    workspace.save_planning_attempt(record.document_id, None)
     return _outcome(record, len(elements), planned, started)
+
+
+def _remember_attempt(
+    workspace: Workspace,
+    record: DocumentRecord,
+    error: str,
+    counts: PlanningCounts | None,
+    started: float,
+) -> None:
+    """Keep a re-plan that stored nothing, for `status` and `show`."""
+    workspace.save_planning_attempt(
+        record.document_id,
+        {
+            "at": utc_now(),
+            "error": error,
+            "seconds": round(time.monotonic() - started, 3),
+            "planning": counts.model_dump() if counts else None,
+            "kept_version": record.active_version,
+        },
+    )
 
 
 class _Planned(NamedTuple):

@@ -23,9 +23,10 @@ import errno
 import json
 import shlex
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from drac.commit import Activation, commit_plan, release_source, retire_if_orphaned
 from drac.errors import WorkspaceError
@@ -211,6 +212,30 @@ class Workspace:
                 "INSERT OR REPLACE INTO settings (name, value) VALUES ('strategy', ?)",
                 (strategy.model_dump_json(),),
             )
+
+    def save_planning_attempt(self, document_id: str, attempt: Mapping[str, Any] | None) -> None:
+        """Remember a document's last planning attempt that stored no plan version (None
+        forgets it: the attempt stored one)."""
+        name = f"planning-attempt:{document_id}"
+        with self.db.transaction() as conn:
+            if attempt is None:
+                conn.execute("DELETE FROM settings WHERE name = ?", (name,))
+            else:
+                conn.execute(
+                    "INSERT OR REPLACE INTO settings (name, value) VALUES (?, ?)",
+                    (name, json.dumps(dict(attempt))),
+                )
+
+    def planning_attempt(self, document_id: str) -> dict[str, Any] | None:
+        """The document's last planning attempt that stored no plan version, if any."""
+        rows = self.db.query(
+            "SELECT value FROM settings WHERE name = ?", (f"planning-attempt:{document_id}",)
+        )
+        try:
+            found = json.loads(rows[0]["value"]) if rows else None
+        except ValueError:
+            return None
+        return found if isinstance(found, dict) else None
 
     # --- artifacts -------------------------------------------------------------------
     @staticmethod

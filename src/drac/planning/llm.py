@@ -7,14 +7,19 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence
-from typing import Any
 
 from drac.clock import utc_now
 from drac.errors import PlanningError
 from drac.models import Element, ElementKind, LedgerEntry, Strategy, TokenUsage
-from drac.planning.answer import expand_ranges, read_answer
+from drac.planning.answer import expand_ranges
 from drac.planning.base import Planner, Proposal, SectionView
+from drac.planning.plan_format import (
+    SHAPE,
+    answer_token_cap,
+    plan_grammar,
+    plan_schema,
+    read_plan,
+)
 from drac.ports import (
     Exchange,
     Ledger,
@@ -25,28 +30,14 @@ from drac.ports import (
 )
 
 SYSTEM_PROMPT = (
-    "Group document elements into retrieval chunks. Lines: ID, kind, size, preview. Reply "
-    'JSON only: [[IDs],...] with every p-ID once, in order; write runs as "pA-pB". A chunk '
-    "is one topic: 3-8 blocks, about {target} chars, at most {limit}; keep a table's rows "
-    "(same t) together; avoid tiny chunks."
+    "Split document elements into retrieval chunks. Lines: ID, kind, size, preview. Reply "
+    'JSON only: {{"b":[IDs]}}, the IDs where a new chunk starts, in order (the first ID '
+    "always starts one). A chunk is one topic: 3-8 blocks, about {target} chars, at most "
+    "{limit}; keep a table's rows (same t) together; avoid tiny chunks."
 )
-STRUCTURED_PROMPT = (
-    "Group document elements into retrieval chunks. Lines: ID, kind, size, preview. Reply "
-    'JSON only: {{"chunks": [[IDs],...]}} with every p-ID once, in order; write runs as '
-    '"pA-pB". A chunk is one topic: 3-8 blocks, about {target} chars, at most {limit}; keep a '
-    "table's rows (same t) together; avoid tiny chunks."
-)
-"""The system prompt when the client asks for a JSON object (the schema's shape)."""
-RANGE_PATTERN = r"^p[0-9]+(\.[0-9]+)?-p[0-9]+(\.[0-9]+)?$"
-"""A run of IDs, "pA-pB": the schema allows it beside the section's IDs because it saves
-two thirds of the output tokens (BENCHMARKS.md, "Planning: what a failed answer costs")."""
-ANSWER_TOKENS_BASE = 48
-ANSWER_TOKENS_PER_ID = 6
-"""An answer's token cap is base + per-ID times the section's content IDs, within the model's
-ceiling: an ID costs about 3 tokens, a chunk of one ID about 5 (BENCHMARKS.md)."""
 REPAIR_PROMPT = (
-    "That answer cannot be used: {complaint}. Reply with the JSON only, {shape}, every p-ID "
-    "of the list above once, in order, and nothing else."
+    "That answer cannot be used: {complaint}. Reply with the JSON only, {shape}: the IDs "
+    "of the list above where a new chunk starts, in order, and nothing else."
 )
 """The repair turn's prompt: it follows the model's own answer, as a new user message."""
 REPAIR_ANSWER_CHARS = 4000
@@ -105,38 +96,6 @@ def section_prompt(view: SectionView, strategy: Strategy) -> str:
     return "\n".join(lines)
 
 
-def plan_schema(content_ids: Sequence[str]) -> dict[str, Any]:
-    """The JSON Schema of a section's plan: {"chunks": [[ID, ...], ...]}, each item one of
-    the section's own content IDs or a run "pA-pB" (validation judges the run's ends)."""
-    item = {
-        "anyOf": [
-            {"type": "string", "enum": list(content_ids)},
-            {"type": "string", "pattern": RANGE_PATTERN},
-        ]
-    }
-    return {
-        "type": "object",
-        "properties": {
-            "chunks": {
-                "type": "array",
-                "minItems": 1,
-                "items": {
-                    "type": "array",
-                    "minItems": 1,
-                    "items": item,
-                },
-            }
-        },
-        "required": ["chunks"],
-        "additionalProperties": False,
-    }
-
-
-def answer_token_cap(content_ids: int, ceiling: int) -> int:
-    """Output tokens to allow an answer for a section of `content_ids` content elements."""
-    return max(16, min(ceiling, ANSWER_TOKENS_BASE + ANSWER_TOKENS_PER_ID * content_ids))
-
-
 class LlmPlanner(Planner):
     """Plans a section with a text model; an unusable answer gets one repair turn (the model
     sees its own answer and what is wrong with it), then the caller falls back to rules."""
@@ -181,15 +140,14 @@ class LlmPlanner(Planner):
 
     def propose(self, view: SectionView, strategy: Strategy, document_id: str) -> Proposal:
         """Ask the model for ID groups; raise PlanningError (with usage so far) when unusable."""
-        template = STRUCTURED_PROMPT if self.model.structured_output else SYSTEM_PROMPT
-        system = template.format(target=strategy.target_chars, limit=strategy.hard_limit_chars)
+        system = SYSTEM_PROMPT.format(target=strategy.target_chars, limit=strategy.hard_limit_chars)
         prompt = section_prompt(view, strategy)
         usage = TokenUsage()
         notes: list[str] = []
         content_order = [element.id for element in view.content]
         schema = plan_schema(content_order)
-        cap = answer_token_cap(len(content_order), self.max_answer_tokens)
-        shape = '{"chunks": [[IDs],...]}' if self.model.structured_output else "[[IDs],...]"
+        grammar = plan_grammar(content_order)
+        cap = answer_token_cap(content_order, self.max_answer_tokens)
         earlier: list[Exchange] = []
         asked = prompt
         failed_answer: str | None = None
@@ -198,7 +156,7 @@ class LlmPlanner(Planner):
             sent = len(system) + len(asked) + sum(len(a) + len(b) for a, b in earlier)
             try:
                 reply = self.model.complete(
-                    system, asked, max_tokens=cap, schema=schema, earlier=earlier
+                    system, asked, max_tokens=cap, schema=schema, grammar=grammar, earlier=earlier
                 )
             except ModelUnreachable as exc:
                 self._record(document_id, None, f"error: {exc}", sent_chars=sent, started=started)
@@ -210,7 +168,7 @@ class LlmPlanner(Planner):
                 ) from exc
             usage = usage + reply.usage
             try:
-                answer = read_answer(reply.text)
+                groups, flat = read_plan(reply.text, content_order)
             except PlanningError as exc:
                 complaint = (
                     f"it stopped at the token cap ({cap} tokens) before it ended"
@@ -221,16 +179,16 @@ class LlmPlanner(Planner):
                 notes.append(f"answer {quote(reply.text)} unusable: {complaint}")
                 failed_answer = reply.text[:FAILED_ANSWER_CHARS]
                 earlier = [(prompt, reply.text[:REPAIR_ANSWER_CHARS])]
-                asked = REPAIR_PROMPT.format(complaint=complaint, shape=shape)
+                asked = REPAIR_PROMPT.format(complaint=complaint, shape=SHAPE)
                 continue
             self._record(document_id, reply, "ok" if turn == 0 else "repaired")
             return Proposal(
-                groups=[expand_ranges(group, content_order) for group in answer.groups],
+                groups=[expand_ranges(group, content_order) for group in groups],
                 planner=self.name,
                 model=reply.model,
                 usage=usage,
                 notes=notes,
-                flat=answer.flat,
+                flat=flat,
                 repaired=turn > 0,
                 failed_answer=failed_answer,
             )

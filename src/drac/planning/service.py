@@ -138,7 +138,8 @@ def _propose(view: SectionView, strategy: Strategy, planner: Planner, document_i
 
 class PlanningCounts(BaseModel):
     """How a plan's sections were planned: by the model (some in a repair turn, some from
-    the cache) or by the rules planner after the model failed."""
+    the cache) or by the rules planner after the model failed; how many sections the
+    validator split, and the tokens the model calls cost (cached sections cost none)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -147,39 +148,64 @@ class PlanningCounts(BaseModel):
     repaired: int = 0
     cached: int = 0
     fell_back: int = 0
+    split: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
 
     def describe(self) -> str:
-        """One line: '5 section(s): 3 by the model (1 repaired, 1 cached), 2 fell back'."""
-        extras = [f"{self.repaired} repaired"] if self.repaired else []
+        """One line: '5 section(s): 3 by the model (1 repaired by a second turn, 1 cached),
+        2 fell back to rules; 1 split by the validator; 900 in / 40 out tokens'."""
+        extras = [f"{self.repaired} repaired by a second turn"] if self.repaired else []
         extras += [f"{self.cached} cached"] if self.cached else []
         detail = f" ({', '.join(extras)})" if extras else ""
         line = f"{self.sections} section(s): {self.by_model} by the model{detail}"
-        return f"{line}, {self.fell_back} fell back to rules" if self.fell_back else line
+        if self.fell_back:
+            line += f", {self.fell_back} fell back to rules"
+        if self.split:
+            line += f"; {self.split} split by the validator"
+        if self.input_tokens or self.output_tokens:
+            line += f"; {self.input_tokens:,} in / {self.output_tokens:,} out tokens"
+        return line
 
 
 def planning_counts(plan: PlanVersion) -> PlanningCounts:
-    """Count a plan's sections by how they were planned."""
+    """Count a plan's sections by how they were planned, and the tokens spent on them."""
     sections = plan.sections
     by_model = [s for s in sections if s.planner != "rules" and not s.issues.fell_back_to_rules]
+    spent = [s for s in sections if not s.cached]
     return PlanningCounts(
         sections=len(sections),
         by_model=len(by_model),
         repaired=sum(1 for s in by_model if s.issues.repaired),
         cached=sum(1 for s in by_model if s.cached),
         fell_back=sum(1 for s in sections if s.issues.fell_back_to_rules),
+        split=sum(1 for s in sections if s.issues.split_chunks),
+        input_tokens=sum(s.usage.input_tokens for s in spent),
+        output_tokens=sum(s.usage.output_tokens for s in spent),
     )
 
 
+class NoModelPlan(PlanningError):
+    """The model was asked to plan and planned no section; carries the counts of the
+    attempt (sections, tokens spent) so the failure is reported with them."""
+
+    def __init__(self, message: str, counts: PlanningCounts) -> None:
+        super().__init__(message)
+        self.counts = counts
+
+
 def require_model_plans(plan: PlanVersion) -> None:
-    """Raise PlanningError when the model was asked to plan and planned no section: such a
-    plan is the rules plan under another name, not worth a new version."""
+    """Raise NoModelPlan (a PlanningError) when the model was asked to plan and planned no
+    section: such a plan is the rules plan under another name, not worth a new version."""
     if plan.strategy.planner != "llm" or not plan.sections:
         return
-    if planning_counts(plan).by_model:
+    counts = planning_counts(plan)
+    if counts.by_model:
         return
     first = next((s.issues.reason for s in plan.sections if s.issues.reason), None)
-    raise PlanningError(
+    raise NoModelPlan(
         f"every one of {len(plan.sections)} section(s) fell back to rules"
         + (f" (first: {first})" if first else "")
-        + "; no new plan version stored"
+        + "; no new plan version stored",
+        counts,
     )

@@ -243,6 +243,10 @@ def test_a_server_gone_stops_the_replan_with_one_line(server: ModelServer, tmp_p
     assert elapsed < 20  # three connection attempts, not six per section
     code, out = run(server, "show", "one.md", "-w", ws, "--json")
     assert [v["version"] for v in json.loads(out)["versions"]] == [1]  # nothing stored
+    code, out = run(server, "status", "-w", ws, "--json")
+    attempts = [d["last_planning_attempt"] for d in json.loads(out)]
+    [stopped_at] = [a for a in attempts if a]  # the document planning stopped in says so
+    assert stopped_at["error"].startswith("model server unreachable")
 
 
 def test_failed_planning_is_visible_and_stores_no_version(
@@ -254,27 +258,54 @@ def test_failed_planning_is_visible_and_stores_no_version(
     assert code == 0, out
     assert "planning: 1 section(s): 1 by the model" in out
     code, out = run(server, "status", "-w", ws, "--json")
-    assert json.loads(out)[0]["planning"] == {
-        "sections": 1, "by_model": 1, "repaired": 0, "cached": 0, "fell_back": 0,
-    }  # fmt: skip
+    planning = json.loads(out)[0]["planning"]
+    assert planning["sections"] == planning["by_model"] == 1
+    assert planning["repaired"] == planning["fell_back"] == planning["split"] == 0
+    assert planning["input_tokens"] > 0 and planning["output_tokens"] > 0
 
     server.plan_answers = ["- [ ] First part\n- [ ] Second part"] * 2  # an echo, twice
     code, out = run(server, "replan", "-w", ws, "--strategy", "llm", "--target-chars", "600")
     assert code == 1, out
     assert "every one of 1 section(s) fell back to rules" in out
     assert "no new plan version stored" in out
+    # the attempt is counted (plain and JSON) and the document keeps its status and plan
+    assert "planning: 1 section(s): 0 by the model, 1 fell back to rules" in out
+    assert "not re-planned" in out and "FAILED" not in out
     for line in (line for line in out.splitlines() if "fell back" in line):
-        assert line.count("unusable") == 2  # each answer once, not again in the reason
+        assert line.count("unusable") <= 2  # each answer once, not again in the reason
+    assert out.count("First part") == 2  # the two answers, each quoted once
+    server.plan_answers = ["- [ ] First part\n- [ ] Second part"] * 2
+    code, out = run(server, "replan", "-w", ws, "--strategy", "llm", "--target-chars", "650",
+                     "--json")  # fmt: skip
+    assert code == 1
+    report = json.loads(out[out.index("{") :])
+    [outcome] = report["outcomes"]
+    assert outcome["status"] == "INDEXED" and outcome["kept_version"]
+    assert outcome["plan_version"] == 1 and outcome["chunks"] >= 1 and outcome["pages"] == 1
+    assert outcome["seconds"] > 0 and outcome["planning"]["fell_back"] == 1
+    assert outcome["planning"]["input_tokens"] > 0  # two calls were made and are counted
+    assert report["planning"]["fell_back"] == 1 and report["not_replanned"] == 1
     code, out = run(server, "show", "guide.md", "-w", ws, "--json")
-    assert [v["version"] for v in json.loads(out)["versions"]] == [1]
+    shown = json.loads(out)
+    assert [v["version"] for v in shown["versions"]] == [1]
+    assert shown["document"]["status"] == "INDEXED"
+    attempt = shown["last_planning_attempt"]  # the last re-plan, which stored nothing
+    assert attempt["kept_version"] == 1 and attempt["planning"]["fell_back"] == 1
+    assert attempt["planning"]["input_tokens"] > 0 and attempt["seconds"] > 0
+    assert "every one of 1 section(s) fell back to rules" in attempt["error"]
+    code, out = run(server, "status", "-w", ws, "--json")
+    assert json.loads(out)[0]["last_planning_attempt"] == attempt
+    code, out = run(server, "show", "guide.md", "-w", ws)
+    assert "stored nothing (1 section(s): 0 by the model, 1 fell back to rules" in out
 
     # an answer that fails once and is then repaired is stored, counted and shown
     server.plan_answers = ["Sure, I can group these."]
     code, out = run(server, "replan", "-w", ws, "--strategy", "llm", "--target-chars", "700")
     assert code == 0, out
-    assert "planning: 1 section(s): 1 by the model (1 repaired)" in out
+    assert "planning: 1 section(s): 1 by the model (1 repaired by a second turn)" in out
     code, out = run(server, "status", "-w", ws, "--json")
     assert json.loads(out)[0]["planning"]["repaired"] == 1
+    assert json.loads(out)[0]["last_planning_attempt"] is None  # this one stored a version
     code, out = run(server, "show", "guide.md", "-w", ws)
     assert "the model answered: 'Sure, I can group these.'" in out
     repair = server.of_kind("planning")[-1]["messages"]

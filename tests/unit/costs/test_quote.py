@@ -152,9 +152,9 @@ def test_markdown_makes_no_conversion_call_and_plans_by_its_characters() -> None
     )
     chunks = math.ceil(len(text) / 1100)  # the default strategy's target size
     assert quote.chunks == chunks == 5
-    assert quote.planning.input_tokens == round(chunks * 134.5)
-    assert quote.planning.output_tokens == round(chunks * 2.85)
-    expected = (round(chunks * 134.5) * GEMMA_IN + round(chunks * 2.85) * GEMMA_OUT) / 1e6
+    assert quote.planning.input_tokens == round(chunks * 136.0)
+    assert quote.planning.output_tokens == round(chunks * 1.49)
+    expected = (round(chunks * 136.0) * GEMMA_IN + round(chunks * 1.49) * GEMMA_OUT) / 1e6
     assert quote.dollars == pytest.approx(expected)
 
 

@@ -66,9 +66,20 @@ def test_sections_are_counted_by_how_they_were_planned(scripted_model) -> None:
     plan = plan_document("d1", elements, sections, Strategy(planner="llm"), 1,
                          text_model=scripted_model(answers))  # fmt: skip
     counts = planning_counts(plan)
-    assert counts == PlanningCounts(sections=3, by_model=3, repaired=1, cached=0, fell_back=0)
-    assert counts.describe() == "3 section(s): 3 by the model (1 repaired)"
+    spent = sum(s.usage.input_tokens for s in plan.sections)
+    assert spent > 0
+    assert counts == PlanningCounts(sections=3, by_model=3, repaired=1, cached=0, fell_back=0,
+                                    split=0, input_tokens=spent, output_tokens=10)  # fmt: skip
+    assert counts.describe() == (
+        f"3 section(s): 3 by the model (1 repaired by a second turn); {spent:,} in / 10 out tokens"
+    )
     require_model_plans(plan)  # the model planned: nothing to refuse
+
+
+def test_a_validator_split_is_named_apart_from_a_repair_turn() -> None:
+    counts = PlanningCounts(sections=2, by_model=2, repaired=0, split=1)
+    assert counts.describe() == "2 section(s): 2 by the model; 1 split by the validator"
+    assert "repaired" not in counts.describe()
 
 
 def test_a_plan_the_model_did_not_make_is_refused(scripted_model) -> None:
@@ -78,7 +89,7 @@ def test_a_plan_the_model_did_not_make_is_refused(scripted_model) -> None:
                          text_model=scripted_model(["no"]))  # fmt: skip
     counts = planning_counts(plan)
     assert (counts.by_model, counts.fell_back) == (0, 3)
-    assert counts.describe() == "3 section(s): 0 by the model, 3 fell back to rules"
+    assert counts.describe().startswith("3 section(s): 0 by the model, 3 fell back to rules; ")
     with pytest.raises(PlanningError, match=r"every one of 3 section\(s\) fell back to rules"):
         require_model_plans(plan)
     require_model_plans(plan_document("d1", elements, sections, Strategy(), 1))  # rules: fine

@@ -3,13 +3,16 @@ section, the structured prompt where the backend enforces the schema, cut-off an
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from drac.models import Strategy, TokenUsage
 from drac.parsing import parse_markdown
 from drac.planning import LlmPlanner, plan_section, section_view
 from drac.planning.base import SectionView
-from drac.planning.llm import STRUCTURED_PROMPT, SYSTEM_PROMPT, answer_token_cap, plan_schema
+from drac.planning.llm import SYSTEM_PROMPT
+from drac.planning.plan_format import answer_token_cap, plan_grammar, plan_schema
 from drac.ports import MemoryLedger, ModelReply
 from drac.sectioning import make_sections
 from tests.unit.planning.test_untrickable_answers import DOC, content
@@ -22,47 +25,50 @@ def view() -> SectionView:
     return section_view(section, elements)
 
 
-def test_the_schema_lists_the_sections_own_ids_and_the_cap_fits_the_section(
+def test_the_schema_and_grammar_admit_only_break_ids_of_the_section_and_the_cap_fits(
     view, scripted_model
 ) -> None:
-    model = scripted_model(['{"chunks": [["p1", "p2", "p3"], ["p4", "p5", "p6", "p7"]]}'])
+    model = scripted_model(['{"b":["p4"]}'])
     proposal = LlmPlanner(model, MemoryLedger()).propose(view, Strategy(), "d1")
     [request] = model.requests
     ids = ["p1", "p2", "p3", "p4", "p5", "p6", "p7"]
     assert request["schema"] == {
         "type": "object",
-        "properties": {
-            "chunks": {
-                "type": "array",
-                "minItems": 1,
-                "items": {"type": "array", "minItems": 1, "items": {"anyOf": [
-                    {"type": "string", "enum": ids},
-                    {"type": "string", "pattern": r"^p[0-9]+(\.[0-9]+)?-p[0-9]+(\.[0-9]+)?$"},
-                ]}},
-            }
-        },
-        "required": ["chunks"],
+        "properties": {"b": {"type": "array", "items": {"type": "string", "enum": ids[1:]},
+                             "maxItems": 6}},
+        "required": ["b"],
         "additionalProperties": False,
     }  # fmt: skip
-    assert request["max_tokens"] == 48 + 6 * 7 == answer_token_cap(7, 1024)
+    assert request["grammar"] == plan_grammar(ids)
+    assert request["max_tokens"] == 16 + 11 * 7 == answer_token_cap(ids, 1024)
     assert proposal.groups == [ids[:3], ids[3:]]
 
 
 def test_the_cap_never_exceeds_the_models_ceiling() -> None:
-    assert answer_token_cap(60, 1024) == 408
-    assert answer_token_cap(500, 1024) == 1024
-    assert answer_token_cap(500, 200) == 200
+    ids = [f"p{n}" for n in range(1, 61)]  # 9 of 2 characters, 51 of 3
+    assert answer_token_cap(ids, 1024) == 16 + 9 * 11 + 51 * 12
+    assert answer_token_cap(ids * 2, 1024) == 1024
+    assert answer_token_cap(ids, 200) == 200
 
 
-def test_a_structured_backend_gets_the_structured_prompt(view, scripted_model) -> None:
-    plain = scripted_model(['[["p1-p7"]]'])
+def test_the_cap_holds_the_longest_answer_the_grammar_admits() -> None:
+    """Every ID a break: the answer's characters bound its tokens (a token has at least one)."""
+    for ids in (["p1", "p2"], [f"p{n}" for n in range(1, 400)], [f"p{n}.{n}" for n in range(90)]):
+        longest = '{"b":[' + ",".join(f'"{i}"' for i in ids[1:]) + "]}"
+        assert len(longest) <= answer_token_cap(ids, 10**6)
+        pretty = json.dumps({"b": ids[1:]}, indent=2)  # a schema's answer, pretty-printed
+        assert len(pretty) <= answer_token_cap(ids, 10**6)
+
+
+def test_the_prompt_names_the_break_format_for_every_backend(view, scripted_model) -> None:
+    plain = scripted_model(['{"b":[]}'])
     LlmPlanner(plain, MemoryLedger()).propose(view, Strategy(), "d1")
-    structured = scripted_model(['{"chunks": [["p1"]]}'], structured_output=True)
+    structured = scripted_model(['{"b":[]}'], structured_output=True)
     LlmPlanner(structured, MemoryLedger()).propose(view, Strategy(), "d1")
-    assert plain.calls[0][0] == SYSTEM_PROMPT.format(target=1100, limit=2000)
-    assert structured.calls[0][0] == STRUCTURED_PROMPT.format(target=1100, limit=2000)
-    assert '{"chunks": [[IDs],...]}' in structured.calls[0][0]
-    assert '"pA-pB"' in structured.calls[0][0]  # the schema allows runs: they save tokens
+    assert (
+        plain.calls[0][0] == structured.calls[0][0] == SYSTEM_PROMPT.format(target=1100, limit=2000)
+    )
+    assert '{"b":[IDs]}' in plain.calls[0][0]
 
 
 def test_a_cut_off_answer_is_named_so_not_invalid_json(view, scripted_model) -> None:
@@ -72,7 +78,7 @@ def test_a_cut_off_answer_is_named_so_not_invalid_json(view, scripted_model) -> 
     plan = plan_section(view.section, list(view.by_id.values()), Strategy(planner="llm"),
                         text_model=scripted_model([cut]), ledger=ledger)  # fmt: skip
     assert plan.planner == "llm->rules"
-    assert "stopped at the token cap (90 tokens)" in (plan.issues.reason or "")
+    assert "stopped at the token cap (93 tokens)" in (plan.issues.reason or "")
     assert "not valid JSON" not in (plan.issues.reason or "")
     assert [e.outcome for e in ledger.entries] == ["cut off", "cut off"]
 
@@ -87,9 +93,9 @@ def test_a_complete_plan_before_the_cut_is_used(view, scripted_model) -> None:
     assert content(plan) == [["p1", "p2", "p3"], ["p4", "p5", "p6", "p7"]]
 
 
-def test_plan_schema_of_no_ids_is_still_a_schema() -> None:
-    item = plan_schema([])["properties"]["chunks"]["items"]["items"]
-    assert item["anyOf"][0]["enum"] == []
+def test_plan_schema_of_one_id_is_still_a_schema() -> None:
+    breaks = plan_schema(["p1"])["properties"]["b"]
+    assert breaks == {"type": "array", "items": {}, "maxItems": 0}
 
 
 def test_an_unreachable_server_stops_planning_instead_of_falling_back(scripted_model) -> None:
@@ -116,7 +122,7 @@ def test_the_repair_turn_after_a_cut_off_shows_the_cut_answer(view, scripted_mod
     proposal = LlmPlanner(model, ledger).propose(view, Strategy(), "d1")
     assert model.requests[1]["earlier"] == [(model.calls[0][1], '[["p1", "p2"')]
     assert model.calls[1][1].startswith(
-        "That answer cannot be used: it stopped at the token cap (90 tokens) before it ended."
+        "That answer cannot be used: it stopped at the token cap (93 tokens) before it ended."
     )
     assert proposal.repaired and proposal.groups[0] == ["p1", "p2", "p3"]
     assert [e.outcome for e in ledger.entries] == ["cut off", "repaired"]

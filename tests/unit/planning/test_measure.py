@@ -52,10 +52,15 @@ Last words.
 
 
 # Long titles: the breadcrumb elides middle levels, or is cut, past its length limit.
-LONG_TITLES = "".join(
-    f"{'#' * level} Level {level} {'title words ' * (level * 3)}\n\nText under {level}.\n\n"
-    for level in (1, 2, 3, 4, 5, 6, 3, 6, 2, 6)
-) + "#\n\n## " + "x" * 400 + "\n\nUnder a very long title.\n"
+LONG_TITLES = (
+    "".join(
+        f"{'#' * level} Level {level} {'title words ' * (level * 3)}\n\nText under {level}.\n\n"
+        for level in (1, 2, 3, 4, 5, 6, 3, 6, 2, 6)
+    )
+    + "#\n\n## "
+    + "x" * 400
+    + "\n\nUnder a very long title.\n"
+)
 
 
 def documents(markdown_fixtures: dict[str, str]) -> list[list[Element]]:

@@ -252,7 +252,8 @@ def test_garbage_then_good_answer_uses_the_retry(view: SectionView, scripted_mod
     assert model.requests[1]["earlier"] == [(first_prompt, "I cannot help with that.")]
     assert model.calls[1][1] == (
         "That answer cannot be used: answer holds no JSON array. Reply with the JSON only, "
-        "[[IDs],...], every p-ID of the list above once, in order, and nothing else."
+        '{"b":[IDs]}: the IDs of the list above where a new chunk starts, in order, and '
+        "nothing else."
     )
     assert model.calls[1][0] == model.calls[0][0]
     assert proposal.repaired
