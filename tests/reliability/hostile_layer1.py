@@ -45,9 +45,7 @@ def strict_docx_field(instruction: str, *, simple: bool) -> bytes:
 def docx_alt_chunk(chunk: str, name: str = "chunk.htm") -> bytes:
     """A DOCX importing the part `word/<name>` (HTML starting with `<div>`, or anything) whole
     through `w:altChunk`."""
-    parts = _parts(
-        docx('<w:altChunk r:id="rId4"/>', [("rId4", "aFChunk", name, False)])
-    )
+    parts = _parts(docx('<w:altChunk r:id="rId4"/>', [("rId4", "aFChunk", name, False)]))
     types = parts["[Content_Types].xml"].decode()
     override = f'<Override PartName="/word/{name}" ContentType="text/html"/>'
     parts["[Content_Types].xml"] = types.replace("</Types>", f"{override}</Types>").encode()

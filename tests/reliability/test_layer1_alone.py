@@ -41,7 +41,7 @@ REFUSED = "refused"
 def _probes(canary: Canary, listener: Listener) -> dict[str, tuple[bytes, str, str]]:
     """name -> (document, suffix, the kind its warning counts, or REFUSED)."""
     text, png, sheet = canary.text_file, canary.png_file, canary.ods_file
-    built = f"\"'file\"&amp;CHAR(58)&amp;\"//{sheet}'#$Sheet1.A1\""
+    built = f'"\'file"&amp;CHAR(58)&amp;"//{sheet}\'#$Sheet1.A1"'
     return {
         "strict includetext simple": (
             strict_docx_field(f'INCLUDETEXT "{text}"', simple=True), ".docx", FIELD

@@ -65,7 +65,7 @@ _SUFFIX = {
 @dataclass(frozen=True)
 class Defences:
     """What stands between a document and the machine while LibreOffice converts it: its
-    external references removed first (`references.py`), and the profile settings that stop
+    external references removed first (`references`), and the profile settings that stop
     link updates and network access (`lo_profile.py`). Tests turn layers off one at a time
     to show what each holds; every other caller uses the defaults."""
 

@@ -66,7 +66,7 @@ _CHUNKS = {
         '<div><img src="file:///secret/a.png"/><iframe src="http://x.test/f"></iframe>'
         "<p>chunk text</p></div>"
     ),
-    "html": '<div><img src=file:///secret/a.png><br><p>chunk text</div>',
+    "html": "<div><img src=file:///secret/a.png><br><p>chunk text</div>",
     "rtf": r"{\rtf1 {\field{\*\fldinst INCLUDETEXT file:///secret/a.txt}}}",
 }
 
@@ -112,7 +112,7 @@ _XLSX_FORMULAS = {
     "entity": 'W&#69;BSERVICE("http"&amp;CHAR(58)&amp;"//x.test/e")',
     "cdata": '<![CDATA[WEBSERVICE("http://x.test/c")]]>',
     "long": '"' + "x" * 5000 + '"&amp;WEBSERVICE("http://x.test/l")',
-    "built name": "INDIRECT(\"'file\"&amp;CHAR(58)&amp;\"///secret/x.ods'#$Sheet1.A1\")",
+    "built name": 'INDIRECT("\'file"&amp;CHAR(58)&amp;"///secret/x.ods\'#$Sheet1.A1")',
     "dde": 'DDE("soffice";"x.test";"A1")',
 }
 
@@ -141,7 +141,7 @@ def test_a_defined_name_reading_outside_is_removed() -> None:
 
 
 _ODS_FORMULAS = {
-    "indirect": "of:=INDIRECT(\"'file\"&CHAR(58)&\"///secret/x.ods'#$Sheet1.A1\")",
+    "indirect": 'of:=INDIRECT("\'file"&CHAR(58)&"///secret/x.ods\'#$Sheet1.A1")',
     "webservice": 'of:=WEBSERVICE("http"&CHAR(58)&"//x.test/o")',
     "named": 'of:=COM.MICROSOFT.WEBSERVICE("http"&CHAR(58)&"//x.test/o")',
 }
@@ -159,8 +159,8 @@ def test_an_ods_named_expression_reading_outside_is_removed() -> None:
     named = (
         '<table:named-expressions><table:named-expression table:name="x" '
         'table:base-cell-address="$Sheet1.$A$1" '
-        'table:expression="of:=INDIRECT(&quot;\'file&quot;&amp;CHAR(58)&amp;&quot;///secret'
-        '/x.ods\'#$Sheet1.A1&quot;)"/></table:named-expressions>'
+        "table:expression=\"of:=INDIRECT(&quot;'file&quot;&amp;CHAR(58)&amp;&quot;///secret"
+        "/x.ods'#$Sheet1.A1&quot;)\"/></table:named-expressions>"
     )
     data = _parts(ods(["Own cell"]))
     data["content.xml"] = data["content.xml"].replace(
@@ -172,7 +172,7 @@ def test_an_ods_named_expression_reading_outside_is_removed() -> None:
 
 
 def test_honest_formulas_stay() -> None:
-    for formula in ("SUM(A1:A3)", "IF(B2>0;\"yes\";\"no\")", "VLOOKUP(A1;Sheet2.A1:B9;2;0)"):
+    for formula in ("SUM(A1:A3)", 'IF(B2>0;"yes";"no")', "VLOOKUP(A1;Sheet2.A1:B9;2;0)"):
         assert not reads_outside(formula)
     for formula in ("WEBSERVICE(A1)", "indirect(A1)", "'/etc/x'#$A1", "'file:///x'#$A1"):
         assert reads_outside(formula)

@@ -257,4 +257,3 @@ def _html_attribute(value: str) -> str:
     return (
         value.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
     )
-

@@ -49,6 +49,7 @@ TAG = re.compile(rb"<[^>\"']*(?:(?:\"[^\"]*\"|'[^']*')[^>\"']*)*>")
 """A tag to its closing '>', quoted values skipped (no quote can start inside a run of the
 others, so matching is linear)."""
 
+
 @dataclass
 class _Edit:
     start: int
@@ -284,9 +285,7 @@ class XmlCleaner:
         if attr_ns == XML and attr_local == "base":
             return OTHER
         if attr_ns == XLINK and attr_local == "href" and points_outside(value):
-            return ODF_HREF_KINDS.get(
-                (namespace, local), IMAGE_LINK if namespace == SVG else OTHER
-            )
+            return ODF_HREF_KINDS.get((namespace, local), IMAGE_LINK if namespace == SVG else OTHER)
         if namespace == SVG and attr_local == "href" and attr_ns == "" and points_outside(value):
             return IMAGE_LINK
         if namespace == VML and attr_local in ("src", "href") and attr_ns in ("", VML_OFFICE):
