@@ -4,6 +4,8 @@ record carries the warning saying what was removed."""
 
 from __future__ import annotations
 
+import dataclasses
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ from reliability.hostile_links import (
 )
 
 from drac.aws import keys
+from drac.documents import references
 from drac.ids import document_id_for
 from drac.models import DocumentStatus
 from tests.e2e.conftest import upload
@@ -46,3 +49,30 @@ def test_a_linked_object_is_removed_and_named_on_the_record(cloud: Any, tmp_path
         pdf = deployed.runtime.artifacts.get_bytes(keys.pdf_key(document_id))
         assert canary_images(pdf) == 0
         assert canary.token not in pdf_text(pdf) and "Slide text" in pdf_text(pdf)
+
+
+def test_a_page_past_the_sanitizers_limit_fails_alone_in_the_normalise_function(
+    cloud: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sanitizer runs contained in the Normalise function too: with its CPU limit lowered
+    to 1 s, a page that takes it longer fails with the limit named and leaves no work folder,
+    and the page uploaded beside it is indexed."""
+    deployed, _bedrock, _opensearch, _pdf = cloud
+    work = tmp_path / "tmp"
+    work.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(work))
+    monkeypatch.setenv("TMPDIR", str(work))
+    low = dataclasses.replace(references.SANITIZER_LIMITS, cpu_s=1.0, step_cpu_s=1.0)
+    monkeypatch.setattr(references, "SANITIZER_LIMITS", low)
+    heavy = ("<html><body><p>Heavy page.</p>" + "</a" * 5_000_000 + "</body></html>").encode()
+    good = b"<html><body><h1>Store hours</h1><p>Honest page text.</p></body></html>"
+    upload(deployed, heavy, "incoming/acme/heavy.html")
+    upload(deployed, good, "incoming/acme/good.html")
+    runs = deployed.wait("ingest")
+    assert sorted(run["status"] for run in runs) == ["FAILED", "SUCCEEDED"]
+    failed = deployed.runtime.registry.get(document_id_for(heavy, "acme"))
+    assert failed.status is DocumentStatus.FAILED
+    assert "used more than 1 s of CPU while removing external references" in (failed.error or "")
+    indexed = deployed.runtime.registry.get(document_id_for(good, "acme"))
+    assert indexed.status is DocumentStatus.INDEXED
+    assert [path.name for path in work.iterdir() if path.name.startswith("drac-lo-")] == []

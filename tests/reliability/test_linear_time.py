@@ -136,3 +136,21 @@ def test_placing_a_file_table_of_the_most_rows_allowed_grows_linearly() -> None:
     small, large = placed_in(MOST_ROWS // 4), placed_in(MOST_ROWS)
     assert large < 8 * small + 0.2, f"4x the rows took {large / max(small, 1e-6):.0f}x the time"
     assert large < BUDGET_S
+
+
+@pytest.mark.parametrize("reader", ["tables", "structure"])
+def test_the_file_readers_read_unfinished_html_tags_linearly(reader: str) -> None:
+    """The file-table and file-structure readers used `html.parser`, which scans to the end of
+    the page once per unfinished `<a`: 40,000 of them took 4.1 s each (quadratic)."""
+    from drac.documents.file_structure import _html_blocks
+    from drac.documents.file_tables import _html_tables
+
+    read = _html_tables if reader == "tables" else _html_blocks
+
+    def cpu(count: int) -> float:
+        started = time.process_time()
+        read("<html><body><p>Text.</p>" + "<a" * count)
+        return time.process_time() - started
+
+    small, large = cpu(20_000), cpu(200_000)
+    assert large < 25 * max(small, 0.02), f"{small:.4f} s -> {large:.4f} s"

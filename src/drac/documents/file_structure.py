@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from html.parser import HTMLParser
 from typing import Literal
 from xml.etree import ElementTree
 
@@ -40,6 +39,7 @@ from drac.documents.file_tables import (
     XmlPackage,
     read_in_worker,
 )
+from drac.documents.references.html_tokens import HtmlTokenizer
 from drac.documents.text import decode_text
 
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
@@ -380,7 +380,7 @@ def _tidy(runs: list[Run]) -> tuple[Run, ...]:
     return tuple(out)
 
 
-class _HtmlBlocks(HTMLParser):
+class _HtmlBlocks(HtmlTokenizer):
     """Collects the page's headings (`h1`-`h6`), list items (`li` of `ul` or `ol`, nested)
     and other block text as `FileBlock`s; tables (read by `file_tables`), scripts, styles and
     the head are left out."""
@@ -395,7 +395,6 @@ class _HtmlBlocks(HTMLParser):
     _BOLD = frozenset({"b", "strong"})
 
     def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
         self.blocks: list[FileBlock] = []
         self.runs: list[Run] = []
         self.size = 0
@@ -500,9 +499,7 @@ def _number(value: str | None) -> int:
 
 def _html_blocks(text: str) -> list[FileBlock]:
     parser = _HtmlBlocks()
-    for start in range(0, len(text), 1 << 16):
-        step("reading the HTML's headings and lists")
-        parser.feed(text[start : start + (1 << 16)])
-    parser.close()
+    step("reading the HTML's headings and lists")
+    parser.parse(text)  # linear in the page (`html.parser` was not: unfinished tags)
     parser.flush()
     return parser.blocks

@@ -14,8 +14,9 @@ rows or columns, a cell holding another table (a layout table: the inner one is 
 cell of more than `_MAX_CELL_WORDS` words (prose laid out in a grid) is no data table and is
 left to the text layer.
 
-The parsers are the standard library's (ElementTree over expat for the packages' XML, with
-any DTD refused so no entity is expanded or fetched; `html.parser` for HTML); they run on
+The parsers are the standard library's ElementTree over expat for the packages' XML, with
+any DTD refused so no entity is expanded or fetched, and drac's linear HTML tokenizer
+(`references.html_tokens`) for HTML; they run on
 untrusted bytes, so `read_file_tables` runs them in a contained worker
 (`drac.documents.containment`) under `FILE_TABLE_LIMITS`, and every part, table, row, column
 and cell is capped; a file past a cap, or one the worker fails on, gives no tables (the text
@@ -28,7 +29,6 @@ import io
 import posixpath
 import zipfile
 from collections.abc import Iterable, Sequence
-from html.parser import HTMLParser
 from typing import TypeVar
 from xml.etree import ElementTree
 
@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict
 
 from drac.documents.containment import GIB, Limits, contained_call, step
 from drac.documents.detect import DocumentFormat
+from drac.documents.references.html_tokens import HtmlTokenizer
 from drac.documents.text import decode_text
 from drac.errors import DocumentError
 
@@ -281,7 +282,7 @@ def _count(value: str | None) -> int:
     return min(max(number, 1), _MAX_SPAN)
 
 
-class _HtmlTables(HTMLParser):
+class _HtmlTables(HtmlTokenizer):
     """Collects every `<table>`'s rows of cells; tables inside a cell are read on their own
     and make the table holding them a layout table."""
 
@@ -289,7 +290,6 @@ class _HtmlTables(HTMLParser):
     _SKIPPED = frozenset({"script", "style", "template"})
 
     def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
         self.open: list[_HtmlTable] = []
         self.done: list[_HtmlTable] = []
         self.depth = 0  # tables open beyond `_MAX_HTML_DEPTH` are counted, not read
@@ -409,10 +409,8 @@ def _tidy(parts: list[str]) -> str:
 
 def _html_tables(text: str) -> list[FileTable]:
     parser = _HtmlTables()
-    for start in range(0, len(text), 1 << 16):
-        step("reading the HTML's tables")
-        parser.feed(text[start : start + (1 << 16)])
-    parser.close()
+    step("reading the HTML's tables")
+    parser.parse(text)  # linear in the page (`html.parser` was not: unfinished tags)
     return parser.tables()
 
 

@@ -1,6 +1,6 @@
 """LibreOffice settings that stop it following links, written into each call's private profile.
 
-These are the second layer behind `references.py`: they hold for what the sanitizer cannot
+These are the second layer behind `references`: they hold for what the sanitizer cannot
 rewrite (XLS) or might miss. Each setting is kept because a test showed it stopping a request
 or a read on LibreOffice 7.4 (tests/reliability/test_exfiltration.py); SECURITY.md lists the
 ones tried that did not.

@@ -24,7 +24,7 @@ from drac.documents.delimited import SAMPLE_CHARS, sniff_delimiter
 from drac.documents.detect import DocumentFormat
 from drac.documents.lo_guard import CANNOT_START, PROTECTIONS_PREFIX
 from drac.documents.lo_profile import LINK_SETTINGS, ProfileSetting, write_settings
-from drac.documents.references import removal_warning, write_without_external_references
+from drac.documents.references import remove_external_references
 from drac.errors import DocumentError
 
 DEFAULT_IMAGE_DPI = 200
@@ -65,7 +65,7 @@ _SUFFIX = {
 @dataclass(frozen=True)
 class Defences:
     """What stands between a document and the machine while LibreOffice converts it: its
-    external references removed first (`references.py`), and the profile settings that stop
+    external references removed first (`references`), and the profile settings that stop
     link updates and network access (`lo_profile.py`). Tests turn layers off one at a time
     to show what each holds; every other caller uses the defaults."""
 
@@ -180,25 +180,26 @@ def convert_with_libreoffice(
     """Convert one file LibreOffice reads (its kind named by `suffix`) to `target`, with the
     warnings for the document (one when external references were removed).
 
-    LibreOffice only ever sees the file with its external references removed, runs with
-    the profile settings that stop links and network access, in a private profile per call
-    (so calls may run concurrently), its process group killed on timeout. DocumentError
-    names what failed.
+    LibreOffice only ever sees the file with its external references removed (by a
+    contained worker, before any work folder exists: a document the sanitizer refuses or
+    that takes it past its limits leaves nothing behind), runs with the profile settings
+    that stop links and network access, in a private profile per call (so calls may run
+    concurrently), its process group killed on timeout. DocumentError names what failed.
     """
     soffice = find_soffice()
     kind = suffix.lstrip(".").upper()
     goal = target.upper()
     warnings: list[str] = []
+    readable = data
+    if defences.strip_references:
+        cleaned = remove_external_references(data, suffix)
+        readable = cleaned.data
+        warnings.extend(filter(None, [cleaned.warning]))
     with tempfile.TemporaryDirectory(prefix="drac-lo-") as tmp:
         work = Path(tmp)
         _claim(work)  # first: a kill from here on leaves a folder the next run removes
         source = work / f"document{suffix}"
-        with source.open("wb") as copy:
-            if defences.strip_references:
-                removed = write_without_external_references(data, suffix, copy)
-                warnings.extend(filter(None, [removal_warning(removed)]))
-            else:
-                copy.write(data)
+        source.write_bytes(readable)
         outdir = work / "out"
         profile = work / "profile"
         _seed_profile(profile, defences.settings)
