@@ -28,6 +28,9 @@ class DocumentState:
     """How a vision model's pages compared with their text layer, when they were checked."""
     boxes: BoxCounts | None
     """How many of its elements were placed on their page, for a document with pages."""
+    last_planning_attempt: dict[str, Any] | None = None
+    """Its last re-plan that stored no plan version (when, why, counts, tokens, seconds),
+    None when its latest attempt stored one."""
 
     def to_dict(self) -> dict[str, Any]:
         """The document as one entry of `drac status --json`."""
@@ -35,6 +38,7 @@ class DocumentState:
             **self.record.model_dump(mode="json"),
             "chunks": self.chunks,
             "planning": _dumped(self.planning),
+            "last_planning_attempt": self.last_planning_attempt,
             "verification": _dumped(self.verification),
             "boxes": _dumped(self.boxes),
         }
@@ -73,6 +77,7 @@ def gather_status(ws: LocalWorkspace) -> WorkspaceStatus:
             planning=planning.get(d.document_id),
             verification=verification_of(ws, d),
             boxes=placed.get(d.document_id),
+            last_planning_attempt=ws.planning_attempt(d.document_id),
         )
         for d in documents
     )

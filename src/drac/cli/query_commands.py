@@ -13,8 +13,7 @@ import click
 from rich.table import Table
 from rich.tree import Tree
 
-from drac.api.status import model_planning as _model_planning
-from drac.api.status import verification_of as _verification_of
+from drac.api.status import gather_status
 from drac.api.views import exported_chunks
 from drac.cli import cli
 from drac.cli.options import (
@@ -31,11 +30,11 @@ from drac.documents.verify import VerificationSummary
 from drac.embedders.factory import CHOICES, embedder_from_spec, is_configured
 from drac.errors import DracError
 from drac.filters import FilterError, MetadataFilter, parse_expressions
-from drac.local.box_status import BoxCounts, PageBoxCounts, page_box_counts, workspace_box_counts
+from drac.local.box_status import BoxCounts, PageBoxCounts, page_box_counts
 from drac.local.search import default_mode, search_workspace
 from drac.local.verification import stored_verification
 from drac.local.workspace import Workspace
-from drac.models import Chunk, DocumentRecord, Element, Strategy, VerificationCounts
+from drac.models import Chunk, DocumentRecord, Element, VerificationCounts
 from drac.planning import PlanningCounts
 from drac.planning.llm import one_line, preview
 from drac.ports import ModelCallError, SearchHit
@@ -270,37 +269,24 @@ def status(workspace: Path, as_json: bool) -> None:
     """List the workspace's documents with status, pages, chunks and plan version."""
     ws = open_workspace(workspace)
     try:
-        documents = ws.documents()
-        counts = Counter(chunk.document_id for chunk in ws.active_chunks())
-        saved = ws.saved_strategy()
-        planning = _model_planning(ws, documents)
-        attempts = {d.document_id: last_failed_attempt(ws, d) for d in documents}
-        checked = {d.document_id: _verification_of(ws, d) for d in documents}
-        verified = {key: value for key, value in checked.items() if value is not None}
-        placed = workspace_box_counts(ws)
+        gathered = gather_status(ws)
     finally:
         ws.close()
     if as_json:
-        print_json(
-            [
-                {
-                    **d.model_dump(mode="json"),
-                    "chunks": counts[d.document_id],
-                    "planning": planning.get(d.document_id),
-                    "last_planning_attempt": attempts[d.document_id],
-                    "verification": _counts_json(verified.get(d.document_id)),
-                    "boxes": _boxes_json(placed.get(d.document_id)),
-                }
-                for d in documents
-            ]
-        )
+        print_json([state.to_dict() for state in gathered.documents])
         return
+    states = gathered.documents
+    documents = [state.record for state in states]
+    counts = {state.record.document_id: state.chunks for state in states}
+    planning = {s.record.document_id: s.planning for s in states if s.planning is not None}
+    verified = {s.record.document_id: s.verification for s in states if s.verification}
+    placed = {s.record.document_id: s.boxes for s in states if s.boxes is not None}
     table = Table(title=f"drac workspace {markup(str(workspace))}")
     notes = {
-        d.document_id: d.error
-        or (describe_attempt(attempt) if (attempt := attempts[d.document_id]) else "")
-        or (d.warnings[0] if d.warnings else "")
-        for d in documents
+        s.record.document_id: s.record.error
+        or (describe_attempt(s.last_planning_attempt) if s.last_planning_attempt else "")
+        or (s.record.warnings[0] if s.record.warnings else "")
+        for s in states
     }
     names = shown_sources(documents)
     # a name is folded only past SOURCE_WIDTH: the note column gives way first
@@ -338,8 +324,8 @@ def status(workspace: Path, as_json: bool) -> None:
     stdout.print(table)
     totals = Counter(d.status.value for d in documents)
     stdout.print(", ".join(f"{n} {s}" for s, n in sorted(totals.items())) or "no documents")
-    strategy = saved or Strategy()
-    origin = ", remembered from the last full replan" if saved else ""
+    strategy = gathered.strategy
+    origin = ", remembered from the last full replan" if gathered.strategy_remembered else ""
     stdout.print(
         f"strategy for new documents: {markup(strategy.name)} ({strategy.planner} planner, target"
         f" {strategy.target_chars:,}, hard limit {strategy.hard_limit_chars:,}){origin}",
