@@ -145,3 +145,51 @@ def test_live_documents_and_sources_have_the_indexes_the_code_queries(synth: Syn
     assert by_document["IndexName"] == queried["document_index"]
     assert by_document["KeySchema"] == [{"AttributeName": "document_id", "KeyType": "HASH"}]
     assert len(synth.of_type("AWS::DynamoDB::Table")) == 5
+
+
+WRITES = ["s3:PutObject*", "s3:DeleteObject*", "s3:Replicate*", "s3:RestoreObject"]
+
+
+def test_tenant_writes_are_confined_by_the_documents_bucket_policy(alternate: Synth) -> None:
+    """Two Deny statements per tenant of tenantPrincipals: its principals write only under
+    incoming/<tenant>/, and only they, the admins and the stack's bucket-emptying role
+    (removalPolicy=destroy) write there."""
+    logical_id, _ = bucket(alternate, "documents")
+    (policy,) = [
+        p["Properties"]["PolicyDocument"]["Statement"]
+        for p in alternate.of_type("AWS::S3::BucketPolicy").values()
+        if p["Properties"]["Bucket"] == {"Ref": logical_id}
+    ]
+    tenant_statements = [s for s in policy if "Tenant" in s.get("Sid", "")]
+    objects = {"Fn::Join": ["", [{"Fn::GetAtt": [logical_id, "Arn"]}, "/incoming/acme/*"]]}
+    acme = "arn:aws:iam::123456789012:role/acme-app"
+    beta = "arn:aws:iam::123456789012:role/apps/beta-app"
+    operator = "arn:aws:iam::123456789012:role/operator"
+    assert len(tenant_statements) == 4 and all(
+        s["Effect"] == "Deny" and s["Principal"] == {"AWS": "*"} and sorted(s["Action"]) == sorted(WRITES)
+        for s in tenant_statements
+    )
+    (own_prefix,) = [s for s in tenant_statements if s["Sid"] == "Tenant0WritesOnlyItsPrefix"]
+    assert own_prefix["NotResource"] == objects
+    assert own_prefix["Condition"] == {"ArnEquals": {"aws:PrincipalArn": [acme]}}
+    (only_tenant,) = [s for s in tenant_statements if s["Sid"] == "OnlyTenant0WritesItsPrefix"]
+    assert only_tenant["Resource"] == objects
+    allowed = only_tenant["Condition"]["ArnNotEquals"]["aws:PrincipalArn"]
+    assert allowed[:2] == [acme, operator]
+    (emptier,) = allowed[2:]
+    (role,) = emptier["Fn::GetAtt"][:1]
+    assert alternate.resources[role]["Type"] == "AWS::IAM::Role"
+    assert "AutoDeleteObjects" in role
+    (beta_only,) = [s for s in tenant_statements if s["Sid"] == "OnlyTenant1WritesItsPrefix"]
+    assert beta_only["Condition"]["ArnNotEquals"]["aws:PrincipalArn"][0] == beta
+
+
+def test_no_tenant_statements_without_tenants(synth: Synth) -> None:
+    logical_id, _ = bucket(synth, "documents")
+    statements = [
+        s
+        for p in synth.of_type("AWS::S3::BucketPolicy").values()
+        if p["Properties"]["Bucket"] == {"Ref": logical_id}
+        for s in p["Properties"]["PolicyDocument"]["Statement"]
+    ]
+    assert not [s for s in statements if "Tenant" in s.get("Sid", "")]
