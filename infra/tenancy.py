@@ -78,4 +78,3 @@ def tenant_write_statements(
             )
         )
     return statements
-

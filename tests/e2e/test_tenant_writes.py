@@ -92,7 +92,9 @@ def test_another_tenants_uploader_cannot_add_delete_tag_or_attach_a_sidecar(
         ),
         "replace a document": lambda: beta.put_object(Bucket=bucket, Key=ACME_KEY, Body=CONTACT),
         "copy into the prefix": lambda: beta.copy_object(
-            Bucket=bucket, Key="incoming/acme/copied.md", CopySource={"Bucket": bucket, "Key": BETA_KEY}
+            Bucket=bucket,
+            Key="incoming/acme/copied.md",
+            CopySource={"Bucket": bucket, "Key": BETA_KEY},
         ),
         "delete a document": lambda: beta.delete_object(Bucket=bucket, Key=ACME_KEY),
         "delete a version": lambda: beta.delete_object(

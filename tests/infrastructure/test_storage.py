@@ -166,7 +166,9 @@ def test_tenant_writes_are_confined_by_the_documents_bucket_policy(alternate: Sy
     beta = "arn:aws:iam::123456789012:role/apps/beta-app"
     operator = "arn:aws:iam::123456789012:role/operator"
     assert len(tenant_statements) == 4 and all(
-        s["Effect"] == "Deny" and s["Principal"] == {"AWS": "*"} and sorted(s["Action"]) == sorted(WRITES)
+        s["Effect"] == "Deny"
+        and s["Principal"] == {"AWS": "*"}
+        and sorted(s["Action"]) == sorted(WRITES)
         for s in tenant_statements
     )
     (own_prefix,) = [s for s in tenant_statements if s["Sid"] == "Tenant0WritesOnlyItsPrefix"]

@@ -70,6 +70,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "drac.cli.quote_output",
         "Quote the documents under S3 prefixes as the cloud would ingest them; converts nothing.",
     ),
+    "cloud-audit": (
+        "drac.cli.cloud_commands",
+        "List the principals that may call a deployed stack's retrieval function or re-plan "
+        "machine directly.",
+    ),
     "check": (
         "drac.cli.check_command",
         "Verify the workspace: database, every document's files, "
