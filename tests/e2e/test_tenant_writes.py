@@ -151,13 +151,13 @@ def test_only_the_tenants_principals_and_admins_write_its_prefix(uploaded: Any) 
     deployed, _version = uploaded
     bucket = deployed.documents_bucket
     outsider = s3_as(deployed, OUTSIDER)
-    for key in (ACME_KEY, BETA_KEY, "incoming/beta/new.md"):
+    for key in (ACME_KEY, BETA_KEY, "incoming/beta/new.md", "incoming/stray.md"):
         with pytest.raises(ClientError) as raised:
             outsider.put_object(Bucket=bucket, Key=key, Body=CONTACT)
         assert raised.value.response["Error"]["Code"] == "AccessDenied"
     with pytest.raises(ClientError):
         outsider.delete_object(Bucket=bucket, Key=BETA_KEY)
-    assert len(deployed.log.take_denials()) == 4
+    assert len(deployed.log.take_denials()) == 5
 
     # the policy alone, for principals whose writes would start ingests: the admin may write
     # any tenant's prefix, acme's uploader only its own (its own tags and sidecars too)
@@ -167,7 +167,8 @@ def test_only_the_tenants_principals_and_admins_write_its_prefix(uploaded: Any) 
         (ADMIN_ROLE, BETA_KEY, True),
         (ACME_ROLE, ACME_KEY + ".metadata.json", True),
         (ACME_ROLE, BETA_KEY + ".metadata.json", False),
-        (OUTSIDER, "incoming/stray.md", True),  # no tenant: left to the account's policies
+        (OUTSIDER, "incoming/stray.md", False),  # with tenants, incoming/ is theirs
+        (ADMIN_ROLE, "incoming/stray.md", True),  # documents without a tenant: admins
     ]:
         for action in ("s3:PutObject", "s3:PutObjectTagging", "s3:DeleteObjectVersion"):
             arn = s3_object_arn(bucket, key, deployed.authorizer.caller)

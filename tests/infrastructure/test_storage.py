@@ -151,9 +151,9 @@ WRITES = ["s3:PutObject*", "s3:DeleteObject*", "s3:Replicate*", "s3:RestoreObjec
 
 
 def test_tenant_writes_are_confined_by_the_documents_bucket_policy(alternate: Synth) -> None:
-    """Two Deny statements per tenant of tenantPrincipals: its principals write only under
-    incoming/<tenant>/, and only they, the admins and the stack's bucket-emptying role
-    (removalPolicy=destroy) write there."""
+    """One Deny per tenant of tenantPrincipals (its principals write only under
+    incoming/<tenant>/) and one for all (only the tenants' principals, the admins and the
+    stack's bucket-emptying role, with removalPolicy=destroy, write under incoming/)."""
     logical_id, _ = bucket(alternate, "documents")
     (policy,) = [
         p["Properties"]["PolicyDocument"]["Statement"]
@@ -161,29 +161,42 @@ def test_tenant_writes_are_confined_by_the_documents_bucket_policy(alternate: Sy
         if p["Properties"]["Bucket"] == {"Ref": logical_id}
     ]
     tenant_statements = [s for s in policy if "Tenant" in s.get("Sid", "")]
-    objects = {"Fn::Join": ["", [{"Fn::GetAtt": [logical_id, "Arn"]}, "/incoming/acme/*"]]}
+    arn = {"Fn::GetAtt": [logical_id, "Arn"]}
     acme = "arn:aws:iam::123456789012:role/acme-app"
     beta = "arn:aws:iam::123456789012:role/apps/beta-app"
     operator = "arn:aws:iam::123456789012:role/operator"
-    assert len(tenant_statements) == 4 and all(
+    assert len(tenant_statements) == 3 and all(
         s["Effect"] == "Deny"
         and s["Principal"] == {"AWS": "*"}
         and sorted(s["Action"]) == sorted(WRITES)
         for s in tenant_statements
     )
-    (own_prefix,) = [s for s in tenant_statements if s["Sid"] == "Tenant0WritesOnlyItsPrefix"]
-    assert own_prefix["NotResource"] == objects
-    assert own_prefix["Condition"] == {"ArnEquals": {"aws:PrincipalArn": [acme]}}
-    (only_tenant,) = [s for s in tenant_statements if s["Sid"] == "OnlyTenant0WritesItsPrefix"]
-    assert only_tenant["Resource"] == objects
-    allowed = only_tenant["Condition"]["ArnNotEquals"]["aws:PrincipalArn"]
-    assert allowed[:2] == [acme, operator]
-    (emptier,) = allowed[2:]
+    by_sid = {s["Sid"]: s for s in tenant_statements}
+    acme_only = by_sid["Tenant0WritesOnlyItsPrefix"]
+    assert acme_only["NotResource"] == {"Fn::Join": ["", [arn, "/incoming/acme/*"]]}
+    assert acme_only["Condition"] == {"ArnEquals": {"aws:PrincipalArn": [acme]}}
+    beta_only = by_sid["Tenant1WritesOnlyItsPrefix"]
+    assert beta_only["NotResource"] == {"Fn::Join": ["", [arn, "/incoming/beta/*"]]}
+    everyone = by_sid["OnlyTenantsAndAdminsWriteIncoming"]
+    assert everyone["Resource"] == {"Fn::Join": ["", [arn, "/incoming/*"]]}
+    writers = everyone["Condition"]["ArnNotEquals"]["aws:PrincipalArn"]
+    assert writers[:3] == [acme, beta, operator]
+    (emptier,) = writers[3:]
     (role,) = emptier["Fn::GetAtt"][:1]
     assert alternate.resources[role]["Type"] == "AWS::IAM::Role"
     assert "AutoDeleteObjects" in role
-    (beta_only,) = [s for s in tenant_statements if s["Sid"] == "OnlyTenant1WritesItsPrefix"]
-    assert beta_only["Condition"]["ArnNotEquals"]["aws:PrincipalArn"][0] == beta
+
+
+def test_too_many_tenants_for_a_bucket_policy_are_refused() -> None:
+    """S3 limits a bucket policy to 20 KB: a mapping that cannot fit stops the synth."""
+    from infra.tenancy import check_policy_size
+
+    def mapping(count: int) -> dict[str, str]:
+        return {f"arn:aws:iam::123456789012:role/apps/t{i}-search": f"t{i}" for i in range(count)}
+
+    check_policy_size(mapping(30), ["arn:aws:iam::123456789012:role/operator"])
+    with pytest.raises(ValueError, match="60 tenants need a documents bucket policy"):
+        check_policy_size(mapping(60), ["arn:aws:iam::123456789012:role/operator"])
 
 
 def test_no_tenant_statements_without_tenants(synth: Synth) -> None:
