@@ -193,6 +193,11 @@ class Intake(Construct):
         )
         self.replan_dlq = self._dead_letter_queue("ReplanTargetDlq")
         self._restrict_replan_senders(settings)
+        # A role of its own (not CDK's shared events role), so the deployment can name the
+        # principals allowed to start the re-plan machine (drac.aws.access_audit).
+        self.replan_target_role = iam.Role(
+            self, "ReplanTargetRole", assumed_by=iam.ServicePrincipal("events.amazonaws.com")
+        )
         self.replan_rule = events.Rule(
             self,
             "ReplanRequested",
@@ -202,6 +207,7 @@ class Intake(Construct):
             targets=[
                 targets.SfnStateMachine(
                     replan_machine,
+                    role=self.replan_target_role,
                     # the whole event: the Manifest stage holds the detail to its source's scope
                     input=events.RuleTargetInput.from_event_path("$"),
                     dead_letter_queue=self.replan_dlq,

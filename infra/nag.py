@@ -98,6 +98,14 @@ def acknowledgements(stack) -> dict[str, str]:
         "ReadScans reads the PDF a non-PDF upload was normalised to (documents/<document>/"
         "source.pdf, per document): read only, that one object of each document."
     )
+    acks[f"AwsSolutions-IAM5[Resource::{artifacts}/runs/replan/*]"] = (
+        "The re-plan machine's Distributed Map reads the manifest its Manifest stage wrote "
+        "(runs/replan/<run>/manifest.json, per run): read only, that prefix only."
+    )
+    acks[f"AwsSolutions-IAM5[Resource::{artifacts}/runs/replan-results/*]"] = (
+        "The re-plan machine's Distributed Map writes its results there (ResultWriter, one "
+        "folder per map run, named by Step Functions): that prefix only."
+    )
     acks[f"AwsSolutions-IAM5[Resource::{artifacts}/pages/*]"] = (
         "ReadScans stores the words OCR read of each scanned page beside the page's image "
         "(pages/<document>/..., per document): put only, pages/ only."

@@ -3,7 +3,8 @@
 Normalise, ReadSpreadsheet and Render run untrusted-input parsers (LibreOffice, openpyxl,
 pdfium). In the VPC they have subnets without a NAT or internet gateway, so a document that
 makes a parser fetch a URL reaches nothing; their own S3 and DynamoDB calls use gateway
-endpoints (free), whose policies allow only the project's buckets and tables. Function logs
+endpoints (free), whose policies allow only the project's buckets and tables, and a DNS
+Firewall answers only those endpoints' names (infra/dns_firewall.py). Function logs
 (and the metrics Powertools writes into them as EMF) are shipped by Lambda itself; with
 `tracingEndpoint` an X-Ray interface endpoint (billed per AZ-hour) carries trace segments.
 
@@ -24,6 +25,7 @@ from constructs import Construct
 
 from drac.settings import Settings
 from infra.config import model_arns, removal_policy
+from infra.dns_firewall import DnsFirewall
 from infra.functions import Placement
 from infra.storage import Storage
 
@@ -105,6 +107,14 @@ class ConverterNetwork(Construct):
         self.collection_endpoint: aoss.CfnVpcEndpoint | None = None
         if settings.private_collection:
             self._private_search(settings, storage)
+        # The resolver answers only the endpoints' names (no DNS exfiltration).
+        self.dns_firewall = DnsFirewall(
+            self,
+            "DnsFirewall",
+            vpc=self.vpc,
+            tracing=settings.tracing_endpoint,
+            private_collection=settings.private_collection,
+        )
 
     @property
     def converters(self) -> Placement:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from aws_cdk import CfnOutput, Stack
+from aws_cdk import CfnOutput, Fn, Stack
 from constructs import Construct
 
+from drac.aws.access_audit import REPLAN_OUTPUT, REPLAN_STARTERS_OUTPUT, RETRIEVE_OUTPUT
 from drac.aws.identity import REPLAN_ADMIN_SOURCE, REPLAN_TENANT_SOURCE_PREFIX
 from infra.config import settings_from_context
 from infra.functions import FunctionFactory
@@ -68,7 +69,23 @@ class DracStack(Stack):
             "IngestStateMachine": self.pipeline.ingest_machine.state_machine_arn,
             "RetrieveUrl": self.pipeline.stages.retrieve_url.url,
             "RetrieveFunction": self.pipeline.stages.retrieve.function_name,
+            # what `drac cloud-audit` checks no principal but these reaches directly
+            RETRIEVE_OUTPUT: self.pipeline.stages.retrieve.function_arn,
+            REPLAN_OUTPUT: self.pipeline.replan_machine.state_machine_arn,
+            REPLAN_STARTERS_OUTPUT: Fn.join(",", self._replan_starters()),
             "AlarmTopic": self.observability.topic.topic_arn,
         }
         for name, value in outputs.items():
             CfnOutput(self, name, value=value)
+
+    def _replan_starters(self) -> list[str]:
+        """The stack's roles that start the re-plan machine: the Starter (metadata that
+        changes later), the bus rule's target role and the machine's own role (its
+        Distributed Map starts child executions)."""
+        stages, pipeline = self.pipeline.stages, self.pipeline
+        roles = [
+            stages.starter.role,
+            pipeline.intake.replan_target_role,
+            pipeline.replan_machine.role,
+        ]
+        return [role.role_arn for role in roles if role is not None]

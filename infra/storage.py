@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aws_cdk import Duration
+from aws_cdk import CfnResource, Duration, Stack, Token
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
@@ -10,6 +10,7 @@ from constructs import Construct
 from drac.aws.dynamo import EXPIRES_AT
 from drac.settings import Settings
 from infra.config import removal_policy
+from infra.tenancy import tenant_write_statements
 
 INCOMING_PREFIX = "incoming/"
 PAGES_PREFIX = "pages/"
@@ -42,6 +43,14 @@ class Storage(Construct):
                 )
             ],
         )
+        # Who may write under each tenant's prefix (infra/tenancy.py, docs/aws.md "Tenants").
+        for statement in tenant_write_statements(
+            self.documents.bucket_arn,
+            settings.tenant_principals,
+            settings.admin_principals,
+            exempt=self._auto_delete_role(),
+        ):
+            self.documents.add_to_resource_policy(statement)
         self.artifacts = self._bucket(
             "Artifacts",
             versioned=True,
@@ -108,6 +117,17 @@ class Storage(Construct):
             auto_delete_objects=self._auto_delete,
             **props,  # type: ignore[arg-type]
         )
+
+    def _auto_delete_role(self) -> list[str]:
+        """The role of CDK's bucket-emptying custom resource (removalPolicy=destroy), which
+        deletes every object when the stack is destroyed; none otherwise."""
+        provider = Stack.of(self).node.try_find_child(
+            "Custom::S3AutoDeleteObjectsCustomResourceProvider"
+        )
+        role = provider.node.try_find_child("Role") if provider else None
+        if not isinstance(role, CfnResource):
+            return []
+        return [Token.as_string(role.get_att("Arn"))]
 
     def _table(
         self, construct_id: str, pk: str, sk: str | None, removal, ttl: str | None = None

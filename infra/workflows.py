@@ -190,7 +190,10 @@ class Workflows(Construct):
                 resources=[map_runs],
             )
         )
-        storage.artifacts.grant_read_write(machine)
+        # only its own objects: the Manifest stage's manifest (ItemReader) and the Map's
+        # results (ResultWriter, Prefix runs/replan-results in replan.asl.json)
+        storage.artifacts.grant_read(machine, "runs/replan/*")
+        storage.artifacts.grant_read_write(machine, "runs/replan-results/*")
 
 
 def _timeout_s(fn: lambda_.IFunction) -> int:

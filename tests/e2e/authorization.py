@@ -59,6 +59,7 @@ S3_OBJECT_ACTIONS = {
     "GetObjectAcl": ("s3:GetObjectAcl", "s3:GetObjectVersionAcl"),
     "DeleteObject": ("s3:DeleteObject", "s3:DeleteObjectVersion"),
     "PutObjectTagging": ("s3:PutObjectTagging", "s3:PutObjectVersionTagging"),
+    "DeleteObjectTagging": ("s3:DeleteObjectTagging", "s3:DeleteObjectVersionTagging"),
     # multipart uploads are authorised as s3:PutObject on the object being written
     "PutObject": ("s3:PutObject", "s3:PutObject"),
     "CreateMultipartUpload": ("s3:PutObject", "s3:PutObject"),

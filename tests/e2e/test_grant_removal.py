@@ -66,12 +66,23 @@ CASES = [
     Case("ingest", "events:PutRule", "markdown", "events:PutRule"),
     Case("plan", "lambda:InvokeFunction", "markdown", "lambda:InvokeFunction"),
     Case("replan", "s3:GetObject*", "replan", "s3:GetObject"),
+    # the bus rule's own role: the stack names it among the re-plan machine's starters
+    Case("rule:ReplanRequested", "states:StartExecution", "replan", "states:StartExecution"),
 ]
 
 
 def _role_of(model: StackModel, owner: str) -> tuple[str, str]:
     """(role logical id, how denials name the principal) of a function or state machine
-    (a handler folder wins: `convert` is both a function and the batch machine)."""
+    (a handler folder wins: `convert` is both a function and the batch machine), or of an
+    EventBridge rule's target (`rule:<construct id>`)."""
+    if owner.startswith("rule:"):
+        prefix = f"PipelineIntake{owner.removeprefix('rule:')}"
+        (logical_id,) = [r for r in model.stack.of_type("AWS::Events::Rule")
+                         if r.startswith(prefix)]
+        (target,) = model.stack.resources[logical_id]["Properties"]["Targets"]
+        role = model.role_by_arn(model.resolver.resolve(target["RoleArn"]))
+        return role.logical_id, (f"EventBridge rule {model.resolver.name(logical_id)} "
+                                 f"(role {role.logical_id})")
     if (REPO / "functions" / owner).is_dir():
         function = model.function_for(owner)
         return function.role.logical_id, f"{function.logical_id} (functions/{owner})"

@@ -258,3 +258,63 @@ def test_a_private_collection_needs_the_isolated_vpc() -> None:
 
     with pytest.raises(SettingsError, match="privateCollection needs isolatedConverters"):
         Settings.from_context({"privateCollection": True, "isolatedConverters": False})
+
+
+def _firewall(synth: Synth) -> tuple[list[str], list[dict[str, Any]], dict[str, Any]]:
+    """(allowed names, rules in priority order, association) of the VPC's DNS Firewall."""
+    (group,) = synth.of_type("AWS::Route53Resolver::FirewallRuleGroup").values()
+    rules = sorted(group["Properties"]["FirewallRules"], key=lambda r: r["Priority"])
+    lists = synth.of_type("AWS::Route53Resolver::FirewallDomainList")
+    named = {
+        logical_id: [flatten(d) for d in resource["Properties"]["Domains"]]
+        for logical_id, resource in lists.items()
+    }
+    for rule in rules:
+        rule["domains"] = named[rule["FirewallDomainListId"]["Fn::GetAtt"][0]]
+    (association,) = synth.of_type("AWS::Route53Resolver::FirewallRuleGroupAssociation").values()
+    return rules[0]["domains"], rules, association["Properties"]
+
+
+def _endpoint_names(synth: Synth) -> set[str]:
+    """The DNS names of the services the VPC's endpoints serve (`com.amazonaws.<region>.x`
+    is `x.<region>.amazonaws.com`; an OpenSearch Serverless collection endpoint is a name
+    below `<region>.aoss.amazonaws.com`)."""
+    names = set()
+    for endpoint in synth.of_type("AWS::EC2::VPCEndpoint").values():
+        service = flatten(endpoint["Properties"]["ServiceName"]).rsplit(".", 1)[-1]
+        names.add(f"{service}.<AWS::Region>.amazonaws.com")
+    if synth.of_type("AWS::OpenSearchServerless::VpcEndpoint"):
+        names.add("*.<AWS::Region>.aoss.amazonaws.com")
+    return names
+
+
+@pytest.mark.parametrize("variant", ["synth", "traced", "private"])
+def test_a_dns_firewall_answers_only_the_endpoints_names(
+    variant: str, request: pytest.FixtureRequest
+) -> None:
+    """Every name is blocked (NXDOMAIN) after the one ALLOW rule, whose list holds exactly the
+    names of the VPC's endpoints (S3 also in its virtual-hosted and global forms)."""
+    synth: Synth = request.getfixturevalue(variant)
+    allowed, rules, association = _firewall(synth)
+    assert [(r["Action"], r.get("BlockResponse")) for r in rules] == [
+        ("ALLOW", None),
+        ("BLOCK", "NXDOMAIN"),
+    ]
+    assert rules[1]["domains"] == ["*"]
+    (vpc,) = synth.of_type("AWS::EC2::VPC")
+    assert association["VpcId"] == {"Ref": vpc}
+    s3_forms = {
+        "*.s3.<AWS::Region>.amazonaws.com",
+        "s3.amazonaws.com",
+        "*.s3.amazonaws.com",
+    }
+    assert set(allowed) == _endpoint_names(synth) | s3_forms
+    assert len(allowed) == len(set(allowed))
+
+
+def test_no_dns_firewall_without_the_vpc(alternate: Synth) -> None:
+    for kind in (
+        "AWS::Route53Resolver::FirewallRuleGroup",
+        "AWS::Route53Resolver::FirewallRuleGroupAssociation",
+    ):
+        assert not alternate.of_type(kind), kind

@@ -145,3 +145,66 @@ def test_live_documents_and_sources_have_the_indexes_the_code_queries(synth: Syn
     assert by_document["IndexName"] == queried["document_index"]
     assert by_document["KeySchema"] == [{"AttributeName": "document_id", "KeyType": "HASH"}]
     assert len(synth.of_type("AWS::DynamoDB::Table")) == 5
+
+
+WRITES = ["s3:PutObject*", "s3:DeleteObject*", "s3:Replicate*", "s3:RestoreObject"]
+
+
+def test_tenant_writes_are_confined_by_the_documents_bucket_policy(alternate: Synth) -> None:
+    """One Deny per tenant of tenantPrincipals (its principals write only under
+    incoming/<tenant>/) and one for all (only the tenants' principals, the admins and the
+    stack's bucket-emptying role, with removalPolicy=destroy, write under incoming/)."""
+    logical_id, _ = bucket(alternate, "documents")
+    (policy,) = [
+        p["Properties"]["PolicyDocument"]["Statement"]
+        for p in alternate.of_type("AWS::S3::BucketPolicy").values()
+        if p["Properties"]["Bucket"] == {"Ref": logical_id}
+    ]
+    tenant_statements = [s for s in policy if "Tenant" in s.get("Sid", "")]
+    arn = {"Fn::GetAtt": [logical_id, "Arn"]}
+    acme = "arn:aws:iam::123456789012:role/acme-app"
+    beta = "arn:aws:iam::123456789012:role/apps/beta-app"
+    operator = "arn:aws:iam::123456789012:role/operator"
+    assert len(tenant_statements) == 3 and all(
+        s["Effect"] == "Deny"
+        and s["Principal"] == {"AWS": "*"}
+        and sorted(s["Action"]) == sorted(WRITES)
+        for s in tenant_statements
+    )
+    by_sid = {s["Sid"]: s for s in tenant_statements}
+    acme_only = by_sid["Tenant0WritesOnlyItsPrefix"]
+    assert acme_only["NotResource"] == {"Fn::Join": ["", [arn, "/incoming/acme/*"]]}
+    assert acme_only["Condition"] == {"ArnEquals": {"aws:PrincipalArn": [acme]}}
+    beta_only = by_sid["Tenant1WritesOnlyItsPrefix"]
+    assert beta_only["NotResource"] == {"Fn::Join": ["", [arn, "/incoming/beta/*"]]}
+    everyone = by_sid["OnlyTenantsAndAdminsWriteIncoming"]
+    assert everyone["Resource"] == {"Fn::Join": ["", [arn, "/incoming/*"]]}
+    writers = everyone["Condition"]["ArnNotEquals"]["aws:PrincipalArn"]
+    assert writers[:3] == [acme, beta, operator]
+    (emptier,) = writers[3:]
+    (role,) = emptier["Fn::GetAtt"][:1]
+    assert alternate.resources[role]["Type"] == "AWS::IAM::Role"
+    assert "AutoDeleteObjects" in role
+
+
+def test_too_many_tenants_for_a_bucket_policy_are_refused() -> None:
+    """S3 limits a bucket policy to 20 KB: a mapping that cannot fit stops the synth."""
+    from infra.tenancy import check_policy_size
+
+    def mapping(count: int) -> dict[str, str]:
+        return {f"arn:aws:iam::123456789012:role/apps/t{i}-search": f"t{i}" for i in range(count)}
+
+    check_policy_size(mapping(30), ["arn:aws:iam::123456789012:role/operator"])
+    with pytest.raises(ValueError, match="60 tenants need a documents bucket policy"):
+        check_policy_size(mapping(60), ["arn:aws:iam::123456789012:role/operator"])
+
+
+def test_no_tenant_statements_without_tenants(synth: Synth) -> None:
+    logical_id, _ = bucket(synth, "documents")
+    statements = [
+        s
+        for p in synth.of_type("AWS::S3::BucketPolicy").values()
+        if p["Properties"]["Bucket"] == {"Ref": logical_id}
+        for s in p["Properties"]["PolicyDocument"]["Statement"]
+    ]
+    assert not [s for s in statements if "Tenant" in s.get("Sid", "")]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -10,7 +11,11 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 
 from drac.aws.dynamo import DynamoLedger
+from drac.documents.containment.policy import hide_from_children
 from drac.models import LedgerEntry
+
+if "AWS_LAMBDA_FUNCTION_NAME" in os.environ:  # in Lambda: its parsers cannot read ours
+    hide_from_children()
 
 logger = Logger(service="drac")
 tracer = Tracer(service="drac")

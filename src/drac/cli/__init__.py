@@ -75,6 +75,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "drac.cli.mcp_command",
         "Serve a workspace over the Model Context Protocol (stdio) to an agent.",
     ),
+    "cloud-audit": (
+        "drac.cli.cloud_commands",
+        "List the principals that may call a deployed stack's retrieval function or re-plan "
+        "machine directly.",
+    ),
     "check": (
         "drac.cli.check_command",
         "Verify the workspace: database, every document's files, "

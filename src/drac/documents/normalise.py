@@ -20,6 +20,7 @@ from typing import NamedTuple
 from PIL import Image, ImageSequence, UnidentifiedImageError
 
 from drac.documents.archive import check_inflation
+from drac.documents.containment.policy import parser_environment
 from drac.documents.delimited import SAMPLE_CHARS, sniff_delimiter
 from drac.documents.detect import DocumentFormat
 from drac.documents.lo_guard import CANNOT_START, PROTECTIONS_PREFIX
@@ -221,7 +222,12 @@ def convert_with_libreoffice(
         ]
         scratch = work / "tmp"  # LibreOffice's own temporary files go with the work folder
         scratch.mkdir()
-        env = {**os.environ, "HOME": tmp, "TMPDIR": str(scratch), "SAL_USE_VCLPLUGIN": "svp"}
+        env = {
+            **parser_environment(os.environ),  # no AWS credentials for LibreOffice
+            "HOME": tmp,
+            "TMPDIR": str(scratch),
+            "SAL_USE_VCLPLUGIN": "svp",
+        }
         what = f"the {kind} to {goal}"
         run = _run_guarded(
             command, env=env, workdir=tmp, timeout_s=timeout_s, memory_bytes=memory_bytes, what=what

@@ -72,3 +72,8 @@ def grow_then_abort(gib: float) -> None:
         blocks.append(bytearray(64 * 1024**2))
         time.sleep(0.01)
     os.abort()
+
+
+def environment() -> dict[str, str]:
+    """The worker's environment."""
+    return dict(os.environ)

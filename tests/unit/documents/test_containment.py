@@ -151,3 +151,18 @@ def test_every_layer_is_reported():
     assert {"memory", "no core files"} <= applied
     if landlock_abi() >= 1:
         assert "landlock files" in applied
+
+
+def test_a_worker_gets_no_aws_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In Lambda the function role's credentials are environment variables: a parser exploit
+    in a worker must not find them (nor the invocation API's address) in its environment."""
+    secrets = {"AWS_ACCESS_KEY_ID": "ASIACANARY", "AWS_SECRET_ACCESS_KEY": "canary-secret",
+               "AWS_SESSION_TOKEN": "canary-token", "AWS_LAMBDA_RUNTIME_API": "127.0.0.1:9001"}
+    for name, value in secrets.items():
+        monkeypatch.setenv(name, value)
+    # limits of their own: a worker started now, with this environment
+    environment = _call("environment", limits=replace(BASE, cpu_s=7))
+    assert isinstance(environment, dict) and "PATH" in environment
+    assert not set(secrets) & set(environment)
+    assert not set(secrets.values()) & set(environment.values())
+

@@ -259,3 +259,25 @@ def test_the_folder_is_removed_when_the_converting_thread_dies_before_drac(tmp_p
     )  # fmt: skip
     assert drac.returncode == 130
     wait_for(lambda: not workdir.exists(), timeout_s=10.0)
+
+
+AWS_CREDENTIALS = {
+    "AWS_ACCESS_KEY_ID": "ASIACANARYKEY",
+    "AWS_SECRET_ACCESS_KEY": "canary-secret",
+    "AWS_SESSION_TOKEN": "canary-token",
+    "AWS_LAMBDA_RUNTIME_API": "127.0.0.1:9001",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI": "http://127.0.0.1:1/creds",
+}
+
+
+def test_libreoffice_gets_no_aws_credentials(tmp_path, monkeypatch):
+    # In Lambda the function role's credentials are environment variables: a LibreOffice
+    # exploit must not find them in its own environment.
+    for name, value in AWS_CREDENTIALS.items():
+        monkeypatch.setenv(name, value)
+    body = _CONVERTS.replace("'%%PDF-1.4 fake'", "'%%PDF-1.4 %s' \"$(env | tr '\\n' ' ')\"")
+    monkeypatch.setenv("DRAC_SOFFICE", _fake_soffice(tmp_path, body))
+    pdf = libreoffice_to_pdf(PACKAGE, ".docx", timeout_s=10, memory_bytes=768 * 1024 * 1024)
+    assert b"HOME=" in pdf  # the environment was written
+    for name, value in AWS_CREDENTIALS.items():
+        assert name.encode() not in pdf and value.encode() not in pdf, name

@@ -62,6 +62,32 @@ class _Ruleset(ctypes.Structure):
     )
 
 
+CREDENTIAL_PREFIXES = ("AWS_", "_X_AMZN_", "_AWS_XRAY_")
+"""Environment variables a parser process never gets: in Lambda, `AWS_ACCESS_KEY_ID`,
+`AWS_SECRET_ACCESS_KEY` and `AWS_SESSION_TOKEN` are the function role's credentials,
+`AWS_LAMBDA_RUNTIME_API` the address of the invocation API, `AWS_CONTAINER_*` a credentials
+endpoint; parsers need none of them, and a parser exploit would otherwise read them from its
+own environment."""
+
+
+def parser_environment(environ: dict[str, str] | os._Environ[str]) -> dict[str, str]:
+    """The environment a parser process starts with: this one without any AWS credential,
+    endpoint or trace variable."""
+    return {k: v for k, v in environ.items() if not k.upper().startswith(CREDENTIAL_PREFIXES)}
+
+
+PR_SET_DUMPABLE, PR_GET_DUMPABLE = 4, 3
+
+
+def hide_from_children() -> bool:
+    """Make this process non-dumpable, so the processes it starts (the same user, without
+    CAP_SYS_PTRACE) cannot read its environment or memory through /proc (the kernel allows
+    that only to a process that may ptrace it); True when set. For the Lambda process whose
+    environment holds the role's credentials: its parsers' own environment has none."""
+    libc = _libc()
+    return libc is not None and libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
+
+
 def _libc() -> ctypes.CDLL | None:
     if not sys.platform.startswith("linux"):
         return None

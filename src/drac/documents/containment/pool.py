@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from drac.documents.containment import wire
+from drac.documents.containment.policy import parser_environment
 from drac.errors import DocumentError
 
 GIB = 1024**3
@@ -246,7 +247,11 @@ def _launch(limits: Limits) -> _Worker:
     command = [sys.executable, "-I", "-c", _BOOT, json.dumps(paths), json.dumps(config)]
     try:
         process = subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=parser_environment(os.environ),
         )
     except OSError as exc:
         raise DocumentError(f"cannot start a contained worker: {exc}") from exc
