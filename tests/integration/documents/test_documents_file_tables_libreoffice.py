@@ -59,18 +59,19 @@ def test_a_3x3_table_comes_back_exactly_on_its_page(kind):
     assert "| Model" not in pages[1]
 
 
-def test_a_table_over_two_pages_has_each_row_once_on_its_page_under_the_header():
+def test_a_table_over_two_pages_is_one_table_with_one_header_and_each_row_once():
+    # LibreOffice repeats the header row (pandoc's w:tblHeader) on every page it breaks the
+    # table over; the file holds one header, so the Markdown has one
     rows = [["Flight", "From", "To"]] + [[f"CW{n}", f"City {n}", f"Town {n}"] for n in range(90)]
     data = make_docx(docx_paragraph("Timetable.") + docx_table(rows))
     pages = _pages(data, "timetable.docx")
     assert len(pages) >= 2
-    found = []
-    for _, text in sorted(pages.items()):
-        lines = [line for line in text.split("\n") if line.startswith("| CW")]
-        assert text.count("| Flight | From | To |") == 1  # each piece under the header
-        found += lines
+    text = "\n".join(text for _, text in sorted(pages.items()))
+    assert text.count("| Flight | From | To |") == 1
+    assert "Flight From To" not in text.replace("|", "")  # no header row left as text either
+    found = [line for line in text.split("\n") if line.startswith("| CW")]
     assert found == [f"| CW{n} | City {n} | Town {n} |" for n in range(90)]
-    assert "| CW0 |" in pages[1] and "| CW89 |" in pages[max(pages)]
+    assert "| Flight | From | To |" in pages[1]
 
 
 def test_a_cell_with_a_pipe_and_a_newline_comes_back_escaped():
