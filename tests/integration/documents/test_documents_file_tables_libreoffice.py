@@ -97,3 +97,21 @@ def test_a_corpus_timetable_keeps_every_cell_with_its_key_and_header():
     assert fidelity.table_cells > 500
     assert fidelity.table_fidelity == 1.0  # 0.72 from the text layer's tables alone
     assert fidelity.word_recall > 0.999
+
+
+def test_words_a_narrow_column_broke_apart_come_back_whole_as_the_file_holds_them():
+    # a one-column box of branch addresses (no data table): LibreOffice breaks every word
+    # wider than the column anywhere, and the text layer read "M u m ba i – M ah ar as ht ra"
+    width = 500  # twentieths of a point: narrower than "Mumbai"
+    rows = "".join(
+        f'<w:tr><w:tc><w:tcPr><w:tcW w:w="{width}" w:type="dxa"/></w:tcPr>'
+        f"{docx_paragraph(text)}</w:tc></w:tr>"
+        for text in ("Andheri East branch", "Mumbai – Maharashtra", "Pune – Maharashtra")
+    )
+    box = (
+        f'<w:tbl><w:tblPr><w:tblW w:w="{width}" w:type="dxa"/><w:tblLayout w:type="fixed"/>'
+        f'</w:tblPr><w:tblGrid><w:gridCol w:w="{width}"/></w:tblGrid>{rows}</w:tbl>'
+    )
+    body = docx_paragraph("Our branches are open six days a week.") + box
+    text = _pages(make_docx(body + docx_paragraph("Call us to book a visit.")), "branches.docx")[1]
+    assert "Andheri East branch Mumbai – Maharashtra Pune – Maharashtra" in text, text
