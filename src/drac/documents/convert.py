@@ -206,6 +206,7 @@ def _convert_offline(
     words the text layer broke apart put back whole as the file holds them (DOCX)."""
     found = contained_call(
         "drac.documents.render:offline_here", pdf, options.max_pages,
+        fmt is DocumentFormat.PDF,  # LibreOffice breaks no word at a line end by itself
         limits=PDF_LIMITS, what="while opening the PDF",
     )  # fmt: skip
     pages = [OfflinePage.model_validate(page) for page in found["pages"]]

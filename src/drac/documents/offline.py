@@ -265,8 +265,14 @@ def _word_boundary(before: str, char: str, rest: str) -> bool:
 _CLOSING = frozenset(",;)]")
 
 
-def offline_markdown(data: bytes, max_pages: int = 5000) -> list[OfflinePage]:
-    """Return one OfflinePage per page of the PDF, in order, each starting with its page marker."""
+def offline_markdown(
+    data: bytes, max_pages: int = 5000, hyphenated: bool = True
+) -> list[OfflinePage]:
+    """Return one OfflinePage per page of the PDF, in order, each starting with its page marker.
+
+    `hyphenated`: whether its typesetter may have broken words at line ends (False for
+    LibreOffice's PDF of an office file or web page: it hyphenates no word by itself, so a
+    line-end hyphen is real unless the document writes the word whole elsewhere)."""
     with open_pdf(data, max_pages) as document:
         heights = []
         pictured: list[bool] = []
@@ -282,7 +288,7 @@ def offline_markdown(data: bytes, max_pages: int = 5000) -> list[OfflinePage]:
                 pictured.append(_has_images(page))
             finally:
                 page.close()
-    hyphenates = _resolve_hyphens(pages)
+    hyphenates = _resolve_hyphens(pages, hyphenated)
     counts = Counter(
         word for lines in pages for line in lines for word in _WORD.findall(line.text.casefold())
     )
@@ -601,7 +607,7 @@ def _finish(
     )
 
 
-def _resolve_hyphens(pages: list[list[_Line]]) -> bool:
+def _resolve_hyphens(pages: list[list[_Line]], hyphenated: bool = True) -> bool:
     """Turn each line-end hyphen PDFium marked into a real hyphen or nothing (a wrapped word).
 
     The glyph is the same either way, so the document decides. A hyphen stays next to a
@@ -610,8 +616,8 @@ def _resolve_hyphens(pages: list[list[_Line]]) -> bool:
     whole elsewhere is joined. Otherwise it stays before a capital ("Bei-Dou") and between
     two words the document also writes on their own ("high-traffic"); a part that is no word
     of the document elsewhere ("experi-ence", "The-aters", "Recogni-tion") was cut by a line
-    break, so the word is joined. Returns whether a wrapped word was joined (the document's
-    typesetter hyphenates).
+    break, so the word is joined (in a PDF not `hyphenated`, kept). Returns whether a wrapped
+    word was joined (the document's typesetter hyphenates).
     """
     marked = [
         (line, lines[position + 1].text if position + 1 < len(lines) else "")
@@ -639,8 +645,12 @@ def _resolve_hyphens(pages: list[list[_Line]]) -> bool:
     for line, index, at_end, left, right in found:
         verdict = _hyphen_evidence(left, right, words, compounds)
         if verdict is None:
-            verdict = right[:1].isupper() or all(
-                words[part] > at_markers[part] for part in (left.casefold(), right.casefold())
+            verdict = (
+                not hyphenated
+                or right[:1].isupper()
+                or all(
+                    words[part] > at_markers[part] for part in (left.casefold(), right.casefold())
+                )
             )
         line.chars[index] = ("-" if verdict or at_end else "", line.chars[index][1])
         if at_end:

@@ -760,3 +760,15 @@ def test_a_number_run_up_to_the_next_columns_number_on_a_cells_own_line_is_cut()
     markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
     assert "| Model | Battery | Display | Price |" in markdown, markdown
     assert "| Core Max | 5000mAh | 6.5in (IPS) | $99 |" in markdown, markdown
+
+
+def test_a_pdf_libreoffice_made_of_a_file_keeps_its_line_end_hyphens_unless_written_whole():
+    # LibreOffice hyphenates no word by itself: "fuel-efficient" at a line end is real, even
+    # where neither part is a word of the document elsewhere; a word written whole is joined
+    lines = [
+        Text("Our transparent pricing and the most fuel-", 72, 700),
+        Text("efficient fleet. The fares are trans-", 72, 688),
+        Text("parent and fair.", 72, 676),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]), hyphenated=False)[0].markdown
+    assert "the most fuel-efficient fleet. The fares are transparent and fair." in markdown
