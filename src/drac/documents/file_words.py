@@ -45,9 +45,11 @@ def respell(pages: Sequence[str], vocabulary: frozenset[str]) -> list[str]:
     (module docstring); page markers and comments are left as they are."""
     if not vocabulary:
         return list(pages)
-    longest = max(map(len, vocabulary))
+    # a run goes on only while it spells the start of a word of the file, so a line of
+    # ordinary words costs a step or two per word
+    starts = frozenset(word[:end] for word in vocabulary for end in range(1, len(word)))
     return [
-        "\n".join(_line(line, vocabulary, longest) for line in page.split("\n")) for page in pages
+        "\n".join(_line(line, vocabulary, starts) for line in page.split("\n")) for page in pages
     ]
 
 
@@ -55,7 +57,7 @@ def _key(word: str) -> str:
     return unicodedata.normalize("NFKC", word).casefold()
 
 
-def _line(line: str, vocabulary: frozenset[str], longest: int) -> str:
+def _line(line: str, vocabulary: frozenset[str], starts: frozenset[str]) -> str:
     if line.lstrip().startswith("<!--"):
         return line
     words = [(match.start(), match.end(), _key(match.group())) for match in _WORD.finditer(line)]
@@ -63,7 +65,7 @@ def _line(line: str, vocabulary: frozenset[str], longest: int) -> str:
     position = 0
     index = 0
     while index < len(words):
-        end = _joined_run(line, words, index, vocabulary, longest)
+        end = _joined_run(line, words, index, vocabulary, starts)
         if end is None:
             index += 1
             continue
@@ -81,20 +83,18 @@ def _joined_run(
     words: list[tuple[int, int, str]],
     index: int,
     vocabulary: frozenset[str],
-    longest: int,
+    starts: frozenset[str],
 ) -> int | None:
     """The last piece of the longest run from `index` that spells a word of the file and
-    holds a piece that is not one (none longer than the file's `longest` word is tried);
-    None when there is none."""
+    holds a piece that is not one (a run is followed only while it spells the start of a
+    word of the file: `starts`); None when there is none."""
     found = None
     spelled = words[index][2]
     broken = spelled not in vocabulary
     for end in range(index + 1, min(len(words), index + _MAX_PIECES)):
-        if line[words[end - 1][1] : words[end][0]] != " ":
+        if spelled not in starts or line[words[end - 1][1] : words[end][0]] != " ":
             break
         spelled += words[end][2]
-        if len(spelled) > longest:
-            break
         broken = broken or words[end][2] not in vocabulary
         if broken and spelled in vocabulary:
             found = end
