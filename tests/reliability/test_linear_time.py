@@ -154,3 +154,24 @@ def test_the_file_readers_read_unfinished_html_tags_linearly(reader: str) -> Non
 
     small, large = cpu(20_000), cpu(200_000)
     assert large < 25 * max(small, 0.02), f"{small:.4f} s -> {large:.4f} s"
+
+
+def test_mending_broken_words_grows_linearly_in_the_pages_pieces() -> None:
+    """Each piece starts a run of at most the file's longest word: a page of pieces that all
+    nearly spell a word of the file costs time linear in its pieces."""
+    from drac.documents.file_structure import FileBlock, Run
+    from drac.documents.file_words import file_vocabulary, respell
+
+    word = "maharashtra" * 4
+    vocabulary = file_vocabulary([], [FileBlock(kind="paragraph", runs=(Run(text=word),))])
+    piece = " ".join(word[:-1])  # every letter but the last: a run that never completes
+
+    def mended_in(pieces: int) -> float:
+        page = ["<!-- Page 1 -->\n\n" + " ".join([piece] * (pieces // len(word)))]
+        started = time.perf_counter()
+        assert respell(page, vocabulary) == page
+        return time.perf_counter() - started
+
+    small, large = mended_in(5_000), mended_in(20_000)
+    assert large < 8 * small + 0.2, f"4x the pieces took {large / max(small, 1e-6):.0f}x the time"
+    assert large < BUDGET_S

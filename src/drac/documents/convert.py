@@ -13,6 +13,7 @@ from drac.documents.containment import GIB, Limits, contained_call
 from drac.documents.detect import DocumentFormat, detect_format
 from drac.documents.file_structure import FileBlock, read_file_structure
 from drac.documents.file_tables import FileTable, read_file_tables
+from drac.documents.file_words import file_vocabulary, respell
 from drac.documents.incremental import (
     EarlierVersion,
     StoredBatch,
@@ -202,9 +203,11 @@ def _convert_offline(
 ) -> ConversionResult:
     """The text layer's Markdown; scans read by OCR; a deck's slide titles and paragraphs
     given to its pages (headings, lists, wrapped lines joined), and the file's own tables
-    (DOCX, PPTX, HTML), headings and lists (DOCX, HTML) put in place of the text layer's."""
+    (DOCX, PPTX, HTML), headings and lists (DOCX, HTML) put in place of the text layer's, and
+    words the text layer broke apart put back whole as the file holds them (DOCX)."""
     found = contained_call(
         "drac.documents.render:offline_here", pdf, options.max_pages,
+        fmt is DocumentFormat.PDF,  # LibreOffice breaks no word at a line end by itself
         limits=PDF_LIMITS, what="while opening the PDF",
     )  # fmt: skip
     pages = [OfflinePage.model_validate(page) for page in found["pages"]]
@@ -223,6 +226,13 @@ def _convert_offline(
         pages = [
             page.model_copy(update={"markdown": text})
             for page, text in zip(pages, placed, strict=True)
+        ]
+    if structure and fmt is DocumentFormat.DOCX:  # every word of its pages is the file's
+        vocabulary = file_vocabulary(tables or [], structure)
+        mended = respell([page.markdown for page in pages], vocabulary)
+        pages = [
+            page.model_copy(update={"markdown": text})
+            for page, text in zip(pages, mended, strict=True)
         ]
     scanned = [page.number for page in pages if not page.has_text_layer]
     read = read_scanned_pages(pdf, scanned, options) if scanned and ocr_available() else {}

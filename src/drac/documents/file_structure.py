@@ -70,11 +70,12 @@ class Run(BaseModel):
 
 class FileBlock(BaseModel):
     """One body paragraph of the file: a heading (with its Markdown level), a list item (its
-    nesting depth from 0, bullet or numbered, its number) or a paragraph, and its runs."""
+    nesting depth from 0, bullet or numbered, its number) or a paragraph, and its runs; or a
+    paragraph of a table cell ("cell": its words only, never placed as a block)."""
 
     model_config = ConfigDict(frozen=True)
 
-    kind: Literal["heading", "item", "paragraph"]
+    kind: Literal["heading", "item", "paragraph", "cell"]
     runs: tuple[Run, ...]
     level: int = Field(default=0, ge=0, le=_MAX_LIST_LEVEL)
     ordered: bool = False
@@ -284,7 +285,23 @@ def _docx_blocks(package: XmlPackage) -> list[FileBlock]:
             )
         else:
             blocks.append(FileBlock(kind="paragraph", runs=runs))
+    step("reading the file's table cells")
+    for cell in _cell_paragraphs(body, _MAX_BLOCKS - len(blocks)):
+        runs = _runs(cell)
+        if runs:
+            blocks.append(FileBlock(kind="cell", runs=runs))
     return blocks
+
+
+def _cell_paragraphs(body: ElementTree.Element, most: int) -> list[ElementTree.Element]:
+    """The paragraphs inside the body's tables, in order, at most `most`."""
+    found: list[ElementTree.Element] = []
+    for table in body.iterfind(f".//{_W}tbl"):
+        for paragraph in table.iterfind(f"{_W}tr/{_W}tc/{_W}p"):
+            if len(found) >= most:
+                return found
+            found.append(paragraph)
+    return found
 
 
 def _body_paragraphs(body: ElementTree.Element) -> list[ElementTree.Element]:

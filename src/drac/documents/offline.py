@@ -265,8 +265,14 @@ def _word_boundary(before: str, char: str, rest: str) -> bool:
 _CLOSING = frozenset(",;)]")
 
 
-def offline_markdown(data: bytes, max_pages: int = 5000) -> list[OfflinePage]:
-    """Return one OfflinePage per page of the PDF, in order, each starting with its page marker."""
+def offline_markdown(
+    data: bytes, max_pages: int = 5000, hyphenated: bool = True
+) -> list[OfflinePage]:
+    """Return one OfflinePage per page of the PDF, in order, each starting with its page marker.
+
+    `hyphenated`: whether its typesetter may have broken words at line ends (False for
+    LibreOffice's PDF of an office file or web page: it hyphenates no word by itself, so a
+    line-end hyphen is real unless the document writes the word whole elsewhere)."""
     with open_pdf(data, max_pages) as document:
         heights = []
         pictured: list[bool] = []
@@ -282,7 +288,7 @@ def offline_markdown(data: bytes, max_pages: int = 5000) -> list[OfflinePage]:
                 pictured.append(_has_images(page))
             finally:
                 page.close()
-    hyphenates = _resolve_hyphens(pages)
+    hyphenates = _resolve_hyphens(pages, hyphenated)
     counts = Counter(
         word for lines in pages for line in lines for word in _WORD.findall(line.text.casefold())
     )
@@ -601,16 +607,17 @@ def _finish(
     )
 
 
-def _resolve_hyphens(pages: list[list[_Line]]) -> bool:
+def _resolve_hyphens(pages: list[list[_Line]], hyphenated: bool = True) -> bool:
     """Turn each line-end hyphen PDFium marked into a real hyphen or nothing (a wrapped word).
 
     The glyph is the same either way, so the document decides. A hyphen stays next to a
     digit, before fewer than three letters ("Walk-in": typesetters do not break there), or
     where the document writes the hyphenated form elsewhere; a word the document writes
-    whole elsewhere is joined. The rest follow the document's habit: joined when it shows
-    more wrapped words than real hyphens at line ends (it was hyphenated by its typesetter),
-    kept otherwise (word processors rarely hyphenate), and kept before a capital. Returns
-    whether a wrapped word was joined (the document's typesetter hyphenates).
+    whole elsewhere is joined. Otherwise it stays before a capital ("Bei-Dou") and between
+    two words the document also writes on their own ("high-traffic"); a part that is no word
+    of the document elsewhere ("experi-ence", "The-aters", "Recogni-tion") was cut by a line
+    break, so the word is joined (in a PDF not `hyphenated`, kept). Returns whether a wrapped
+    word was joined (the document's typesetter hyphenates).
     """
     marked = [
         (line, lines[position + 1].text if position + 1 < len(lines) else "")
@@ -627,27 +634,24 @@ def _resolve_hyphens(pages: list[list[_Line]]) -> bool:
             text = line.text.casefold()
             words.update(_WORD.findall(text))
             compounds.update(_COMPOUND.findall(text))
-    verdicts = [
-        (line, index, at_end, _hyphen_evidence(left, right, words, compounds), right)
+    found = [
+        (line, index, at_end, left, right)
         for line, following in marked
         for index, at_end, left, right in _markers(line, following)
     ]
-    soft = sum(1 for *_, verdict, _ in verdicts if verdict is False)
-    # hyphenated numbers wrapped at line ends (a table column of phone numbers) are one
-    # habit of one kind of token, not as many votes as there are numbers: they count once
-    real = sum(
-        1
-        for line, index, _, verdict, right in verdicts
-        if verdict is True and not _numeric_hyphen(line, index, right)
-    )
-    real += any(
-        verdict is True and _numeric_hyphen(line, index, right)
-        for line, index, _, verdict, right in verdicts
-    )
+    # the parts' own occurrences at markers are no sign that they are words on their own
+    at_markers = Counter(part.casefold() for *_, left, right in found for part in (left, right))
     joined = False
-    for line, index, at_end, verdict, right in verdicts:
+    for line, index, at_end, left, right in found:
+        verdict = _hyphen_evidence(left, right, words, compounds)
         if verdict is None:
-            verdict = real >= soft or right[:1].isupper()
+            verdict = (
+                not hyphenated
+                or right[:1].isupper()
+                or all(
+                    words[part] > at_markers[part] for part in (left.casefold(), right.casefold())
+                )
+            )
         line.chars[index] = ("-" if verdict or at_end else "", line.chars[index][1])
         if at_end:
             line.hyphen_end = not verdict
@@ -658,11 +662,6 @@ def _resolve_hyphens(pages: list[list[_Line]]) -> bool:
 
 
 _COMPOUND = re.compile(r"[^\W_]+(?:-[^\W_]+)+")
-
-
-def _numeric_hyphen(line: _Line, index: int, right: str) -> bool:
-    """Whether the hyphen marker at `index` of `line` has a digit on either side."""
-    return right[:1].isdigit() or (index > 0 and line.chars[index - 1][0].isdigit())
 
 
 _WORD_AFTER = re.compile(r"^[^\W_]+")

@@ -269,13 +269,14 @@ def render_here(
             yield _render_one(document, number, options)
 
 
-def offline_here(data: bytes, max_pages: int = 5000) -> dict[str, Any]:
+def offline_here(data: bytes, max_pages: int = 5000, hyphenated: bool = True) -> dict[str, Any]:
     """The offline converter's pages of a PDF and the PDF's warnings, in this process (the
-    worker's side of `drac.documents.convert`'s offline conversion)."""
+    worker's side of `drac.documents.convert`'s offline conversion; `hyphenated` as
+    `offline_markdown` takes it)."""
     from drac.documents.offline import offline_markdown
 
     facts = facts_here(data, max_pages)
-    pages = offline_markdown(data, max_pages=max_pages)
+    pages = offline_markdown(data, max_pages=max_pages, hyphenated=hyphenated)
     return {"pages": [page.model_dump() for page in pages], "warnings": facts.warnings}
 
 

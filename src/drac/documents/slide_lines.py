@@ -39,7 +39,10 @@ _ADJACENT_BOLD = re.compile(r"\*\*(\s+)\*\*")
 _LEADING_MARK = re.compile(r"\**(?:[-*+\u2022\u2013\u25aa\u25cf]|\d{1,3}[.)])?\**")
 _EDGE = re.compile(r"[.:;!?)\]\u2013\u2014|]|\*\*|\s-\s")
 _WORD = re.compile(r"[^\W_]+")
-_UNIT = re.compile(r"^(?P<marker>\s*(?:#{1,6}\s+|[-*+\u2022]\s+|\d{1,3}[.)]\s+|\\(?=[#>])))?")
+# a number the text layer read as a list marker stays in the body: it may be the start of
+# a deck line typed with its number ("1. Best Digital Transformation Bank – South Asia"), and
+# a number LibreOffice drew is a word no deck line holds (it goes with the next line)
+_UNIT = re.compile(r"^(?P<marker>\s*(?:#{1,6}\s+|[-*+\u2022]\s+|\\(?=[#>])))?")
 
 
 def apply_slide(markdown: str, slide: SlideText) -> str:

@@ -71,7 +71,9 @@ class _Found:
 
 def place_structure(pages: Sequence[str], blocks: Sequence[FileBlock]) -> list[str]:
     """The pages' Markdown (one string per page, each starting with its page marker) with the
-    file's paragraphs put in place of the text layer's lines (module docstring)."""
+    file's paragraphs put in place of the text layer's lines (module docstring); table cells'
+    paragraphs are not placed (the file's tables are `drac.documents.table_pages`')."""
+    blocks = [block for block in blocks if block.kind != "cell"]
     if not blocks:
         return list(pages)
     lines = [page.split("\n") for page in pages]

@@ -8,8 +8,9 @@ over page breaks (each page may repeat the header, as LibreOffice repeats a DOCX
 row). When the run holds at least `MIN_COVERAGE` of the table's words, its lines are replaced
 by the table as a pipe table (a table wider than the page, whose last columns LibreOffice
 cut off, is measured by the columns shown, and placed whole); a table over several pages
-is cut there, each piece under the header, a row going on the page where most of its words
-are, so each row is cited at its page. Words before the table's first word on the run's
+is one table, with one header, on the page where it starts (as a paragraph a page break
+cuts stays one on its first page): the file holds one header, and a header repeated per
+page would read as rows the table does not have. Words before the table's first word on the run's
 first line (a caption the text layer ran into the header cell, or a sentence ending before
 the table) stay as a paragraph above it; trailing rows the run did not show stay as the
 text layer read them. A table whose text is not found so (a word the table does not hold, a
@@ -533,31 +534,14 @@ def _shown_rows(rows: list[list[str]], remaining: Counter[str]) -> int:
 
 
 def _pieces(table: FileTable, run: _Run) -> dict[int, tuple[int, int, str]]:
-    """Per page of the run: the lines to replace and the table piece (header and the rows
-    whose middle word falls on that page) that replaces them."""
-    header, rows = _cell_words(table, run.clipped)
+    """Per page of the run: the lines to replace and what replaces them: the whole table
+    (one header, the rows the run showed) on its first page, nothing on the others."""
+    _, rows = _cell_words(table, run.clipped)
     count = _shown_rows(rows, run.remaining)
-    pages = sorted(run.lines)
-    shown = sum(run.consumed.values())
-    total = len(header) + sum(len(row) for row in rows[:count])
-    scale = min(1.0, shown / total) if total else 1.0
-    bounds = []
-    reached = 0
-    for page in pages:
-        reached += run.consumed[page]
-        bounds.append(reached)
-    owner: dict[int, list[tuple[str, ...]]] = {page: [] for page in pages}
-    position = float(len(header))
-    for row, row_words in zip(table.rows[:count], rows, strict=False):
-        middle = (position + len(row_words) / 2) * scale
-        position += len(row_words)
-        index = next((i for i, bound in enumerate(bounds) if middle <= bound), len(pages) - 1)
-        owner[pages[index]].append(row)
     pieces = {}
-    for number, page in enumerate(pages):
+    for number, page in enumerate(sorted(run.lines)):
         first, last = run.lines[page]
-        piece_rows = owner[page]
-        text = table_markdown(table.header, piece_rows) if piece_rows or number == 0 else ""
+        text = table_markdown(table.header, table.rows[:count]) if number == 0 else ""
         if number == 0 and run.lead:
             text = f"{run.lead}\n\n{text}"
         pieces[page] = (first, last, text)

@@ -88,7 +88,8 @@ def test_the_text_layers_table_on_its_page_is_replaced_and_nothing_else():
     assert out[1] == f"<!-- Page 2 -->\n\nThe long-haul fleet:\n\n{EXPECTED}\n\nAfter the table."
 
 
-def test_a_table_over_two_pages_is_cut_at_the_page_break_each_piece_under_its_header():
+def test_a_table_over_two_pages_is_one_table_with_one_header_on_its_first_page():
+    # LibreOffice repeats the header row on the second page; the file holds it once
     rows = [["Flight", "From"]] + [[f"CW{n}", f"City {n}"] for n in range(1, 7)]
     table = FileTable(header=tuple(rows[0]), rows=tuple(tuple(row) for row in rows[1:]))
     first = "\n".join(f"CW{n} City {n}" for n in range(1, 5))
@@ -98,8 +99,23 @@ def test_a_table_over_two_pages_is_cut_at_the_page_break_each_piece_under_its_he
         "| CW6 | City 6 |\n\nThe end.",
     ]
     out = place_tables(pages, [table])
-    assert out[0] == "<!-- Page 1 -->\n\nIntro.\n\n" + table_markdown(rows[0], rows[1:5])
-    assert out[1] == "<!-- Page 2 -->\n\n" + table_markdown(rows[0], rows[5:]) + "\n\nThe end."
+    assert out[0] == "<!-- Page 1 -->\n\nIntro.\n\n" + table_markdown(rows[0], rows[1:])
+    assert out[1] == "<!-- Page 2 -->\n\nThe end."
+    assert "\n".join(out).count("| Flight | From |") == 1
+
+
+def test_a_header_row_the_file_itself_repeats_stays_a_row():
+    rows = [["Flight", "From"], ["CW1", "City 1"], ["Flight", "From"], ["CW2", "City 2"]]
+    table = FileTable(header=tuple(rows[0]), rows=tuple(tuple(row) for row in rows[1:]))
+    pages = [
+        "<!-- Page 1 -->\n\nFlight From\n\nCW1 City 1",
+        "<!-- Page 2 -->\n\nFlight From\n\nCW2 City 2\n\nThe end.",
+    ]
+    out = place_tables(pages, [table])
+    assert out == [
+        "<!-- Page 1 -->\n\n" + table_markdown(rows[0], rows[1:]),
+        "<!-- Page 2 -->\n\nThe end.",
+    ]
 
 
 def test_a_table_whose_text_is_not_on_the_pages_leaves_them_as_they_are():

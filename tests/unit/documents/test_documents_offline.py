@@ -177,12 +177,31 @@ def test_line_end_hyphens_are_joined_or_kept_as_the_document_shows():
         Text("Our terms are transparent. The warranty terms are written to be trans-", 72, 700),
         Text("parent, and our Delhi office is at Delhi-", 72, 688),
         Text("110009 near the high-", 72, 676),
-        Text("traffic road. Nothing is hidden.", 72, 664),
+        Text("traffic road. No fee is high, and traffic fines are not ours.", 72, 664),
     ]
     markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
     assert "\x02" not in markdown and "\ufffe" not in markdown
     assert "written to be transparent, and our Delhi office is at Delhi-110009" in markdown
-    assert "near the high-traffic road." in markdown  # no evidence: this document's habit
+    # both parts are words of the document on their own: a real compound
+    assert "near the high-traffic road." in markdown
+
+
+def test_a_line_end_hyphen_whose_part_is_no_word_of_its_own_joins_the_word():
+    # the document's habit votes for real hyphens (two compounds, no word written whole),
+    # but "The-aters", "Emer-gency" and "Recogni-tion" hold parts that are no words on
+    # their own: the line broke the word; "high-traffic" is two words the document uses
+    lines = [
+        Text("Movie The-", 72, 700, size=18),
+        Text("aters on Board", 72, 680, size=18),
+        Text("Our Walk-in lounges sit near the high-", 72, 650),
+        Text("traffic gates. Each seat has Auto Emer-", 72, 638),
+        Text("gency Braking and Face Recogni-", 72, 626),
+        Text("tion at the gate. The fee is high and the traffic light is green.", 72, 614),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
+    assert "Movie Theaters on Board" in markdown, markdown
+    assert "Auto Emergency Braking and Face Recognition at the gate." in markdown
+    assert "near the high-traffic gates." in markdown and "Walk-in" in markdown
 
 
 def test_a_typeset_document_joins_its_wrapped_words():
@@ -741,3 +760,15 @@ def test_a_number_run_up_to_the_next_columns_number_on_a_cells_own_line_is_cut()
     markdown = offline_markdown(make_pdf([(612, 792, lines)]))[0].markdown
     assert "| Model | Battery | Display | Price |" in markdown, markdown
     assert "| Core Max | 5000mAh | 6.5in (IPS) | $99 |" in markdown, markdown
+
+
+def test_a_pdf_libreoffice_made_of_a_file_keeps_its_line_end_hyphens_unless_written_whole():
+    # LibreOffice hyphenates no word by itself: "fuel-efficient" at a line end is real, even
+    # where neither part is a word of the document elsewhere; a word written whole is joined
+    lines = [
+        Text("Our transparent pricing and the most fuel-", 72, 700),
+        Text("efficient fleet. The fares are trans-", 72, 688),
+        Text("parent and fair.", 72, 676),
+    ]
+    markdown = offline_markdown(make_pdf([(612, 792, lines)]), hyphenated=False)[0].markdown
+    assert "the most fuel-efficient fleet. The fares are transparent and fair." in markdown

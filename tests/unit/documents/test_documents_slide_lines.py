@@ -4,7 +4,7 @@ page as the text layer gives such a slide (cases taken from the corpus decks).""
 from __future__ import annotations
 
 from drac.documents.slide_lines import apply_lines, apply_slide
-from drac.documents.slides import SlideLine, SlideText, slide_text
+from drac.documents.slides import HeadingHint, SlideLine, SlideText, slide_text
 from drac.parsing import parse_markdown
 from tests.decks import Para, Slide, make_pptx
 
@@ -223,3 +223,23 @@ def test_bullets_the_text_layer_took_for_a_table_come_back_as_a_list():
     # a table with a word found in no deck line (the deck's own tables are not lines) stays
     table = "<!-- Page 5 -->\n\n| Enduring Design | 6500mAh |\n| --- | --- |\n| Lite | 5000mAh |"
     assert apply_lines(table, slide.lines) == table
+
+
+def test_a_numbered_title_wrapped_over_two_lines_is_one_heading():
+    # the text layer read the title's typed number as a list marker and its second line as
+    # a heading (or a paragraph): one title, one heading
+    title = "1. Best Digital Transformation Bank – South Asia (2023)"
+    slide = _slide(Slide(title, ["Awarded by Global Finance for our mobile banking app."]))
+    expected = (
+        "<!-- Page 2 -->\n\n## 1. Best Digital Transformation Bank – South Asia (2023)\n\n"
+        "Awarded by Global Finance for our mobile banking app."
+    )
+    for second in ("# South Asia (2023)", "South Asia (2023)"):
+        page = (
+            "<!-- Page 2 -->\n\n1. Best Digital Transformation Bank –\n\n"
+            f"{second}\n\nAwarded by Global Finance for our mobile banking app."
+        )
+        hinted = SlideText(headings=[HeadingHint(text=title, level=2)], lines=slide.lines)
+        assert apply_slide(page, hinted) == expected
+        headings = [e for e in parse_markdown(apply_slide(page, hinted)) if e.is_heading]
+        assert [h.text for h in headings] == [f"## {title}"]
