@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Literal
@@ -9,7 +10,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from drac.documents.batches import BatchResult, checked_against_ocr, join_batches
-from drac.documents.containment import GIB, Limits, contained_call
+from drac.documents.containment import GIB, BudgetExceeded, Limits, contained_call
 from drac.documents.detect import DocumentFormat, detect_format
 from drac.documents.file_structure import FileBlock, read_file_structure
 from drac.documents.file_tables import FileTable, read_file_tables
@@ -265,11 +266,13 @@ OCR_LIMITS = Limits(
 
 
 def read_scanned_pages(
-    pdf: bytes, numbers: list[int], options: ConversionOptions
+    pdf: bytes, numbers: list[int], options: ConversionOptions, *, unread_past_budget: bool = False
 ) -> dict[int, OcrPage]:
     """Render the given pages (scans: no text layer) and read each by OCR.
 
-    The one place the offline path calls OCR; a page OCR fails on is left out (unread).
+    The one place the offline path calls OCR; a page OCR fails on is left out (unread). When
+    the document's CPU budget is spent, BudgetExceeded; with `unread_past_budget` (checking
+    pages, which never fails a document) the pages not read by then are left out instead.
     """
     render = RenderOptions(dpi=OCR_DPI, max_side_px=OCR_MAX_SIDE_PX, max_pages=options.max_pages)
     read: dict[int, OcrPage] = {}
@@ -281,6 +284,10 @@ def read_scanned_pages(
                 image.height_pt, limits=OCR_LIMITS, what=f"while reading page {number} by OCR",
             )  # fmt: skip
             read[number] = OcrPage.model_validate(found)
+        except BudgetExceeded:
+            if unread_past_budget:
+                break  # no other page may be read either
+            raise
         except DocumentError:
             continue  # the page stays marked as unread; the others are still read
     return read
@@ -348,7 +355,8 @@ def _convert_with_model(
                 finished, in_flight = wait(in_flight, return_when=FIRST_COMPLETED)
                 for future in finished:
                     collect(future)
-            in_flight.add(pool.submit(run, batch))
+            # each batch with this document's context: its CPU budget (`containment.budget`)
+            in_flight.add(pool.submit(contextvars.copy_context().run, run, batch))
         for future in in_flight:
             collect(future)
     joined = join_batches(results)
