@@ -11,6 +11,8 @@ from pydantic import BaseModel, Field
 
 from drac.documents.batches import BatchResult, checked_against_ocr, join_batches
 from drac.documents.containment import GIB, BudgetExceeded, Limits, contained_call
+from drac.documents.containment.budget import Budget, charged_to
+from drac.documents.containment.budget import current as current_budget
 from drac.documents.detect import DocumentFormat, detect_format
 from drac.documents.file_structure import FileBlock, read_file_structure
 from drac.documents.file_tables import FileTable, read_file_tables
@@ -297,7 +299,7 @@ def _verified_by_ocr(
     pdf: bytes, result: BatchResult, scans: list[int], options: ConversionOptions
 ) -> BatchResult:
     """The batch with its scanned pages (no text layer) checked against what OCR reads."""
-    read = read_scanned_pages(pdf, scans, options)
+    read = read_scanned_pages(pdf, scans, options, unread_past_budget=True)
     words = {number: page.words_text() for number, page in read.items() if page.readable}
     return checked_against_ocr(result, words)
 
@@ -315,6 +317,9 @@ def _convert_with_model(
 ) -> ConversionResult:
     """Render lazily and convert `max_in_flight` batches at a time (the method's 5)."""
     facts = pdf_facts(pdf, options.max_pages)
+    document = current_budget()
+    # checking scans never fails a document: it has a budget of its own, pages past it unchecked
+    checking = Budget(document.total_s) if document is not None else None
     total = facts.pages
     warnings.extend(facts.warnings)
     results: list[BatchResult] = []
@@ -329,7 +334,8 @@ def _convert_with_model(
         )
         scans = [page.number for page in batch if not page.text_chars]
         if scans and options.verify_scans and ocr_available():
-            result = _verified_by_ocr(pdf, result, scans, options)
+            with charged_to(checking):
+                result = _verified_by_ocr(pdf, result, scans, options)
         return result, calls, stored
 
     def collect(future: Future[_BatchDone]) -> None:

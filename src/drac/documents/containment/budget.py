@@ -24,9 +24,10 @@ from drac.errors import DocumentError
 DOCUMENT_CPU_S = 60.0
 """The default budget of any document (`Settings.document_cpu_s`, DRAC_DOCUMENT_CPU_S):
 RELIABILITY.md says how it was chosen from the corpus' most expensive document."""
-DOCUMENT_CPU_S_PER_MIB = 60.0
+DOCUMENT_CPU_S_PER_MIB = 120.0
 """What a document's budget grows by per MiB of the file (`Settings.document_cpu_s_per_mib`):
-an honest scan of a page (tens of KiB or more) costs OCR about 2 s; a small file gets little."""
+OCR reads an honest scanned page (26 KiB or more, even in black and white) in 2 to 3 s, so a
+scan is never refused for its pages; a small file gets little."""
 _MIB = 1024 * 1024
 
 
@@ -121,12 +122,18 @@ def current() -> Budget | None:
 
 
 @contextmanager
-def document_budget(total_s: float | None) -> Iterator[Budget | None]:
-    """Charge every contained call made inside (in this thread, and in tasks started with
-    this context copied) to one budget of `total_s` CPU seconds; None: no budget."""
-    budget = Budget(total_s) if total_s is not None else None
+def charged_to(budget: Budget | None) -> Iterator[Budget | None]:
+    """Charge every contained call made inside to `budget` (None: to no budget)."""
     token = _CURRENT.set(budget)
     try:
         yield budget
     finally:
         _CURRENT.reset(token)
+
+
+@contextmanager
+def document_budget(total_s: float | None) -> Iterator[Budget | None]:
+    """Charge every contained call made inside (in this thread, and in tasks started with
+    this context copied) to one budget of `total_s` CPU seconds; None: no budget."""
+    with charged_to(Budget(total_s) if total_s is not None else None) as budget:
+        yield budget
