@@ -19,9 +19,10 @@ from drac.documents.ocr import ocr_available
 
 pytestmark = pytest.mark.libreoffice
 
-BUDGET_S = 3
+BUDGET_S = 5
 """Far below what each file costs in all (20 scanned pages: about 40 s of OCR; 100 frames:
-about 29 s; the nested tables: about 60 s of LibreOffice), far above the good PDF's 0.3 s."""
+about 29 s; the nested tables: about 60 s of LibreOffice), above the good PDF's 0.3 s and
+the start of the workers it may need (about 0.5 s each)."""
 
 
 def test_each_costly_small_file_fails_alone_naming_the_budget(tmp_path: Path) -> None:
@@ -48,8 +49,8 @@ def test_each_costly_small_file_fails_alone_naming_the_budget(tmp_path: Path) ->
     )
     assert run.returncode == 1, run.stderr[-3000:]  # some inputs fail
     outcomes = {Path(item["path"]).name: item for item in json.loads(run.stdout)["outcomes"]}
-    assert outcomes["good.pdf"]["status"] == "INDEXED"
-    assert outcomes["good.pdf"]["cpu_s"] < BUDGET_S
+    assert outcomes["good.pdf"]["status"] == "INDEXED", outcomes
+    assert outcomes["good.pdf"]["cpu_s"] < BUDGET_S, outcomes
     reasons = {}
     for name in ("tiny-image-pages.pdf", "many-frames.tif", "nested-tables.docx"):
         assert outcomes[name]["status"] == "FAILED", (name, outcomes[name])

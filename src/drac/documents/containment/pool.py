@@ -75,6 +75,8 @@ class _Worker:
     """The worker's address-space high-water mark (bytes) when its current call began."""
     largest_seen: int = 0
     """The largest address space (bytes) the current call was seen to give the worker."""
+    fresh: bool = True
+    """Started for the current call (its start-up CPU is that call's document's)."""
 
     @property
     def to_worker(self) -> int:
@@ -288,7 +290,9 @@ def run(
     worker = _POOL.take(limits)
     worker.peak_before = _address_space(worker.process.pid).peak
     worker.largest_seen = 0
-    meter = _Meter(budget, worker.cpu, limits if capped else None)
+    # a worker started for this call (OCR's are, each call) charges its start-up too
+    meter = _Meter(budget, 0.0 if worker.fresh else worker.cpu, limits if capped else None)
+    worker.fresh = False
     doing = what
     finished = False
     try:
