@@ -32,6 +32,11 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from drac.documents.containment.budget import (
+    DOCUMENT_CPU_S,
+    DOCUMENT_CPU_S_PER_MIB,
+    budget_for,
+)
 from drac.errors import DracError
 from drac.models import Strategy
 from drac.strategies import strategy_from_request
@@ -122,6 +127,20 @@ class Settings(BaseModel):
         default=500 * 1024 * 1024, ge=1, description="larger uploads fail with that reason"
     )
     max_pages: int = Field(default=5000, ge=1, le=100_000)
+    document_cpu_s: float = Field(
+        default=DOCUMENT_CPU_S,
+        gt=0,
+        le=86_400,
+        description="CPU seconds one document's parsers (pdfium, OCR, LibreOffice, the "
+        "spreadsheet and file readers) may use in all, plus documentCpuSPerMib a MiB of the "
+        "file; past it the document fails alone (in the cloud: per function invocation)",
+    )
+    document_cpu_s_per_mib: float = Field(
+        default=DOCUMENT_CPU_S_PER_MIB,
+        ge=0,
+        le=86_400,
+        description="what a document's CPU budget grows by per MiB of the file",
+    )
     strategy: Strategy = Field(default_factory=Strategy, description="default chunking strategy")
     # -- cloud pipeline -------------------------------------------------------------------
     section_concurrency: int = Field(default=10, ge=1, le=40)
@@ -264,6 +283,10 @@ class Settings(BaseModel):
     def planning_model(self) -> str:
         """The LLM planner's model id (the conversion model's unless set)."""
         return self.planning_model_id or self.conversion_model
+
+    def cpu_budget(self, size_bytes: int) -> float:
+        """The CPU seconds a document of `size_bytes` may use in its parsers."""
+        return budget_for(size_bytes, self.document_cpu_s, self.document_cpu_s_per_mib) or 0.0
 
     def bedrock_model_ids(self) -> tuple[str, ...]:
         """The distinct Bedrock models a deployment invokes (conversion, planning, embedding)."""

@@ -28,7 +28,7 @@ from drac.api.operations import table_rows_note as _table_rows_note
 from drac.api.running import IngestInterrupted, run_all
 from drac.cli import cli
 from drac.cli.embed_step import embed_new_chunks, embed_option
-from drac.cli.models_setup import build_models
+from drac.cli.models_setup import build_models, conversion_options
 from drac.cli.options import (
     chosen_strategy,
     json_option,
@@ -131,7 +131,13 @@ def ingest(
     named = set(paths)
     strategy = chosen_strategy(strategy, workspace)
     vision, text_model = build_models(model, strategy)
-    settings = IngestSettings(strategy=strategy, force=force, tenant=tenant, metadata=metadata)
+    settings = IngestSettings(
+        strategy=strategy,
+        conversion=conversion_options(),
+        force=force,
+        tenant=tenant,
+        metadata=metadata,
+    )
     ws = open_workspace(workspace, create=True)
     try:
 

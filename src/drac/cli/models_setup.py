@@ -1,12 +1,18 @@
-"""Build the model clients a command asks for (offline needs none)."""
+"""Build the model clients a command asks for (offline needs none), and the conversion
+options the settings give."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import click
 
 from drac.errors import DracError
 from drac.models import Strategy
 from drac.ports import TextModel, VisionModel
+
+if TYPE_CHECKING:
+    from drac.documents.options import ConversionOptions
 
 
 def build_models(
@@ -31,3 +37,20 @@ def build_models(
     except DracError as exc:
         raise click.UsageError(str(exc)) from exc
     return vision, text_model
+
+
+def conversion_options() -> ConversionOptions:
+    """The conversion options the settings ask for (a document's CPU budget,
+    DRAC_DOCUMENT_CPU_S and DRAC_DOCUMENT_CPU_S_PER_MIB); exits with a clear message when
+    a setting is invalid."""
+    from drac.documents.options import ConversionOptions
+    from drac.settings import Settings
+
+    try:
+        settings = Settings.load()
+    except DracError as exc:
+        raise click.UsageError(str(exc)) from exc
+    return ConversionOptions(
+        cpu_budget_s=settings.document_cpu_s,
+        cpu_budget_s_per_mib=settings.document_cpu_s_per_mib,
+    )

@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from difflib import SequenceMatcher
 
+from drac.documents.containment import BudgetExceeded
 from drac.documents.layers import PageLayer, read_text_layers
 from drac.errors import DocumentError
 from drac.ingest import ParsedDocument
@@ -295,6 +296,8 @@ def place_elements(
     wanted = sorted({n for element in elements for n in (element.page, element.page + 1)})
     try:
         layers = {layer.number: layer for layer in read_text_layers(pdf, max_pages, wanted)}
+    except BudgetExceeded:
+        raise  # the document's whole budget, not this reader's failure
     except DocumentError as exc:  # the conversion succeeded: keep it, without boxes
         reason = f"the text layer could not be read ({exc})"
         return [element.model_copy(update={"boxes": not_aligned(reason)}) for element in elements]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Literal
@@ -9,7 +10,9 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from drac.documents.batches import BatchResult, checked_against_ocr, join_batches
-from drac.documents.containment import GIB, Limits, contained_call
+from drac.documents.containment import GIB, BudgetExceeded, Limits, contained_call
+from drac.documents.containment.budget import Budget, charged_to
+from drac.documents.containment.budget import current as current_budget
 from drac.documents.detect import DocumentFormat, detect_format
 from drac.documents.file_structure import FileBlock, read_file_structure
 from drac.documents.file_tables import FileTable, read_file_tables
@@ -276,11 +279,13 @@ OCR_LIMITS = Limits(
 
 
 def read_scanned_pages(
-    pdf: bytes, numbers: list[int], options: ConversionOptions
+    pdf: bytes, numbers: list[int], options: ConversionOptions, *, unread_past_budget: bool = False
 ) -> dict[int, OcrPage]:
     """Render the given pages (scans: no text layer) and read each by OCR.
 
-    The one place the offline path calls OCR; a page OCR fails on is left out (unread).
+    The one place the offline path calls OCR; a page OCR fails on is left out (unread). When
+    the document's CPU budget is spent, BudgetExceeded; with `unread_past_budget` (checking
+    pages, which never fails a document) the pages not read by then are left out instead.
     """
     render = RenderOptions(dpi=OCR_DPI, max_side_px=OCR_MAX_SIDE_PX, max_pages=options.max_pages)
     read: dict[int, OcrPage] = {}
@@ -292,6 +297,10 @@ def read_scanned_pages(
                 image.height_pt, limits=OCR_LIMITS, what=f"while reading page {number} by OCR",
             )  # fmt: skip
             read[number] = OcrPage.model_validate(found)
+        except BudgetExceeded:
+            if unread_past_budget:
+                break  # no other page may be read either
+            raise
         except DocumentError:
             continue  # the page stays marked as unread; the others are still read
     return read
@@ -302,7 +311,7 @@ def _verified_by_ocr(
 ) -> tuple[BatchResult, dict[int, PageLayer]]:
     """The batch with its scanned pages (no text layer) checked against what OCR reads, and
     the words OCR read with their boxes (the pages' layers, as the cloud's ReadScans keeps)."""
-    read = read_scanned_pages(pdf, scans, options)
+    read = read_scanned_pages(pdf, scans, options, unread_past_budget=True)
     readable = {number: page for number, page in read.items() if page.readable}
     words = {number: page.words_text() for number, page in readable.items()}
     layers = {number: ocr_layer(page) for number, page in readable.items()}
@@ -322,6 +331,9 @@ def _convert_with_model(
 ) -> ConversionResult:
     """Render lazily and convert `max_in_flight` batches at a time (the method's 5)."""
     facts = pdf_facts(pdf, options.max_pages)
+    document = current_budget()
+    # checking scans never fails a document: it has a budget of its own, pages past it unchecked
+    checking = Budget(document.total_s) if document is not None else None
     total = facts.pages
     warnings.extend(facts.warnings)
     results: list[BatchResult] = []
@@ -338,7 +350,8 @@ def _convert_with_model(
         scans = [page.number for page in batch if not page.text_chars]
         layers: dict[int, PageLayer] = {}
         if scans and options.verify_scans and ocr_available():
-            result, layers = _verified_by_ocr(pdf, result, scans, options)
+            with charged_to(checking):
+                result, layers = _verified_by_ocr(pdf, result, scans, options)
         return result, calls, stored, layers
 
     def collect(future: Future[_BatchDone]) -> None:
@@ -365,7 +378,8 @@ def _convert_with_model(
                 finished, in_flight = wait(in_flight, return_when=FIRST_COMPLETED)
                 for future in finished:
                     collect(future)
-            in_flight.add(pool.submit(run, batch))
+            # each batch with this document's context: its CPU budget (`containment.budget`)
+            in_flight.add(pool.submit(contextvars.copy_context().run, run, batch))
         for future in in_flight:
             collect(future)
     joined = join_batches(results)

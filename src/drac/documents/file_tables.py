@@ -34,7 +34,7 @@ from xml.etree import ElementTree
 
 from pydantic import BaseModel, ConfigDict
 
-from drac.documents.containment import GIB, Limits, contained_call, step
+from drac.documents.containment import GIB, BudgetExceeded, Limits, contained_call, step
 from drac.documents.detect import DocumentFormat
 from drac.documents.references.html_tokens import HtmlTokenizer
 from drac.documents.text import decode_text
@@ -113,6 +113,8 @@ def read_in_worker(
         found = contained_call(
             target, data, fmt.value, limits=limits, what=f"while reading the file's {what}"
         )
+    except BudgetExceeded:
+        raise  # the document's whole budget, not this reader's failure
     except DocumentError as error:
         return [], [f"the file's own {what} could not be read ({error}); {kept}"]
     return [model.model_validate(item) for item in found], []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import math
 import os
 import shutil
 import signal
@@ -20,10 +21,11 @@ from typing import NamedTuple
 from PIL import Image, ImageSequence, UnidentifiedImageError
 
 from drac.documents.archive import check_inflation
+from drac.documents.containment.budget import current as current_budget
 from drac.documents.containment.policy import parser_environment
 from drac.documents.delimited import SAMPLE_CHARS, sniff_delimiter
 from drac.documents.detect import DocumentFormat
-from drac.documents.lo_guard import CANNOT_START, PROTECTIONS_PREFIX
+from drac.documents.lo_guard import CANNOT_START, CPU_PREFIX, PROTECTIONS_PREFIX
 from drac.documents.lo_profile import LINK_SETTINGS, ProfileSetting, write_settings
 from drac.documents.references import remove_external_references
 from drac.errors import DocumentError
@@ -330,13 +332,22 @@ def _run_guarded(
 
     The work folder is marked as this process's, and work folders that dead drac processes
     left beside it are removed first (a kill between the folder's creation and the guard's
-    start, or after the guard's end, leaves one the guard cannot remove)."""
+    start, or after the guard's end, leaves one the guard cannot remove).
+
+    Under a document's CPU budget each LibreOffice process may use what is left of it, and
+    what they used is charged to it (BudgetExceeded once it is spent)."""
     _claim(Path(workdir))
     _sweep_stale(Path(workdir).parent)
+    budget = current_budget()
+    doing = f"converting {what} with LibreOffice"
+    policy: dict[str, object] = {"readable": LIBREOFFICE_READABLE, "writable": LIBREOFFICE_WRITABLE}
+    cap = math.inf
+    if budget is not None:
+        budget.check(f"before {doing}")
+        policy["cpu_s"] = cap = budget.cap(math.inf)
     guarded = [
         sys.executable, "-I", "-S", str(_GUARD), str(os.getpid()), str(memory_bytes), workdir,
-        json.dumps({"readable": LIBREOFFICE_READABLE, "writable": LIBREOFFICE_WRITABLE}),
-        "--", *command,
+        json.dumps(policy), "--", *command,
     ]  # fmt: skip
     try:
         process = subprocess.Popen(
@@ -353,14 +364,14 @@ def _run_guarded(
     try:
         _, err = process.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired as exc:
-        _stop(process)
+        _charge(_stop(process), doing, cap)
         raise DocumentError(
             f"LibreOffice timed out after {timeout_s:g} s converting {what}"
         ) from exc
     finally:
         if process.poll() is None:
             _stop(process)
-    text = err.decode("utf-8", "replace")
+    text = _charge(err.decode("utf-8", "replace"), doing, cap)
     first, _, rest = text.partition("\n")
     if first.startswith(PROTECTIONS_PREFIX):
         return _Run(process.returncode, rest, tuple(first[len(PROTECTIONS_PREFIX) :].split(", ")))
@@ -430,16 +441,33 @@ def _owner(workdir: Path) -> tuple[int, str] | None:
         return None
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    """Ask the guard to kill LibreOffice's group; kill the guard itself if it does not obey."""
+def _charge(stderr: str, doing: str, cap: float) -> str:
+    """The guard's stderr without its CPU line, whose seconds are charged to the document's
+    budget (LibreOffice was given `cap` of them; BudgetExceeded naming `doing` once it is
+    spent)."""
+    head, found, tail = stderr.rpartition(CPU_PREFIX)
+    if not found:
+        return stderr
+    budget = current_budget()
+    if budget is not None:
+        with contextlib.suppress(ValueError, IndexError):
+            budget.charge_capped(float(tail.split()[0]), cap)
+        budget.check(doing)
+    return head.rstrip("\n") + "\n" if head.strip() else head
+
+
+def _stop(process: subprocess.Popen[bytes]) -> str:
+    """Ask the guard to kill LibreOffice's group; kill the guard itself if it does not obey.
+    What the guard wrote on stderr."""
     with contextlib.suppress(ProcessLookupError):
         process.terminate()
     try:
-        process.communicate(timeout=10)
+        _, err = process.communicate(timeout=10)
     except subprocess.TimeoutExpired:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
-        process.communicate()
+        _, err = process.communicate()
+    return (err or b"").decode("utf-8", "replace")
 
 
 def _no_output_reason(run: _Run, kind: str, goal: str, memory_bytes: int) -> str:
@@ -519,8 +547,10 @@ def _plausible_dpi(value: object) -> float:
 
 def _pdf_ready(frame: Image.Image) -> Image.Image:
     frame.load()
-    if frame.mode in ("1", "L", "RGB"):
+    if frame.mode in ("L", "RGB"):
         return frame.copy()
+    if frame.mode == "1":  # Pillow writes it with TIFF's encoder, which refuses `quality`
+        return frame.convert("L")
     if frame.mode in ("LA", "RGBA", "P", "PA"):
         rgba = frame.convert("RGBA")
         background = Image.new("RGB", rgba.size, "white")

@@ -5,6 +5,11 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from drac.documents.containment.budget import (
+    DOCUMENT_CPU_S,
+    DOCUMENT_CPU_S_PER_MIB,
+    budget_for,
+)
 from drac.documents.render import RenderOptions
 
 
@@ -19,11 +24,22 @@ class ConversionOptions(BaseModel):
     max_pages: int = Field(default=5000, ge=1)
     max_file_bytes: int = Field(default=500 * 1024 * 1024, ge=1)
     batch_attempts: int = Field(default=2, ge=1, le=5, description="tries per batch on bad answers")
+    cpu_budget_s: float | None = Field(
+        default=DOCUMENT_CPU_S,
+        gt=0,
+        description="CPU seconds a document's parsers may use in all, plus cpu_budget_s_per_mib"
+        " a MiB of the file (None: no budget)",
+    )
+    cpu_budget_s_per_mib: float = Field(default=DOCUMENT_CPU_S_PER_MIB, ge=0)
     verify_scans: bool = Field(
         default=True,
         description="check a vision model's pages without a text layer against OCR (when the "
         "ocr extra is installed; seconds a page)",
     )
+
+    def cpu_budget(self, size_bytes: int) -> float | None:
+        """The CPU budget of a document of `size_bytes` (None: no budget)."""
+        return budget_for(size_bytes, self.cpu_budget_s, self.cpu_budget_s_per_mib)
 
     def render_options(self) -> RenderOptions:
         """Return the rendering settings these options imply."""

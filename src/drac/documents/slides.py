@@ -25,7 +25,7 @@ from xml.etree import ElementTree
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from drac.documents.containment import GIB, Limits, contained_call
+from drac.documents.containment import GIB, BudgetExceeded, Limits, contained_call
 from drac.errors import DocumentError
 
 _P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"
@@ -111,6 +111,8 @@ def read_slide_headings(pptx: bytes) -> tuple[list[SlideText], list[str]]:
             "drac.documents.slides:slide_text", pptx,
             limits=SLIDE_LIMITS, what="while reading the deck's slide titles and paragraphs",
         )  # fmt: skip
+    except BudgetExceeded:
+        raise  # the document's whole budget, not this reader's failure
     except DocumentError as error:
         return [], [f"the deck's slide titles and paragraphs could not be read ({error});"
                     " headings and paragraphs are as the PDF's text layer shows them"]  # fmt: skip

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from drac.clock import utc_now
 from drac.commit import plan_chunks
 from drac.documents.boxes import with_boxes
+from drac.documents.containment import document_budget
 from drac.documents.convert import ConversionOptions, ConversionResult, convert_to_markdown
 from drac.documents.detect import DocumentFormat, detect_format
 from drac.documents.row_sentences import stored_rows_differ
@@ -107,6 +108,7 @@ class Outcome(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     error: str | None = None
     seconds: float = 0.0
+    cpu_s: float | None = None  # CPU its parsers used, counted against its budget
     planning: PlanningCounts | None = None  # how the sections were planned (LLM strategies)
     kept_version: bool = False  # a re-plan stored nothing: the document keeps its plan
     reused_batches: int = 0  # conversion batches taken from the version the path held before
@@ -229,6 +231,9 @@ def ingest_file(
 ) -> Outcome:
     """Convert, parse, section, plan and assemble one file into the workspace.
 
+    Its parsers share one CPU budget (`settings.conversion.cpu_budget`): past it the
+    document fails with a reason naming it.
+
     Never raises for a bad document: the outcome says FAILED with the reason, and whatever
     the workspace held before stays intact (WorkspaceUnusableError, when the workspace's
     database is damaged or its disk full, is raised: no document could be stored). Only a
@@ -271,7 +276,12 @@ def ingest_file(
             if existing is not None:
                 record.attempt = existing.attempt
                 record.created_at = existing.created_at
-            return _ingest(data, record, workspace, settings, vision, text_model, progress, started)
+            with document_budget(settings.conversion.cpu_budget(len(data))) as budget:
+                outcome = _ingest(
+                    data, record, workspace, settings, vision, text_model, progress, started
+                )
+            outcome.cpu_s = round(budget.used_s, 2) if budget is not None else None
+            return outcome
     except WorkspaceUnusableError:
         raise  # not this document's fault: the whole run must stop
     except (DracError, OSError) as exc:  # the document's fault, or the workspace's, named

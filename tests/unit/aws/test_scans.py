@@ -139,3 +139,24 @@ def test_scan_groups_are_at_least_20_pages_and_at_most_50_a_document(pages: int)
     assert size >= SCAN_PAGES_PER_READ
     assert -(-pages // size) <= MAX_SCAN_GROUPS  # even if every page is a scan
     assert size == SCAN_PAGES_PER_READ or -(-pages // (size - 1)) > MAX_SCAN_GROUPS  # no larger
+
+
+@pytest.mark.skipif(not ocr_available(), reason="the ocr extra is not installed")
+def test_pages_past_the_invocation_budget_are_left_unread_not_the_invocation(
+    cloud: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rt, _ = cloud
+    document = pdfium.PdfDocument.new()
+    for _ in range(8):
+        document.import_pages(pdfium.PdfDocument(_scan_page()))
+    out = io.BytesIO()
+    document.save(out)
+    rt.artifacts.put_bytes("scans.pdf", out.getvalue())
+    tight = rt.settings.model_copy(update={"document_cpu_s": 1.0, "document_cpu_s_per_mib": 0})
+    monkeypatch.setattr(rt, "settings", tight)
+    pages = list(range(1, 9))
+    done = read_scans(rt, ScansInput(document_id="d1", pdf_bucket="art", pdf_key="scans.pdf",
+                                     pages=pages))  # fmt: skip
+    assert done.unread and len(done.read) < 4  # about 1 s of OCR, not 8 pages of it
+    assert sorted(done.read + done.unread) == pages
+    assert all(not rt.artifacts.exists(keys.page_ocr_key("d1", n)) for n in done.unread)

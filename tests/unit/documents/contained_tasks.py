@@ -77,3 +77,23 @@ def grow_then_abort(gib: float) -> None:
 def environment() -> dict[str, str]:
     """The worker's environment."""
     return dict(os.environ)
+
+
+def burn(seconds: float) -> float:
+    """Use `seconds` of CPU, then return the CPU this process has used in all."""
+    import time
+
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+    return time.process_time()
+
+
+def burn_pages(pages: int, seconds: float) -> Iterator[int]:
+    """Stream `pages` page numbers, each after a step that uses `seconds` of CPU."""
+    from drac.documents.containment import step
+
+    for number in range(1, pages + 1):
+        step(f"reading page {number}")
+        burn(seconds)
+        yield number

@@ -12,6 +12,7 @@ from PIL import Image
 from reliability.hostile_links import package
 
 from drac.documents import normalise
+from drac.documents.containment import BudgetExceeded, document_budget
 from drac.documents.detect import DocumentFormat
 from drac.documents.normalise import image_to_pdf, libreoffice_to_pdf, normalise_to_pdf
 from drac.documents.render import page_count, render_pages
@@ -163,3 +164,50 @@ def test_a_claim_is_never_seen_half_written(tmp_path):
     reader.join()
     assert seen and all(mark.strip() for mark in seen)
     assert [path.name for path in tmp_path.iterdir()] == [".drac-owner"]
+
+
+def test_libreoffice_is_charged_to_the_document_budget(tmp_path, monkeypatch):
+    monkeypatch.setenv("DRAC_SOFFICE", _fake_soffice(tmp_path, _SPIN_FOR_A_SECOND))
+    with document_budget(100.0) as budget, pytest.raises(DocumentError, match="could not"):
+        libreoffice_to_pdf(PACKAGE, ".docx", timeout_s=30)
+    assert budget is not None and 0.8 <= budget.used_s < 5
+
+
+def test_libreoffice_past_the_document_budget_fails_naming_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("DRAC_SOFFICE", _fake_soffice(tmp_path, "while :; do :; done\n"))
+    started = time.monotonic()
+    with document_budget(2.0), pytest.raises(BudgetExceeded) as failure:
+        libreoffice_to_pdf(PACKAGE, ".docx", timeout_s=60)
+    assert "used its 2 s CPU budget converting the DOCX to PDF with LibreOffice" in str(
+        failure.value
+    )
+    assert time.monotonic() - started < 40  # stopped by the budget, not the 60 s timeout
+    with document_budget(2.0) as budget, pytest.raises(BudgetExceeded, match="before"):
+        assert budget is not None
+        budget.charge(2.0)
+        libreoffice_to_pdf(PACKAGE, ".docx", timeout_s=60)  # nothing left: never started
+
+
+def test_a_timed_out_libreoffice_is_charged_what_its_killed_processes_used(tmp_path, monkeypatch):
+    # a spinning grandchild, orphaned when the group is killed: the guard reaps it (subreaper)
+    soffice = _fake_soffice(tmp_path, "sh -c 'while :; do :; done' &\nwait\n")
+    monkeypatch.setenv("DRAC_SOFFICE", soffice)
+    with document_budget(100.0) as budget, pytest.raises(DocumentError, match="timed out"):
+        libreoffice_to_pdf(PACKAGE, ".docx", timeout_s=3)
+    # seconds of spinning on a shared machine; a lost orphan would count about 0.003 s
+    assert budget is not None and budget.used_s >= 0.2
+
+
+_SYSTEM_PYTHON = "/usr/bin/python3"  # LibreOffice's Landlock rules let it read /usr only
+_SPIN_FOR_A_SECOND = (
+    f"{_SYSTEM_PYTHON} -I -S -c 'import time\nwhile time.process_time() < 1: pass'\n"
+)
+
+
+def test_a_black_and_white_tiff_becomes_pages():
+    # mode "1" (fax scans): Pillow's PDF writer refused it ("quality setting only supported
+    # for 'jpeg' compression"), an unexpected error
+    buffer = io.BytesIO()
+    frames = [Image.new("1", (64, 32), 1), Image.new("1", (64, 32), 0)]
+    frames[0].save(buffer, "TIFF", save_all=True, append_images=frames[1:], dpi=(200, 200))
+    assert page_count(image_to_pdf(buffer.getvalue())) == 2

@@ -27,6 +27,7 @@ from drac.aws.stages.fanout import (
 )
 from drac.aws.versions import earlier_batch, keep_batch
 from drac.documents.batches import BatchResult, StoredPage, checked_against_ocr, failed_batch
+from drac.documents.containment import document_budget
 from drac.documents.detect import DocumentFormat
 from drac.documents.incremental import convert_or_reuse, page_digests
 from drac.documents.normalise import normalise
@@ -131,7 +132,10 @@ def normalise_document(rt: Runtime, event: NormaliseInput) -> PdfLocation:
     """Convert the upload to PDF (LibreOffice, Pillow) and store it in the artifacts bucket;
     return where it is and the normalisation's warnings (external references removed)."""
     data = rt.bucket(event.bucket).get_bytes(event.key, version_id=event.version_id)
-    pdf, warnings = normalise(data, DocumentFormat(event.format), max_pages=rt.settings.max_pages)
+    with document_budget(rt.settings.cpu_budget(len(data))):
+        pdf, warnings = normalise(
+            data, DocumentFormat(event.format), max_pages=rt.settings.max_pages
+        )
     key = keys.pdf_key(event.document_id)
     rt.artifacts.put_bytes(key, pdf)
     return PdfLocation(pdf_bucket=rt.resources.artifacts_bucket, pdf_key=key, warnings=warnings)
@@ -142,7 +146,8 @@ def render_document(rt: Runtime, event: RenderInput) -> Rendered:
     Normalise's warnings, and return the render slices and conversion groups. Raises
     DocumentError past the page limit or the batch fan-out limit."""
     pdf = rt.bucket(event.pdf_bucket).get_bytes(event.pdf_key, version_id=event.pdf_version_id)
-    count = pdf_facts(pdf, rt.settings.max_pages).pages
+    with document_budget(rt.settings.cpu_budget(len(pdf))):
+        count = pdf_facts(pdf, rt.settings.max_pages).pages
     batches = len(page_batches(count, rt.settings.batch_size))
     if batches > MAX_ITEMS:
         raise DocumentError(
@@ -172,19 +177,20 @@ def render_slice(rt: Runtime, event: SliceInput) -> SliceRendered:
     options = RenderOptions(max_pages=rt.settings.max_pages)
     text_chars: dict[int, int] = {}
     scans: list[int] = []
-    for page in render_pages(pdf, options, pages=numbers):
-        rt.artifacts.put_bytes(keys.page_key(event.document_id, page.number), page.png)
-        if page.text_layer:  # what the vision model's answer is checked against
-            rt.artifacts.put_text(
-                keys.page_text_key(event.document_id, page.number), page.text_layer
-            )
-        text_chars[page.number] = page.text_chars
-        if not page.text_chars:  # the local runtime's rule for a page OCR checks
-            scans.append(page.number)
-    for index, batch in enumerate(batches, start=first):
-        sizes = {str(number): text_chars[number] for number in batch}
-        rt.artifacts.put_text(keys.page_meta_key(event.document_id, index), json.dumps(sizes))
-    store_page_layers(rt, event.document_id, pdf, pages=numbers)  # Parse places elements on them
+    with document_budget(rt.settings.cpu_budget(len(pdf))):  # per invocation (RELIABILITY.md)
+        for page in render_pages(pdf, options, pages=numbers):
+            rt.artifacts.put_bytes(keys.page_key(event.document_id, page.number), page.png)
+            if page.text_layer:  # what the vision model's answer is checked against
+                rt.artifacts.put_text(
+                    keys.page_text_key(event.document_id, page.number), page.text_layer
+                )
+            text_chars[page.number] = page.text_chars
+            if not page.text_chars:  # the local runtime's rule for a page OCR checks
+                scans.append(page.number)
+        for index, batch in enumerate(batches, start=first):
+            sizes = {str(number): text_chars[number] for number in batch}
+            rt.artifacts.put_text(keys.page_meta_key(event.document_id, index), json.dumps(sizes))
+        store_page_layers(rt, event.document_id, pdf, pages=numbers)  # placed by Parse
     return SliceRendered(pages=len(numbers), scans=scans, has_scans=bool(scans))
 
 

@@ -17,6 +17,7 @@ from drac.aws import keys
 from drac.aws.lambda_support import logger
 from drac.aws.runtime import Runtime
 from drac.aws.stages.boxes import page_layer_key
+from drac.documents.containment import document_budget
 from drac.documents.convert import ConversionOptions, read_scanned_pages
 from drac.documents.layers import ocr_layer
 
@@ -43,7 +44,8 @@ def read_scans(rt: Runtime, event: ScansInput) -> ScansRead:
     conversion check) and its word boxes (for Parse); return which pages were read."""
     pdf = rt.bucket(event.pdf_bucket).get_bytes(event.pdf_key, version_id=event.pdf_version_id)
     options = ConversionOptions(max_pages=rt.settings.max_pages)
-    found = read_scanned_pages(pdf, event.pages, options)
+    with document_budget(rt.settings.cpu_budget(len(pdf))):
+        found = read_scanned_pages(pdf, event.pages, options, unread_past_budget=True)
     read = sorted(number for number, page in found.items() if page.readable)
     for number in read:
         page = found[number]

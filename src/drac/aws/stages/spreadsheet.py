@@ -8,6 +8,7 @@ from pydantic import BaseModel
 from drac.aws import keys
 from drac.aws.lambda_support import logger
 from drac.aws.runtime import Runtime
+from drac.documents.containment import document_budget
 from drac.documents.detect import DocumentFormat
 from drac.documents.spreadsheets import read_spreadsheet
 from drac.errors import DocumentError
@@ -45,9 +46,10 @@ def read_spreadsheet_upload(rt: Runtime, event: SpreadsheetInput) -> Spreadsheet
     filename = event.key.rsplit("/", 1)[-1]
     data = rt.bucket(event.bucket).get_bytes(event.key, version_id=event.version_id)
     try:
-        result = read_spreadsheet(
-            data, DocumentFormat(event.format), filename, spreadsheet_options(event.strategy)
-        )
+        with document_budget(rt.settings.cpu_budget(len(data))):
+            result = read_spreadsheet(
+                data, DocumentFormat(event.format), filename, spreadsheet_options(event.strategy)
+            )
     except DocumentError as exc:
         raise DocumentError(f"{filename}: {exc}") from exc
     rt.artifacts.put_text(keys.markdown_key(event.document_id), result.markdown)

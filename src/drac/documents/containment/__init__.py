@@ -11,6 +11,9 @@ gets a healthy worker.
 The function runs in the worker, so it must be importable by name; its arguments travel
 pickled (drac to worker), its result as JSON plus bytes (pydantic models as their fields).
 Inside it, `step("reading page 3")` names what it is doing and restarts the step's CPU budget.
+
+Inside `with document_budget(seconds):` every call (and every LibreOffice run) is charged to
+one CPU budget for the document, and given no more than what is left (`budget.py`).
 """
 
 from __future__ import annotations
@@ -18,15 +21,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from drac.documents.containment.budget import BudgetExceeded, document_budget
 from drac.documents.containment.pool import GIB, Limits, protections
 from drac.documents.containment.pool import run as _run
 from drac.documents.containment.worker import in_worker, step
 
 __all__ = [
     "GIB",
+    "BudgetExceeded",
     "Limits",
     "contained_call",
     "contained_stream",
+    "document_budget",
     "in_worker",
     "protections",
     "step",

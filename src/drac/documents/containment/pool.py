@@ -18,11 +18,13 @@ import sysconfig
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from drac.documents.containment import wire
+from drac.documents.containment.budget import Budget
+from drac.documents.containment.budget import current as current_budget
 from drac.documents.containment.policy import parser_environment
 from drac.errors import DocumentError
 
@@ -74,6 +76,8 @@ class _Worker:
     """The worker's address-space high-water mark (bytes) when its current call began."""
     largest_seen: int = 0
     """The largest address space (bytes) the current call was seen to give the worker."""
+    fresh: bool = True
+    """Started for the current call (its start-up CPU is that call's document's)."""
 
     @property
     def to_worker(self) -> int:
@@ -279,10 +283,21 @@ def run(
     stream: bool,
 ) -> Iterator[Any]:
     """Run `target` ("module:function") in a worker; yield its items (a stream) or its one
-    result. Raises DocumentError naming the reason when the call fails or the worker dies."""
+    result. Raises DocumentError naming the reason when the call fails or the worker dies,
+    BudgetExceeded when the document's CPU budget (`budget.current()`) runs out."""
+    budget = current_budget()
+    capped = False
+    if budget is not None:
+        budget.check(f"before {what.removeprefix('while ')}")
+        cpu_s = budget.cap(limits.cpu_s)
+        capped = cpu_s < limits.cpu_s
+        limits = replace(limits, cpu_s=cpu_s, step_cpu_s=min(limits.step_cpu_s, cpu_s))
     worker = _POOL.take(limits)
     worker.peak_before = _address_space(worker.process.pid).peak
     worker.largest_seen = 0
+    # a worker started for this call (OCR's are, each call) charges its start-up too
+    meter = _Meter(budget, 0.0 if worker.fresh else worker.cpu, limits if capped else None)
+    worker.fresh = False
     doing = what
     finished = False
     try:
@@ -298,11 +313,17 @@ def run(
             try:
                 frame = _receive_watching(worker, deadline)
             except wire.Timeout:
-                worker.kill()
+                meter.died(worker.kill()[1])
+                meter.check(doing)
                 raise DocumentError(f"took more than {limits.wall_s:g} s {doing}") from None
             except wire.WireError:
                 status, usage = worker.died()
+                meter.died(usage, status)
+                meter.check(doing)
                 raise DocumentError(_death_reason(status, usage, worker, limits, doing)) from None
+            if meter.reported(frame):  # spent: a stream's other calls may have used it
+                worker.kill()
+                meter.check(doing)
             kind = frame.get("kind")
             if kind == "step":
                 doing = f"while {frame.get('text', '')}"
@@ -313,6 +334,7 @@ def run(
                 finished = True
                 worker.cpu = float(frame.get("cpu", worker.cpu))
                 _POOL.give_back(worker, int(frame.get("vm_bytes", 0)), limits)
+                meter.check(doing)  # the call that spent the budget is the one named
                 if not stream:
                     yield frame["value"]
                 return
@@ -320,6 +342,7 @@ def run(
                 finished = True
                 worker.cpu = float(frame.get("cpu", worker.cpu))
                 _POOL.give_back(worker, int(frame.get("vm_bytes", 0)), limits)
+                meter.check(doing)
                 raise DocumentError(_error_reason(frame, limits, doing))
             else:
                 worker.kill()
@@ -327,7 +350,52 @@ def run(
     finally:
         if not finished and worker.alive:
             with contextlib.suppress(Exception):  # also at interpreter shutdown
-                worker.kill()  # an abandoned stream: the worker is mid-call
+                meter.died(worker.kill()[1])  # an abandoned stream: the worker is mid-call
+
+
+@dataclass
+class _Meter:
+    """Charges the CPU a worker reports (with each step, item and answer, and from its
+    usage when it dies) to the document's budget, once each second of it."""
+
+    budget: Budget | None
+    counted: float
+    """The worker's CPU time already charged (or used before this call)."""
+    capped: Limits | None = None
+    """The call's limits when its CPU limit is what was left of the budget."""
+
+    def reported(self, frame: dict[str, Any]) -> bool:
+        """Charge up to the frame's CPU figure; whether the budget is now spent."""
+        if self.budget is None or "cpu" not in frame:
+            return False
+        self._charge_to(float(frame["cpu"]))
+        return frame.get("kind") in ("step", "item") and self.budget.spent()
+
+    def died(self, usage: resource.struct_rusage | None, status: int = 0) -> None:
+        """Charge what a worker that is gone used, from its usage; a worker its CPU limit
+        stopped (SIGXCPU) when that limit was the budget's spends the budget."""
+        start = self.counted
+        if usage is not None:
+            self._charge_to(usage.ru_utime + usage.ru_stime)
+        limits = self.capped
+        if (
+            self.budget is not None
+            and limits is not None
+            and os.WIFSIGNALED(status)
+            and os.WTERMSIG(status) == signal.SIGXCPU
+            and (limits.step_cpu_s >= limits.cpu_s or self.counted - start >= limits.cpu_s - 1)
+        ):
+            self.budget.charge_capped(limits.cpu_s, limits.cpu_s)
+
+    def check(self, doing: str) -> None:
+        """Raise BudgetExceeded when the budget is spent."""
+        if self.budget is not None:
+            self.budget.check(doing)
+
+    def _charge_to(self, cpu: float) -> None:
+        if self.budget is not None and cpu > self.counted:
+            self.budget.charge(cpu - self.counted)
+            self.counted = cpu
 
 
 def protections(limits: Limits | None = None) -> tuple[str, ...]:

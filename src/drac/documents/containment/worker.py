@@ -32,11 +32,12 @@ class _Job:
         self.step("")
 
     def step(self, text: str) -> None:
-        """Start the next step: re-arm the CPU limit, tell drac (unless it is the first)."""
+        """Start the next step: re-arm the CPU limit, tell drac (unless it is the first) with
+        the CPU used so far, which drac charges to the document's budget."""
         now = _cpu_used()
         _set_cpu_limit(min(self.cpu_end, now + self.step_cpu_s))
         if text:
-            wire.send(self.out, {"kind": "step", "text": text})
+            wire.send(self.out, {"kind": "step", "text": text, "cpu": now})
 
 
 _JOB: _Job | None = None
@@ -91,7 +92,7 @@ def _serve(out: int, request: dict[str, Any]) -> None:
         result = function(*args, **kwargs)
         if request.get("stream"):
             for item in _items(result):
-                wire.send(out, {"kind": "item"}, item)
+                wire.send(out, {"kind": "item", "cpu": _cpu_used()}, item)
             result = None
         _JOB = None
         _set_cpu_limit(math.inf)
