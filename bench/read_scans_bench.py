@@ -115,7 +115,7 @@ def main() -> None:
         f"{r['wall']:.2f} | {r['cpu']:.2f} | {int(r['read'])}/{args.pages} |"
         for label, r in results.items()
     )
-    body = f"""## ReadScans: OCR of scanned pages in the cloud (issue 21)
+    body = f"""## ReadScans: OCR of scanned pages in the cloud
 
 Command: `.venv/bin/python bench/read_scans_bench.py --pages {args.pages} --write` (the OCR
 benchmark's first {args.pages} corpus pages as one image-only PDF, read by

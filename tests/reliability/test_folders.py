@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from drac.local.pipeline import IngestSettings, collect_inputs, ingest_file, walk_inputs
+from drac.local.inputs import collect_inputs, walk_inputs
+from drac.local.pipeline import IngestSettings, ingest_file
 from drac.local.workspace import Workspace
 
 CANARY = "CANARY-7f3a9c secret line that must never be indexed"

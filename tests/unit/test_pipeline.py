@@ -11,13 +11,9 @@ import pytest
 from drac.errors import DracError
 from drac.local import Workspace
 from drac.local.fts_index import FtsChunkIndex
-from drac.local.pipeline import (
-    IngestSettings,
-    Outcome,
-    collect_inputs,
-    ingest_file,
-    replan_document,
-)
+from drac.local.inputs import collect_inputs
+from drac.local.outcome import Outcome
+from drac.local.pipeline import IngestSettings, ingest_file, replan_document
 from drac.models import DocumentStatus, Strategy
 from drac.strategies import resolve_strategy
 

@@ -17,7 +17,8 @@ from drac.api.running import IngestInterrupted, RunEvents
 from drac.api.status import DocumentState, WorkspaceStatus
 from drac.api.views import ChunkView, Hit, SearchResults
 from drac.api.workspace import FilterSpec, Workspace
-from drac.local.pipeline import Outcome, Skipped
+from drac.local.inputs import Skipped
+from drac.local.outcome import Outcome
 from drac.local.search import EmbedReport
 from drac.retrieval.rank import Mode
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from drac.local.pipeline import Outcome, Skipped
+from drac.local.inputs import Skipped
+from drac.local.outcome import Outcome
 from drac.local.search import EmbedReport
 
 

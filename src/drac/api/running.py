@@ -10,7 +10,7 @@ from typing import Protocol
 
 from drac.local.database import WorkspaceUnusableError
 from drac.local.files import shown_path
-from drac.local.pipeline import Outcome
+from drac.local.outcome import Outcome
 
 FileProgress = Callable[[int, int], None]
 """Told (done, total) conversion steps of one file."""

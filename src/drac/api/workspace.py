@@ -18,7 +18,9 @@ from drac.api.status import WorkspaceStatus, gather_status
 from drac.api.views import ChunkView, Hit, SearchResults, exported_chunks
 from drac.embedders.factory import embedder_from_spec, is_configured
 from drac.filters import FilterError, MetadataFilter, parse_expressions
-from drac.local.pipeline import IngestSettings, Outcome, ingest_file, live_documents, walk_inputs
+from drac.local.inputs import walk_inputs
+from drac.local.outcome import Outcome
+from drac.local.pipeline import IngestSettings, ingest_file, live_documents
 from drac.local.search import EmbedReport, Progress, default_mode, search_workspace
 from drac.local.trust import choose_workspace
 from drac.local.workspace import Workspace as LocalWorkspace

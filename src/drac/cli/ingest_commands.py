@@ -42,16 +42,15 @@ from drac.cli.options import (
 from drac.cli.terminal import markup
 from drac.errors import DracError, WorkspaceError
 from drac.local.database import WorkspaceUnusableError
+from drac.local.files import shown_path
+from drac.local.inputs import Skipped, walk_inputs
+from drac.local.outcome import Outcome
 from drac.local.pipeline import (
     SCAN_HINT,
     IngestSettings,
-    Outcome,
-    Skipped,
     ingest_file,
     live_documents,
     replan_document,
-    shown_path,
-    walk_inputs,
 )
 from drac.local.workspace import Workspace
 from drac.metadata import MetadataError, parse_assignments

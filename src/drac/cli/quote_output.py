@@ -21,7 +21,8 @@ from drac.costs.prices import PriceTable, load_prices
 from drac.costs.quote import DocumentQuote, Quote, QuoteModels, quote_document, total_quote
 from drac.documents.convert import ConversionOptions
 from drac.errors import DracError
-from drac.local.pipeline import _read, shown_path, walk_inputs
+from drac.local.files import shown_path
+from drac.local.inputs import read_limited, walk_inputs
 from drac.models import Strategy
 from drac.settings import Settings
 
@@ -189,7 +190,7 @@ def dry_run(paths: Sequence[Path], strategy: Strategy, backend: str | None, as_j
             yield outcome.path, outcome.error or "cannot be read"
         for path in files:
             try:
-                yield shown_path(path), _read(path, options.max_file_bytes, path in named)
+                yield shown_path(path), read_limited(path, options.max_file_bytes, path in named)
             except (DracError, OSError) as exc:
                 yield shown_path(path), str(exc)
 

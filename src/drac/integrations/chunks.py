@@ -12,7 +12,7 @@ from typing import Any
 from drac.api.views import ChunkView
 from drac.api.workspace import Workspace
 from drac.errors import DracError
-from drac.local.pipeline import Outcome
+from drac.local.outcome import Outcome
 from drac.models import Element
 
 

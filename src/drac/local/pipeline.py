@@ -7,9 +7,6 @@ module only wires them to a Workspace.
 
 from __future__ import annotations
 
-import errno
-import os
-import stat
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -36,17 +33,14 @@ from drac.ingest import (
 )
 from drac.local.database import WorkspaceUnusableError
 from drac.local.files import shown_path
+from drac.local.inputs import failure_reason, read_limited, read_sidecar
+from drac.local.outcome import Outcome
 from drac.local.verification import save_verification
 from drac.local.versions import earlier_version, keep_batches
 from drac.local.workspace import Workspace
 from drac.metadata import (
-    MAX_SIDECAR_BYTES,
     Metadata,
-    MetadataError,
-    is_sidecar,
     merged,
-    parse_sidecar,
-    sidecar_name,
 )
 from drac.models import (
     Chunk,
@@ -60,13 +54,6 @@ from drac.planning.llm import ModelServerUnreachable
 from drac.planning.service import NoModelPlan
 from drac.ports import TextModel, VisionModel
 from drac.sectioning import make_sections
-
-DOCUMENT_SUFFIXES = frozenset(
-    {".pdf", ".docx", ".pptx", ".xlsx", ".html", ".htm", ".md", ".markdown", ".txt"}
-    | {".xlsm", ".xls", ".ods", ".csv", ".tsv"}
-    | {".png", ".jpg", ".jpeg", ".tif", ".tiff"}
-)
-"""File endings picked up when a folder is ingested (files named explicitly are always tried)."""
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -95,130 +82,6 @@ class IngestSettings(BaseModel):
     )
 
 
-class Outcome(BaseModel):
-    """What happened to one input file or one re-planned document."""
-
-    path: str
-    document_id: str | None = None
-    status: str
-    pages: int = 0
-    elements: int = 0
-    chunks: int = 0
-    plan_version: int | None = None
-    warnings: list[str] = Field(default_factory=list)
-    error: str | None = None
-    seconds: float = 0.0
-    cpu_s: float | None = None  # CPU its parsers used, counted against its budget
-    planning: PlanningCounts | None = None  # how the sections were planned (LLM strategies)
-    kept_version: bool = False  # a re-plan stored nothing: the document keeps its plan
-    reused_batches: int = 0  # conversion batches taken from the version the path held before
-
-    @property
-    def failed(self) -> bool:
-        return self.status == DocumentStatus.FAILED.value
-
-
-class Skipped(BaseModel):
-    """An entry of a folder that was not ingested, and why."""
-
-    path: str
-    reason: str
-
-
-class Inputs(NamedTuple):
-    """What the paths given to `ingest` expand to."""
-
-    files: list[Path]
-    failed: list[Outcome]
-    skipped: list[Skipped]
-
-
-SYMLINK_SKIPPED = "symbolic link (links in a folder are not followed)"
-SIDECAR_SKIPPED = "metadata sidecar (read with its document, never ingested itself)"
-
-
-def walk_inputs(paths: Sequence[Path]) -> Inputs:
-    """Expand folders (recursively) into the files to ingest: regular files with a known
-    document ending. Symbolic links inside a folder are not followed, and FIFOs, sockets,
-    devices, hidden entries and other endings are skipped; each skipped entry is listed with
-    its reason. A path named here that is missing or not a regular file is a FAILED outcome
-    (a link named here is followed: the user chose it)."""
-    files: list[Path] = []
-    failed: list[Outcome] = []
-    skipped: list[Skipped] = []
-    for path in paths:
-        try:
-            mode = path.stat().st_mode
-        except OSError as exc:
-            missing = isinstance(exc, FileNotFoundError)
-            reason = "no such file or folder" if missing else _reason(exc)
-            failed.append(Outcome(path=shown_path(path), status="FAILED", error=reason))
-            continue
-        if stat.S_ISDIR(mode):
-            _walk(path, files, skipped)
-        elif is_sidecar(path.name):
-            skipped.append(Skipped(path=shown_path(path), reason=SIDECAR_SKIPPED))
-        elif stat.S_ISREG(mode):
-            files.append(path)
-        else:
-            error = f"{_special_kind(mode)}, not a regular file"
-            failed.append(Outcome(path=shown_path(path), status="FAILED", error=error))
-    return Inputs(list(dict.fromkeys(files)), failed, skipped)
-
-
-def collect_inputs(paths: Sequence[Path]) -> tuple[list[Path], list[Outcome]]:
-    """The files `walk_inputs` finds, and the FAILED outcomes of paths that are not there."""
-    inputs = walk_inputs(paths)
-    return inputs.files, inputs.failed
-
-
-def _walk(folder: Path, files: list[Path], skipped: list[Skipped]) -> None:
-    """Add the folder's documents to `files`, never through a link (lstat only)."""
-    try:
-        with os.scandir(folder) as listing:
-            entries = sorted(listing, key=lambda entry: entry.name)
-    except OSError as exc:
-        skipped.append(Skipped(path=shown_path(folder), reason=f"not readable ({_reason(exc)})"))
-        return
-    for entry in entries:
-        path = Path(entry.path)
-        try:
-            mode = entry.stat(follow_symlinks=False).st_mode
-        except OSError as exc:
-            skipped.append(Skipped(path=shown_path(path), reason=_reason(exc)))
-            continue
-        reason = None
-        if stat.S_ISLNK(mode):
-            reason = SYMLINK_SKIPPED
-        elif entry.name.startswith("."):
-            reason = "hidden (the name starts with a dot)"
-        elif stat.S_ISDIR(mode):
-            _walk(path, files, skipped)
-        elif is_sidecar(entry.name):
-            reason = SIDECAR_SKIPPED
-        elif not stat.S_ISREG(mode):
-            reason = _special_kind(mode)
-        elif path.suffix.lower() not in DOCUMENT_SUFFIXES:
-            reason = f"not a document file ending ({path.suffix or 'none'})"
-        else:
-            files.append(path)
-        if reason is not None:
-            skipped.append(Skipped(path=shown_path(path), reason=reason))
-
-
-def _special_kind(mode: int) -> str:
-    """What a file that is not regular is, in words."""
-    kinds = (
-        (stat.S_ISFIFO, "a named pipe (FIFO)"),
-        (stat.S_ISSOCK, "a socket"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISLNK, "a symbolic link"),
-        (stat.S_ISDIR, "a folder"),
-    )
-    return next((name for test, name in kinds if test(mode)), "a special file")
-
-
 def ingest_file(
     path: Path,
     workspace: Workspace,
@@ -244,7 +107,7 @@ def ingest_file(
     record: DocumentRecord | None = None
     data: bytes | None = None
     try:
-        data = _read(path, settings.conversion.max_file_bytes, follow_symlinks)
+        data = read_limited(path, settings.conversion.max_file_bytes, follow_symlinks)
         metadata = merged(read_sidecar(path), settings.metadata, origin=shown_path(path))
         digest = ContentDigest(settings.tenant)
         digest.update(data)
@@ -314,77 +177,6 @@ def _unchanged(
         seconds=time.monotonic() - started,
         warnings=warnings,
     )
-
-
-def read_sidecar(document: Path) -> Metadata:
-    """The metadata of the document's sidecar (`<file>.metadata.json` beside it), or none
-    when there is no sidecar. The sidecar is untrusted like the document: a link is never
-    followed, nothing but a regular file of at most MAX_SIDECAR_BYTES is read, and
-    MetadataError names the sidecar and the key that breaks a limit."""
-    sidecar = document.with_name(sidecar_name(document.name))
-    shown = shown_path(sidecar)
-    try:
-        mode = sidecar.lstat().st_mode
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        if exc.errno == errno.ENAMETOOLONG:  # a 255-byte name leaves no room for a sidecar's
-            return {}
-        raise MetadataError(f"{shown}: not readable ({_reason(exc)})") from exc
-    if stat.S_ISLNK(mode):
-        raise MetadataError(f"{shown}: a symbolic link (a sidecar's link is never followed)")
-    size = sidecar.lstat().st_size
-    if stat.S_ISREG(mode) and size > MAX_SIDECAR_BYTES:
-        raise MetadataError(
-            f"{shown}: {size:,} bytes, more than the {MAX_SIDECAR_BYTES // 1024} KiB limit"
-        )
-    try:
-        data = _read(sidecar, MAX_SIDECAR_BYTES, follow_symlinks=False)
-    except (DocumentError, OSError) as exc:
-        raise MetadataError(f"{shown}: {_reason(exc)}") from exc
-    return parse_sidecar(data, shown)
-
-
-def _read(path: Path, max_bytes: int, follow_symlinks: bool = True) -> bytes:
-    """The file's bytes, its size checked before reading, and never more than the limit read
-    (a file may grow after `stat`). Only a regular file is opened (a FIFO or device would
-    block or never end), and the open file is checked again, so a swap after the check is
-    caught; without `follow_symlinks` a link is not opened at all."""
-    limit = f"{max_bytes / 1048576:.0f} MiB limit"
-    try:
-        mode = (path.stat() if follow_symlinks else path.lstat()).st_mode
-        if not stat.S_ISREG(mode):
-            raise DocumentError(_not_regular(mode))
-        flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
-        try:
-            handle = os.open(path, flags | (0 if follow_symlinks else os.O_NOFOLLOW))
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                raise DocumentError(SYMLINK_SKIPPED) from exc
-            raise
-        with os.fdopen(handle, "rb") as file:
-            info = os.fstat(file.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                raise DocumentError(_not_regular(info.st_mode))
-            size = info.st_size
-            if size > max_bytes:
-                raise DocumentError(f"file is {size / 1048576:.1f} MiB, more than the {limit}")
-            data = file.read(size + 1)
-            if len(data) > size:  # grown since `stat`: read on, up to the limit
-                data += file.read(max_bytes + 1 - len(data))
-    except PermissionError as exc:
-        raise DocumentError("permission denied") from exc
-    if len(data) > max_bytes:
-        raise DocumentError(f"file grew past the {limit} while it was read")
-    return data
-
-
-def _not_regular(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "is a folder, not a file"
-    if stat.S_ISLNK(mode):
-        return SYMLINK_SKIPPED
-    return f"{_special_kind(mode)}, not a regular file"
 
 
 def _ingest(
@@ -473,7 +265,7 @@ def _failure(
     error: Exception,
     started: float,
 ) -> Outcome:
-    reason = _reason(error)
+    reason = failure_reason(error)
     if data is not None:
         reason = _named_for_another_format(path.name, data, reason)
     if record is not None:
@@ -537,12 +329,6 @@ def _detected_format(data: bytes, name: str) -> str:
         return detect_format(data, name).format.value
     except DocumentError:
         return UNKNOWN_FORMAT
-
-
-def _reason(error: Exception) -> str:
-    if isinstance(error, OSError) and not isinstance(error, DracError):
-        return error.strerror or str(error)
-    return str(error) or type(error).__name__
 
 
 def _plan_warnings(plan: PlanVersion) -> list[str]:

@@ -11,7 +11,7 @@ import pytest
 
 from drac.api.running import FileProgress, IngestInterrupted, QuietEvents, run_all
 from drac.local.database import WorkspaceUnusableError
-from drac.local.pipeline import Outcome
+from drac.local.outcome import Outcome
 
 FILES = [Path(f"/docs/{name}.md") for name in ("a", "b", "c", "d")]
 

@@ -13,7 +13,8 @@ from page_model import ImageVision, document_pdf, labels
 from drac.cli import cli
 from drac.documents.incremental import is_reused
 from drac.local import Workspace
-from drac.local.pipeline import IngestSettings, Outcome, ingest_file
+from drac.local.outcome import Outcome
+from drac.local.pipeline import IngestSettings, ingest_file
 from drac.local.versions import BATCHES_FILE
 from drac.models import Element
 from drac.ports import ModelReply

@@ -14,7 +14,8 @@ from drac.embedders.embedded import EmbeddedE5Embedder, embedded_available
 from drac.embedders.local import EmbedderUnavailable
 from drac.evaluation.runner import rank_chunk_set
 from drac.local import Workspace
-from drac.local.pipeline import IngestSettings, collect_inputs, ingest_file, replan_document
+from drac.local.inputs import collect_inputs
+from drac.local.pipeline import IngestSettings, ingest_file, replan_document
 from drac.local.search import embed_active_chunks, search_workspace
 from drac.ports import Embedder, ModelCallError
 from drac.retrieval.rank import Mode

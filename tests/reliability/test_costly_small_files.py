@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -57,6 +58,10 @@ def test_each_costly_small_file_fails_alone_naming_the_budget(tmp_path: Path) ->
         reasons[name] = outcomes[name]["error"]
         assert f"used its {BUDGET_S} s CPU budget" in reasons[name], reasons
         assert "DRAC_DOCUMENT_CPU_S" in reasons[name]
-    assert "by OCR" in reasons["tiny-image-pages.pdf"]  # the step that used it is named
+    # the step that used it is named: OCR of a page, or (on a loaded machine, where the workers'
+    # start-up weighs more) the opening of the PDF that precedes it
+    assert re.search(
+        r"while (reading page \d+ by OCR|opening the PDF)", reasons["tiny-image-pages.pdf"]
+    )
     assert "with LibreOffice" in reasons["nested-tables.docx"]
     assert not list((tmp_path / "tmp").glob("drac-lo-*")), "a LibreOffice work folder was left"
