@@ -68,11 +68,15 @@ def _alarms(deployed: Cloud) -> tuple[str, ...]:
     cloudwatch = boto3.client("cloudwatch", region_name=deployed.region)
     names = []
     for logical_id, alarm in deployed.model.stack.of_type("AWS::CloudWatch::Alarm").items():
-        props = {
-            k: v
-            for k, v in alarm["Properties"].items()
-            if k not in {"AlarmActions", "OKActions", "AlarmName", "Dimensions", "Metrics"}
-        }
+        # the definition as deployed (dimensions and metric math resolved); the actions
+        # name the alarm topic, which the harness does not deploy
+        props = deployed.model.resolver.resolve(
+            {
+                k: v
+                for k, v in alarm["Properties"].items()
+                if k not in {"AlarmActions", "OKActions", "AlarmName"}
+            }
+        )
         cloudwatch.put_metric_alarm(AlarmName=logical_id, **props)
         names.append(logical_id)
     return tuple(sorted(names))
