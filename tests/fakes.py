@@ -240,12 +240,18 @@ class FakeBedrockRuntime:
     """
 
     def __init__(self, pdf: bytes | None, conversion_model: str,
-                 embedding_model: str = "amazon.titan-embed-text-v2:0") -> None:
+                 embedding_model: str = "amazon.titan-embed-text-v2:0",
+                 planning_model: str = "google.gemma-3-12b-it") -> None:
         self.page_texts: dict[str, str] = {}
         if pdf is not None:
             self.add_pdf(pdf)
         self.conversion_model = conversion_model
         self.embedding_model = embedding_model
+        self.planning_model = planning_model
+        self.plan_requests: list[dict[str, Any]] = []
+        """The planner's Converse requests (forced tool), in the order they came."""
+        self.plan_answers: list[list[str]] = []
+        """The break IDs answered to each of them."""
         self.converse_requests: list[dict[str, Any]] = []
         self.embed_requests: list[dict[str, Any]] = []
         self.failures: list[Exception] = []
@@ -281,7 +287,10 @@ class FakeBedrockRuntime:
             raise client_error("ThrottlingException", 429, operation)
 
     def converse(self, **request: Any) -> dict[str, Any]:
-        """Page markers and each page's text as Markdown, after checking the request."""
+        """Page markers and each page's text as Markdown, after checking the request; a
+        planning request (the forced `answer` tool) gets a plan (`plan_answer`)."""
+        if "toolConfig" in request:
+            return self.plan_answer(request)
         assert request["modelId"] == self.conversion_model
         assert request["inferenceConfig"]["temperature"] == 0.1
         assert request["inferenceConfig"]["maxTokens"] == 8192
@@ -306,6 +315,30 @@ class FakeBedrockRuntime:
             for n, img in zip(pages, images, strict=True))
         return {"output": {"message": {"role": "assistant", "content": [{"text": text}]}},
                 "usage": {"inputTokens": 1000 * len(pages), "outputTokens": len(text) // 4}}
+
+    def plan_answer(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The LLM planner's request answered as a model would through the forced tool: a
+        break at every heading ID of the prompt and at every 4th other candidate ID (so
+        sections without headings still split), only IDs the tool's schema admits."""
+        assert request["modelId"] == self.planning_model
+        config = request["toolConfig"]
+        (tool,) = config["tools"]
+        name = tool["toolSpec"]["name"]
+        assert config["toolChoice"] == {"tool": {"name": name}}
+        schema = tool["toolSpec"]["inputSchema"]["json"]
+        candidates = schema["properties"]["b"]["items"].get("enum", [])
+        (text,) = [b["text"] for b in request["messages"][-1]["content"] if "text" in b]
+        headings = set(re.findall(r"^(\S+) #+ ", text, re.MULTILINE))
+        breaks = [c for i, c in enumerate(candidates) if c in headings or i % 4 == 3]
+        with self.lock:
+            self.plan_requests.append(request)
+            self.plan_answers.append(breaks)
+            self._injected("Converse")
+        use = {"toolUseId": f"tooluse_{len(self.plan_requests)}", "name": name,
+               "input": {"b": breaks}}
+        return {"output": {"message": {"role": "assistant", "content": [{"toolUse": use}]}},
+                "stopReason": "tool_use",
+                "usage": {"inputTokens": len(text) // 4, "outputTokens": 4 * len(breaks) + 4}}
 
     def invoke_model(self, **request: Any) -> dict[str, Any]:
         """Titan V2: a deterministic vector of the requested dimension."""

@@ -143,3 +143,74 @@ def test_a_word_document_gives_the_same_chunks_locally_and_in_the_cloud(
                               for r in cloud_bedrock.converse_requests)
     assert not any("has not seen" in c["text"] for c in opensearch.chunks(document_id))
     assert _same_chunks(deployed, opensearch, workspace, document_id) > 1
+
+
+def test_an_llm_planned_markdown_document_gives_the_same_chunks_locally_and_in_the_cloud(
+    cloud: Any, tmp_path: Path
+) -> None:
+    """Markdown planned by the LLM planner: the stack ingests it with its rules default, then
+    an admin's re-plan event asks for the llm planner (the documented way to change a stored
+    document's plan); locally the same ingest and re-plan go through Bedrock's client with
+    the same scripted model. Both sides ask the same planning requests and keep the same
+    chunks."""
+    from shared_paths import VELVERA
+
+    from drac.clients.bedrock import BedrockTextModel
+    from drac.local.pipeline import replan_document
+    from drac.strategies import strategy_from_request
+    from tests.e2e.conftest import ADMIN_ROLE, put_events_as
+
+    deployed, cloud_bedrock, opensearch, _pdf = cloud
+    source = VELVERA / "md" / "phone_usage_guide.md"
+    data = source.read_bytes()
+    document_id = document_id_for(data, "acme")
+    requested = {"name": "default", "planner": "llm"}
+    upload(deployed, data, "incoming/acme/phone_usage_guide.md")
+    deployed.settle()
+    detail = {"tenant": "acme", "document_ids": [document_id], "strategy": requested}
+    put_events_as(
+        deployed,
+        ADMIN_ROLE,
+        [{"Source": "drac.admin", "DetailType": "Replan Requested", "Detail": json.dumps(detail)}],
+    )
+    assert [r["status"] for r in deployed.wait("replan")] == ["SUCCEEDED"]
+    assert deployed.runtime.registry.get(document_id).active_version == 2
+    assert cloud_bedrock.plan_requests and not cloud_bedrock.converse_requests
+
+    settings = deployed.runtime.settings
+    local_bedrock = FakeBedrockRuntime(None, CONVERSION_MODEL)
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / source.name).write_bytes(data)
+    workspace = Workspace(tmp_path / "ws")
+    outcome = ingest_file(
+        tmp_path / "in" / source.name,
+        workspace,
+        IngestSettings(strategy=settings.strategy, tenant="acme"),
+    )
+    assert outcome.status == DocumentStatus.INDEXED.value, outcome.error
+    model = BedrockTextModel(
+        settings.planning_model,
+        client=local_bedrock,
+        temperature=settings.temperature,
+        max_answer_tokens=settings.planning_max_tokens,
+    )
+    record = workspace.get_document(document_id)
+    assert record is not None
+    replanned = replan_document(
+        record, workspace, strategy_from_request(requested), text_model=model
+    )
+    assert replanned.status == DocumentStatus.INDEXED.value, replanned.error
+
+    def asked(fake: FakeBedrockRuntime) -> list[str]:
+        return sorted(json.dumps(r, sort_keys=True) for r in fake.plan_requests)
+
+    assert asked(local_bedrock) == asked(cloud_bedrock)  # prompts, schema, caps, model
+    assert _same_chunks(deployed, opensearch, workspace, document_id) > 1
+    chunks = opensearch.chunks(document_id)
+    assert {int(c["plan_version"]) for c in chunks} == {2}
+    # the model's breaks made these chunks: each later chunk's first content element (after
+    # the headings it carries) is a break the model answered
+    headings = {e.id for e in deployed.runtime.elements.get_elements(document_id) if e.is_heading}
+    starts = [next(i for i in c["element_ids"] if i not in headings) for c in chunks]
+    breaks = {b for answer in cloud_bedrock.plan_answers for b in answer}
+    assert len(set(starts) & breaks) == len(chunks) - 1 > 1, (starts, breaks)

@@ -80,6 +80,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "List the principals that may call a deployed stack's retrieval function or re-plan "
         "machine directly.",
     ),
+    "cloud-smoke": (
+        "drac.cli.cloud_commands",
+        "Check a deployed stack end to end: upload, index, query, refuse, re-plan, delete, alarms.",
+    ),
     "check": (
         "drac.cli.check_command",
         "Verify the workspace: database, every document's files, "
