@@ -1,7 +1,7 @@
 """Knowledge Base fixed chunks vs drac's chunks of the same parsed text (the KbTransform path).
 
 Usage:
-    python bench/kb_chunks.py [--companies velvera,cloudway] [--embedder local:PATH|none]
+    python bench/kb_chunks.py [--companies velvera,cloudway] [--embedder embedded|local:PATH|none]
         [--tokens 300] [--overlap 20] [-k 6] [--write]
 
 The parsed text is each corpus document's Markdown (what a knowledge base's parser hands a
@@ -11,9 +11,9 @@ chunking: splits content into text chunks of approximately 300 tokens", Amazon B
 Guide, "How content chunking works for knowledge bases"). Bedrock's tokenizer is not public, so
 a token is approximated as 0.75 of a word (300 tokens = 225 words, overlap 45 words), cut on
 whitespace. drac's chunks come from `drac.aws.stages.kb_transform.chunk_content`, the function's
-own core, with the default strategy and the rules planner. BM25, the embedder (all-MiniLM-L6-v2
-by default) and their RRF hybrid run on both sets; --write puts the tables into BENCHMARKS.md
-(section "kb-chunks").
+own core, with the default strategy and the rules planner. BM25, the embedder (drac's embedded
+multilingual-e5-small by default) and their RRF hybrid run on both sets; --write puts the
+tables into BENCHMARKS.md (section "kb-chunks").
 """
 
 from __future__ import annotations
@@ -22,11 +22,12 @@ import argparse
 import sys
 import time
 
-from _common import COMPANIES, CORPUS, MINILM, machine, write_section
-from retrieval import _companies, _embedder
+from _common import COMPANIES, CORPUS, CachedEmbedder, machine, write_section
+from retrieval import _companies
 from rich.console import Console
 
 from drac.aws.stages.kb_transform import FileContent, chunk_content
+from drac.embedders.factory import embedder_from_spec
 from drac.evaluation.chunksets import ChunkSet, EvalChunk
 from drac.evaluation.queries import load_queries
 from drac.evaluation.report import markdown_report, print_report
@@ -80,10 +81,15 @@ def drac_transform(docs: list[tuple[str, str]]) -> ChunkSet:
     return ChunkSet(name="drac (KbTransform, default)", chunks=tuple(chunks))
 
 
+def _embedder(spec: str):
+    inner = embedder_from_spec(spec)
+    return None if inner is None else CachedEmbedder(inner)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--companies", default="velvera,cloudway")
-    parser.add_argument("--embedder", default=f"local:{MINILM}", help="local:PATH or none")
+    parser.add_argument("--embedder", default="embedded", help="embedded, local:PATH or none")
     parser.add_argument("--tokens", type=int, default=300)
     parser.add_argument("--overlap", type=int, default=20, help="percent")
     parser.add_argument("-k", type=int, default=6)
