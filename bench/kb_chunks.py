@@ -5,10 +5,11 @@ Usage:
         [--tokens 300] [--overlap 20] [-k 6] [--write]
 
 The parsed text is each corpus document's Markdown (what a knowledge base's parser hands a
-custom transformation). The baseline is Bedrock's fixed-size chunking at its default settings
-as CDK's Bedrock constructs and the console fill them in, 300 tokens with 20 % overlap ("Default
-chunking: splits content into text chunks of approximately 300 tokens", Amazon Bedrock User
-Guide, "How content chunking works for knowledge bases"). Bedrock's tokenizer is not public, so
+custom transformation). The baseline is Bedrock's fixed-size chunking at 300 tokens with 20 %
+overlap: the size of Bedrock's default chunking ("splits content into text chunks of
+approximately 300 tokens", Amazon Bedrock User Guide, "How content chunking works for
+knowledge bases") and the FIXED_SIZE default of AWS's generative-ai-cdk-constructs ("default
+chunk size of 300 tokens and 20% overlap"). Bedrock's tokenizer is not public, so
 a token is approximated as 0.75 of a word (300 tokens = 225 words, overlap 45 words), cut on
 whitespace. drac's chunks come from `drac.aws.stages.kb_transform.chunk_content`, the function's
 own core, with the default strategy and the rules planner. BM25, the embedder (drac's embedded
