@@ -138,6 +138,15 @@ def acknowledgements(stack) -> dict[str, str]:
                 "the foundation model in any region of the profile's geography, so the model "
                 "grant names every region (the model itself is fixed)."
             )
+    kb = getattr(stack, "kb_transform", None)
+    if kb is not None:
+        settings = stack.settings
+        objects = f"arn:<AWS::Partition>:s3:::{settings.kb_transform_bucket}/"
+        acks[f"AwsSolutions-IAM5[Resource::{objects}{settings.kb_transform_prefix}*]"] = (
+            "KbTransform reads the batches a knowledge base writes to its intermediate "
+            "storage (keys chosen by the knowledge base) and writes its chunked files beside "
+            "them: get and put only, the configured bucket and prefix only."
+        )
     invoked = [*pipeline.factory_functions(), search.index_function]
     for fn in invoked:
         acks[f"AwsSolutions-IAM5[Resource::{_ref(stack, fn)}:*]"] = (

@@ -10,6 +10,7 @@ from drac.aws.identity import REPLAN_ADMIN_SOURCE, REPLAN_TENANT_SOURCE_PREFIX
 from infra.config import settings_from_context
 from infra.functions import FunctionFactory
 from infra.intake import REPLAN_DETAIL_TYPE
+from infra.kb_transform import KbTransform
 from infra.network import ConverterNetwork
 from infra.observability import Observability
 from infra.pipeline import Pipeline
@@ -77,6 +78,13 @@ class DracStack(Stack):
         }
         for name, value in outputs.items():
             CfnOutput(self, name, value=value)
+        self.kb_transform = (
+            KbTransform(
+                self, "KbTransformIntegration", settings=self.settings, factory=self.factory
+            )
+            if self.settings.kb_transform_bucket
+            else None
+        )
 
     def _replan_starters(self) -> list[str]:
         """The stack's roles that start the re-plan machine: the Starter (metadata that

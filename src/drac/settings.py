@@ -221,6 +221,19 @@ class Settings(BaseModel):
         pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$",
         description="subscribed to the alarm topic (the address confirms by email)",
     )
+    kb_transform_bucket: str | None = Field(
+        default=None,
+        pattern=r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$",
+        description="a Bedrock Knowledge Base's intermediate bucket: adds the KbTransform "
+        "function (drac as the data source's custom transformation), which reads and writes "
+        "only there",
+    )
+    kb_transform_prefix: str = Field(
+        default="",
+        max_length=512,
+        pattern=r"^([^*?\s]+/)?$",
+        description="the prefix of the intermediate storage URI in that bucket (ending in /)",
+    )
 
     @field_validator("strategy", mode="before")
     @classmethod
