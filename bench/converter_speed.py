@@ -1,7 +1,7 @@
 """Converter speed against an earlier revision: the offline PDF converter's CPU seconds over the
 corpus PDFs, and `drac ingest` of those PDFs, with this tree's code and with the code of a git
-revision (the fidelity work's budget: ingest of born-digital documents at most 20 % slower than before
-the fidelity work).
+revision (the fidelity work's budget: ingest of born-digital documents at most 20 % slower
+than before the fidelity work).
 
 Usage:
     python bench/converter_speed.py REF [--rounds 5] [--write]
@@ -117,7 +117,8 @@ def main() -> int:
         f"{b:.2f} / {n:.2f}" for b, n in zip(times["before"], times["now"], strict=True)
     )
     body = (
-        "## Converter speed: the offline PDF converter against the code before the fidelity work\n\n"
+        "## Converter speed: the offline PDF converter against the code before the fidelity"
+        " work\n\n"
         f"Command: `python bench/converter_speed.py {args.ref} --rounds {args.rounds} --write`"
         f" (`{args.ref}` = {commit})  \nMachine: {machine()}.\n\n"
         f"`offline_markdown` over the {len(pdfs)} corpus PDFs, CPU seconds, median of"
