@@ -153,7 +153,6 @@ class Stages(Construct):
         self.render = mk("Render", "render", memory=2048, timeout=minutes(15), network=converters)
         s.documents.grant_read(self.render)  # a PDF upload is rendered where it is
         s.artifacts.grant_read_write(self.render)
-        s.documents_table.grant_read_write_data(self.render)
         # OCR of scanned pages (no text layer), so their conversion is checked too: RapidOCR
         # and onnxruntime need an image (350 MiB, over a zip's 250 MB). A group of 20 to 100
         # pages (fanout.scan_group_pages) at the measured 3.7 CPU-seconds each takes 1 to 6
