@@ -95,8 +95,8 @@ def acknowledgements(stack) -> dict[str, str]:
         "document) for the strategy a metadata re-plan keeps: read only, plans/ only."
     )
     acks[f"AwsSolutions-IAM5[Resource::{artifacts}/documents/*/source.pdf]"] = (
-        "ReadScans reads the PDF a non-PDF upload was normalised to (documents/<document>/"
-        "source.pdf, per document): read only, that one object of each document."
+        "Normalise writes, Render and ReadScans read the PDF a non-PDF upload was normalised "
+        "to (documents/<document>/source.pdf, per document): that one object of each document."
     )
     acks[f"AwsSolutions-IAM5[Resource::{artifacts}/runs/replan/*]"] = (
         "The re-plan machine's Distributed Map reads the manifest its Manifest stage wrote "
@@ -107,8 +107,13 @@ def acknowledgements(stack) -> dict[str, str]:
         "folder per map run, named by Step Functions): that prefix only."
     )
     acks[f"AwsSolutions-IAM5[Resource::{artifacts}/pages/*]"] = (
-        "ReadScans stores the words OCR read of each scanned page beside the page's image "
-        "(pages/<document>/..., per document): put only, pages/ only."
+        "Render stores each page's image, text layer and sizes, ReadScans the words OCR read "
+        "of each scanned page beside it (pages/<document>/..., per document): put only, "
+        "pages/ only."
+    )
+    acks[f"AwsSolutions-IAM5[Resource::{artifacts}/documents/*/document.md]"] = (
+        "ReadSpreadsheet writes the spreadsheet's Markdown (documents/<document>/document.md, "
+        "per document): put only, that one object of each document."
     )
     for table in (storage.documents_table, storage.sources_table):
         acks[f"AwsSolutions-IAM5[Resource::{_ref(stack, table)}/index/*]"] = (

@@ -137,7 +137,7 @@ class Stages(Construct):
             network=converters,
         )
         s.documents.grant_read(self.normalise)
-        s.artifacts.grant_put(self.normalise)
+        s.artifacts.grant_put(self.normalise, "documents/*/source.pdf")  # the PDF only
         self.read_spreadsheet = factory.make_image(
             "ReadSpreadsheet",
             "read_spreadsheet",
@@ -148,12 +148,12 @@ class Stages(Construct):
             network=converters,
         )
         s.documents.grant_read(self.read_spreadsheet)
-        s.artifacts.grant_put(self.read_spreadsheet)  # the spreadsheet's Markdown
+        s.artifacts.grant_put(self.read_spreadsheet, "documents/*/document.md")  # its Markdown
         s.documents_table.grant_read_write_data(self.read_spreadsheet)  # sheets, warnings
         self.render = mk("Render", "render", memory=2048, timeout=minutes(15), network=converters)
         s.documents.grant_read(self.render)  # a PDF upload is rendered where it is
-        s.artifacts.grant_read_write(self.render)
-        s.documents_table.grant_read_write_data(self.render)
+        s.artifacts.grant_read(self.render, "documents/*/source.pdf")  # a normalised PDF
+        s.artifacts.grant_put(self.render, "pages/*")  # page images, text layers, sizes
         # OCR of scanned pages (no text layer), so their conversion is checked too: RapidOCR
         # and onnxruntime need an image (350 MiB, over a zip's 250 MB). A group of 20 to 100
         # pages (fanout.scan_group_pages) at the measured 3.7 CPU-seconds each takes 1 to 6

@@ -29,11 +29,11 @@ from drac.documents.ocr import OcrPage, ocr_available, ocr_warnings
 from drac.documents.offline import OfflinePage
 from drac.documents.options import ConversionOptions
 from drac.documents.render import (
-    PDF_LIMITS,
     PageImage,
     RenderOptions,
     batched,
     pdf_facts,
+    pdf_limits,
     render_pages,
 )
 from drac.documents.row_sentences import GROWTH, rows_as_sentences
@@ -211,7 +211,7 @@ def _convert_offline(
     found = contained_call(
         "drac.documents.render:offline_here", pdf, options.max_pages,
         fmt is DocumentFormat.PDF,  # LibreOffice breaks no word at a line end by itself
-        limits=PDF_LIMITS, what="while opening the PDF",
+        limits=pdf_limits(len(pdf)), what="while opening the PDF",
     )  # fmt: skip
     pages = [OfflinePage.model_validate(page) for page in found["pages"]]
     warnings.extend(str(warning) for warning in found["warnings"])

@@ -48,7 +48,7 @@ def read_text_layers(
 ) -> Iterator[PageLayer]:
     """Yield each page's text-layer words (1-based `pages`, default all), read by pdfium in a
     contained worker, one page at a time."""
-    from drac.documents.render import PDF_LIMITS
+    from drac.documents.render import pdf_limits
 
     numbers = None if pages is None else list(pages)
     if in_worker():
@@ -56,7 +56,7 @@ def read_text_layers(
         return
     items = contained_stream(
         "drac.documents.layers:text_layers_here", pdf, max_pages, numbers,
-        limits=PDF_LIMITS, what="while reading the text layer",
+        limits=pdf_limits(len(pdf)), what="while reading the text layer",
     )  # fmt: skip
     for item in items:
         yield PageLayer.model_validate(item)

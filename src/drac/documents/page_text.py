@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from drac.documents.containment import contained_call, in_worker
-from drac.documents.render import PDF_LIMITS, open_pdf
+from drac.documents.render import open_pdf, pdf_limits
 
 
 def page_text_layers(
@@ -21,7 +21,7 @@ def page_text_layers(
         return page_text_here(pdf, pages, max_pages)
     found = contained_call(
         "drac.documents.page_text:page_text_here", pdf, list(pages) if pages else None,
-        max_pages, limits=PDF_LIMITS, what="while reading the text layer",
+        max_pages, limits=pdf_limits(len(pdf)), what="while reading the text layer",
     )  # fmt: skip
     return {int(number): str(text) for number, text in found.items()}
 

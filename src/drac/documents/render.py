@@ -8,8 +8,10 @@ documents. What a page may cost is checked as soon as pdfium can tell (`PAGE_LIM
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import math
+import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -49,6 +51,59 @@ PDF_LIMITS = Limits(
     preload=("drac.documents.render", "drac.documents.offline", "PIL.PngImagePlugin"),
 )
 """What the pdfium worker may use for one document (CPU per document and per page)."""
+MIB = 1024 * 1024
+FUNCTION_MEMORY_VARIABLE = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"
+"""Lambda sets it to the function's memory in MB (read as 10^6 bytes: the smaller reading)."""
+MEMORY_HEADROOM = 128 * MIB
+"""Kept free beside the caller and its worker (the pipe's buffers, the caller's growth)."""
+WORKER_OVERHEAD = 256 * MIB
+"""What a pdfium worker needs besides its copy of the PDF (measured: 60 MB of address space
+for a small PDF; pdfium's parse of a large one takes more)."""
+
+
+def fitted_limits(
+    limits: Limits, pdf_bytes: int, function_bytes: int | None, caller_bytes: int
+) -> Limits:
+    """`limits` with the worker's address space cut to what a function of `function_bytes`
+    has left beside its own resident `caller_bytes` (the PDF among them), so caller and worker
+    together stay within the function; unchanged outside a function or when the limit fits.
+    DocumentError names the sizes when less is left than a worker needs for this PDF."""
+    if not function_bytes:
+        return limits
+    room = function_bytes - caller_bytes - MEMORY_HEADROOM
+    room -= room % (64 * MIB)  # a few sizes only, so idle workers are reused
+    if room >= limits.memory_bytes:
+        return limits
+    needed = pdf_bytes + WORKER_OVERHEAD
+    if room < needed:
+        raise DocumentError(
+            f"the function's {function_bytes / MIB:,.0f} MiB of memory leave"
+            f" {max(room, 0) / MIB:,.0f} MiB for the pdfium worker beside the"
+            f" {caller_bytes / MIB:,.0f} MiB the function holds, less than the"
+            f" {needed / MIB:,.0f} MiB it needs for a {pdf_bytes / MIB:,.0f} MiB PDF:"
+            " raise the function's memory"
+        )
+    return dataclasses.replace(limits, memory_bytes=room)
+
+
+def pdf_limits(pdf_bytes: int, limits: Limits = PDF_LIMITS) -> Limits:
+    """The pdfium worker's limits for a PDF of `pdf_bytes` in this process: fitted to the
+    Lambda function's memory when running in one (`fitted_limits`)."""
+    memory_mb = os.environ.get(FUNCTION_MEMORY_VARIABLE, "")
+    function_bytes = int(memory_mb) * 1_000_000 if memory_mb.isdigit() else None
+    return fitted_limits(limits, pdf_bytes, function_bytes, _resident_bytes())
+
+
+def _resident_bytes() -> int:
+    """This process's resident memory in bytes (0 where /proc is not there)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
 
 
 class RenderOptions(BaseModel):
@@ -223,7 +278,7 @@ def pdf_facts(data: bytes, max_pages: int = 5000) -> PdfFacts:
         return facts_here(data, max_pages)
     found = contained_call(
         "drac.documents.render:facts_here", data, max_pages,
-        limits=PDF_LIMITS, what="while opening the PDF",
+        limits=pdf_limits(len(data)), what="while opening the PDF",
     )  # fmt: skip
     return PdfFacts.model_validate(found)
 
@@ -249,7 +304,7 @@ def render_pages(
         return
     items = contained_stream(
         "drac.documents.render:render_here", data, options, numbers,
-        limits=PDF_LIMITS, what="while opening the PDF",
+        limits=pdf_limits(len(data)), what="while opening the PDF",
     )  # fmt: skip
     for item in items:
         yield PageImage.model_validate(item)

@@ -284,7 +284,8 @@ def test_render_stores_pages_and_groups_batches(cloud: Any) -> None:
     assert [g.model_dump() for g in result.slices] == [{"first": 0, "last": 2}]
     assert rt.artifacts.get_bytes(keys.page_key(document_id, 5))[:4] == b"\x89PNG"
     assert json.loads(rt.artifacts.get_text(keys.page_meta_key(document_id, 2))) == {"5": 11}
-    assert rt.registry.get(document_id).pages == 5  # type: ignore[union-attr]
+    # Render has no access to the documents table: Parse records the page count
+    assert not rt.registry.get(document_id).pages  # type: ignore[union-attr]
 
 
 def test_each_slice_renders_only_its_own_batches(cloud: Any) -> None:
@@ -375,6 +376,21 @@ def parsed_markdown(rt: Runtime, execution: str = "run-1") -> Any:
     rt.artifacts.put_text(keys.markdown_key("d1"), MARKDOWN.decode())
     return parse_converted(rt, ParseInput(document_id="d1", execution=execution,
                                           strategy=Strategy(), batch_count=0))
+
+
+def test_parse_records_the_page_count_and_normalises_warnings_once(cloud: Any) -> None:
+    rt, _ = cloud
+    rt.registry.put(DocumentRecord(document_id="d1", source="doc.docx", sha256="0" * 64,
+                                   owner="run-1"))
+    rt.artifacts.put_text(keys.markdown_key("d1"), MARKDOWN.decode())
+    removed = "removed 1 external reference (1 linked object) before conversion"
+    event = ParseInput(document_id="d1", execution="run-1", strategy=Strategy(),
+                       page_count=3, source_warnings=[removed])
+    parse_converted(rt, event)
+    parse_converted(rt, event)  # a retried Parse adds the warning once
+    record = rt.registry.get("d1")
+    assert record is not None and record.pages == 3
+    assert record.warnings.count(removed) == 1
 
 
 def test_parse_stores_elements_and_each_section_with_its_elements(cloud: Any) -> None:

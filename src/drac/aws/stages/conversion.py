@@ -54,8 +54,8 @@ class PdfLocation(BaseModel):
     pdf_version_id: str | None = None
     warnings: list[str] = Field(
         default_factory=list,
-        description="what normalising removed from the document (external references); Render "
-        "adds them to the record, as Normalise has no access to it",
+        description="what normalising removed from the document (external references); the "
+        "machine carries them to Parse, which records them (neither converter writes the record)",
     )
 
 
@@ -68,10 +68,11 @@ class RenderInput(PdfLocation):
 
 class Rendered(BaseModel):
     """Page and batch counts, the render slices the RenderSlices map iterates over and the
-    batch groups of the ConvertGroups map (both in batch numbers), and how many scanned pages
-    one ReadScans invocation reads."""
+    batch groups of the ConvertGroups map (both in batch numbers), how many scanned pages
+    one ReadScans invocation reads, and Normalise's warnings passed on for Parse to record."""
 
     page_count: int
+    source_warnings: list[str] = Field(default_factory=list)
     batch_count: int
     groups: list[ItemGroup]
     slices: list[ItemGroup]
@@ -142,9 +143,10 @@ def normalise_document(rt: Runtime, event: NormaliseInput) -> PdfLocation:
 
 
 def render_document(rt: Runtime, event: RenderInput) -> Rendered:
-    """Count the PDF's pages (in the contained pdfium worker), record the page count and
-    Normalise's warnings, and return the render slices and conversion groups. Raises
-    DocumentError past the page limit or the batch fan-out limit."""
+    """Count the PDF's pages (in the contained pdfium worker) and return the render slices and
+    conversion groups, with Normalise's warnings passed on (Parse records both: Render has no
+    access to the documents table). Raises DocumentError past the page limit or the batch
+    fan-out limit."""
     pdf = rt.bucket(event.pdf_bucket).get_bytes(event.pdf_key, version_id=event.pdf_version_id)
     with document_budget(rt.settings.cpu_budget(len(pdf))):
         count = pdf_facts(pdf, rt.settings.max_pages).pages
@@ -154,11 +156,9 @@ def render_document(rt: Runtime, event: RenderInput) -> Rendered:
             f"{count} pages in batches of {rt.settings.batch_size} make {batches} batches, more"
             f" than {MAX_ITEMS}: raise the batchSize setting"
         )
-    rt.registry.update(
-        event.document_id, owner=event.execution, pages=count, **_with_warnings(rt, event)
-    )
     return Rendered(
         page_count=count,
+        source_warnings=event.warnings,
         batch_count=batches,
         groups=item_groups(batches, CONVERT_GROUP_SIZE),  # one convert execution per group
         slices=render_slices(batches, rt.settings.batch_size),
@@ -192,15 +192,6 @@ def render_slice(rt: Runtime, event: SliceInput) -> SliceRendered:
             rt.artifacts.put_text(keys.page_meta_key(event.document_id, index), json.dumps(sizes))
         store_page_layers(rt, event.document_id, pdf, pages=numbers)  # placed by Parse
     return SliceRendered(pages=len(numbers), scans=scans, has_scans=bool(scans))
-
-
-def _with_warnings(rt: Runtime, event: RenderInput) -> dict[str, list[str]]:
-    """The record's warnings with Normalise's added (once: Render may be retried)."""
-    if not event.warnings:
-        return {}
-    record = rt.registry.get(event.document_id)
-    known = record.warnings if record else []
-    return {"warnings": [*known, *(w for w in event.warnings if w not in known)]}
 
 
 def convert_pages(rt: Runtime, event: ConvertInput) -> BatchDone:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from concurrent.futures import ThreadPoolExecutor
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from drac.aws import keys
 from drac.aws.dynamo import MAX_WARNINGS
@@ -32,6 +32,12 @@ class ParseInput(BaseModel):
     execution: str
     strategy: Strategy
     batch_count: int = 0
+    page_count: int = Field(
+        default=0, ge=0, description="the PDF's pages (0: not converted from pages)"
+    )
+    source_warnings: list[str] = Field(
+        default_factory=list, description="what Normalise removed (external references)"
+    )
 
 
 class ParseResult(BaseModel):
@@ -81,11 +87,14 @@ def parse_converted(rt: Runtime, event: ParseInput) -> ParseResult:
     if len(warnings) > MAX_WARNINGS:
         rt.artifacts.put_text(keys.warnings_key(document_id), json.dumps(warnings))
     record = rt.registry.get(document_id)
+    known = record.warnings if record else []
+    new = [w for w in event.source_warnings if w not in known]  # once: Parse may be retried
     rt.registry.update(
         document_id,
         owner=event.execution,
         status=DocumentStatus.CONVERTED,
-        warnings=[*(record.warnings if record else []), *warnings],
+        **({"pages": event.page_count} if event.page_count else {}),
+        warnings=[*known, *new, *warnings],
         conversion_failures=len(joined.failures),
         verification=checked,  # counts only: the tokens stay in verification.json
     )
