@@ -31,19 +31,6 @@ if TYPE_CHECKING:
         WorkspaceStatus,
     )
 
-_API_NAMES = frozenset(
-    {
-        "ChunkView",
-        "Hit",
-        "IngestReport",
-        "Mode",
-        "ReplanReport",
-        "SearchResults",
-        "Workspace",
-        "WorkspaceStatus",
-    }
-)
-
 __all__ = [
     "ChunkView",
     "Hit",
@@ -55,6 +42,7 @@ __all__ = [
     "WorkspaceStatus",
     "__version__",
 ]
+_API_NAMES = frozenset(__all__) - {"__version__"}
 
 
 def __getattr__(name: str) -> Any:

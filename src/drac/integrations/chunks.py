@@ -125,3 +125,20 @@ class Opened:
     def __exit__(self, *_exc: object) -> None:
         if self.given is None:
             self.workspace.close()
+
+
+def ingested_chunks(
+    ws: Workspace,
+    paths: Any,
+    *,
+    skip_failed: bool,
+    **options: Any,
+) -> Iterator[PlacedChunk]:
+    """Ingest the paths into the workspace (unchanged files are not converted again; the
+    `options` are `Workspace.ingest`'s), then yield the chunks of the documents they hold,
+    document by document; DracIngestError when a file failed and `skip_failed` is off."""
+    report = ws.ingest(paths, **options)
+    if report.failed and not skip_failed:
+        raise DracIngestError.of(report.failed)
+    ids = [o.document_id for o in report.outcomes if o.document_id and not o.failed]
+    yield from placed_chunks(ws, ids)

@@ -24,11 +24,10 @@ from pydantic import ConfigDict
 from drac.api.views import ChunkView
 from drac.api.workspace import FilterSpec
 from drac.integrations.chunks import (
-    DracIngestError,
     Opened,
     WorkspaceLike,
     chunk_metadata,
-    placed_chunks,
+    ingested_chunks,
 )
 from drac.metadata import MetaValue
 from drac.models import Strategy
@@ -77,18 +76,16 @@ class DracLoader(BaseLoader):
         """Ingest the paths (unchanged files are not converted again), then yield their
         chunks one by one."""
         with Opened(self.workspace) as ws:
-            report = ws.ingest(
+            for placed in ingested_chunks(
+                ws,
                 self.paths,
+                skip_failed=self.skip_failed,
                 strategy=self.strategy,
                 model=self.model,
                 metadata=self.metadata,
                 force=self.force,
                 embed=self.embed,
-            )
-            if report.failed and not self.skip_failed:
-                raise DracIngestError.of(report.failed)
-            ids = [o.document_id for o in report.outcomes if o.document_id and not o.failed]
-            for placed in placed_chunks(ws, ids):
+            ):
                 yield chunk_document(placed.view, placed.source)
 
 

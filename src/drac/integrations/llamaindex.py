@@ -19,12 +19,11 @@ from llama_index.core.readers.base import BaseReader
 from llama_index.core.schema import NodeRelationship, ObjectType, RelatedNodeInfo, TextNode
 
 from drac.integrations.chunks import (
-    DracIngestError,
     Opened,
     PlacedChunk,
     WorkspaceLike,
     chunk_metadata,
-    placed_chunks,
+    ingested_chunks,
 )
 from drac.metadata import MetaValue
 from drac.models import Strategy
@@ -102,19 +101,19 @@ class DracReader(BaseReader):
         """Ingest the paths (unchanged files are not converted again), then yield their
         chunks' nodes."""
         with Opened(self.workspace) as ws:
-            report = ws.ingest(
-                paths,
-                strategy=self.strategy,
-                model=self.model,
-                metadata=self.metadata,
-                force=self.force,
-                embed=self.embed,
+            yield from (
+                chunk_node(placed)
+                for placed in ingested_chunks(
+                    ws,
+                    paths,
+                    skip_failed=self.skip_failed,
+                    strategy=self.strategy,
+                    model=self.model,
+                    metadata=self.metadata,
+                    force=self.force,
+                    embed=self.embed,
+                )
             )
-            if report.failed and not self.skip_failed:
-                raise DracIngestError.of(report.failed)
-            ids = [o.document_id for o in report.outcomes if o.document_id and not o.failed]
-            for placed in placed_chunks(ws, ids):
-                yield chunk_node(placed)
 
     def load_data(  # type: ignore[override]
         self, paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], **kwargs: Any
