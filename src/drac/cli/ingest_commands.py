@@ -28,7 +28,7 @@ from drac.api.operations import table_rows_note as _table_rows_note
 from drac.api.running import IngestInterrupted, run_all
 from drac.cli import cli
 from drac.cli.embed_step import embed_new_chunks, embed_option
-from drac.cli.models_setup import build_models, conversion_options
+from drac.cli.models_setup import build_escalation, build_models, conversion_options
 from drac.cli.options import (
     chosen_strategy,
     json_option,
@@ -96,6 +96,13 @@ def _progress() -> Progress:
     show_default=True,
     help="Documents processed at once.",
 )
+@click.option(
+    "--escalate-to",
+    default=None,
+    metavar="BACKEND:MODEL",
+    help="Convert again with this model the pages the conversion model converted doubtfully "
+    "(verification flags over DRAC_ESCALATE_FLAGS, or failed); each keeps the better answer.",
+)
 @embed_option
 @json_option
 def ingest(
@@ -103,6 +110,7 @@ def ingest(
     workspace: Path,
     strategy: Strategy | None,
     model: str | None,
+    escalate_to: str | None,
     tenant: str | None,
     meta: tuple[str, ...],
     force: bool,
@@ -130,6 +138,7 @@ def ingest(
     named = set(paths)
     strategy = chosen_strategy(strategy, workspace)
     vision, text_model = build_models(model, strategy)
+    escalation = build_escalation(escalate_to) if vision is not None else None
     settings = IngestSettings(
         strategy=strategy,
         conversion=conversion_options(),
@@ -147,6 +156,7 @@ def ingest(
                 settings,
                 vision=vision,
                 text_model=text_model,
+                escalation=escalation,
                 progress=report,
                 follow_symlinks=path in named,
             )

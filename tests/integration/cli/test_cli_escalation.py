@@ -1,0 +1,155 @@
+"""Per-page escalation against a scripted OpenAI-compatible vision server on 127.0.0.1 serving
+two models: the cheap one invents a number, drops a row and loops on chosen pages, the strong
+one is honest. Exactly those pages are converted again by the strong model, the chunks hold
+none of the invented content, and an honest cheap model escalates nothing."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from pdfs import Text, make_pdf, text_page
+from test_cli_with_model_server import LOOP, ModelServer, run, server
+
+__all__ = ["server"]  # the fixture, shared with the model-server tests
+
+CHEAP = "gemma3:27b"  # the model `run` names (DRAC_OPENAI_MODEL)
+STRONG = "strong-vl"
+NAMED = {CHEAP: f"openai:{CHEAP}", STRONG: f"openai:{STRONG}"}  # as the records name them
+PLANS = {
+    1: [("Basic", "$1,200.00", "5"), ("Team", "$3,450.50", "25"), ("Enterprise", "$12,000", "250")],
+    2: [("Starter", "$90.00", "2"), ("Growth", "$480.00", "12"), ("Scale", "$1,990.00", "60")],
+    3: [("Bronze", "$15.75", "1"), ("Silver", "$31.50", "3"), ("Gold", "$77.25", "9")],
+    4: [("Nova", "$640.00", "8"), ("Orion", "$1,280.00", "16"), ("Vega", "$2,560.00", "32")],
+    5: [("Alder", "$11.00", "4"), ("Birch", "$22.00", "7"), ("Cedar", "$44.00", "13")],
+    6: [("Lark", "$305.00", "6"), ("Wren", "$610.00", "14"), ("Swift", "$915.00", "21")],
+}
+INVENTED = "$1,250.00"
+
+
+def _page(number: int) -> tuple:
+    lines = [
+        Text(f"Price plans of region {number}", 72, 720, 16),
+        Text("Prices are yearly and include support by Acme Services.", 72, 690),
+        *(Text(cell, 72 + 150 * i, 660, 10) for i, cell in enumerate(("Plan", "Price", "Seats"))),
+    ]
+    for row, values in enumerate(PLANS[number]):
+        lines.extend(Text(cell, 72 + 150 * i, 640 - 20 * row) for i, cell in enumerate(values))
+    return text_page(lines)
+
+
+def honest(number: int, rows: list[tuple[str, str, str]] | None = None) -> str:
+    """What a faithful model writes for page `number` (the method's one sentence per row)."""
+    sentences = "\n".join(
+        f"- Plan {plan}: Price {price}; Seats {seats}."
+        for plan, price, seats in rows or PLANS[number]
+    )
+    return (
+        f"<!-- Page {number} -->\n\n## Price plans of region {number}\n\n"
+        "Prices are yearly and include support by Acme Services.\n\n" + sentences
+    )
+
+
+def cheap() -> dict[int, str]:
+    """Page 1 invents a price, page 2 drops its last row, page 5 loops; 3, 4, 6 are right."""
+    invented = [("Basic", INVENTED, "5"), *PLANS[1][1:]]
+    looping = honest(5, PLANS[5][:1]) + "\n" + "- Plan Birch: Price $22.00; Seats 7.\n" * 120
+    answers = {number: honest(number) for number in PLANS}
+    return {**answers, 1: honest(1, invented), 2: honest(2, PLANS[2][:2]), 5: LOOP + looping}
+
+
+def _ingest(server: ModelServer, tmp_path: Path, name: str, *extra: str) -> tuple[str, Path]:
+    pdf = tmp_path / f"{name}.pdf"
+    pdf.write_bytes(make_pdf([_page(number) for number in PLANS]))
+    workspace = tmp_path / name
+    code, out = run(server, "ingest", str(pdf), "-w", str(workspace), *extra)
+    assert code == 0, out
+    return pdf.name, workspace
+
+
+def _asked(server: ModelServer, model: str) -> list[list[int]]:
+    """The pages of each vision request to `model`."""
+    return [
+        [int(n) for n in re.findall(r"<!-- Page (\d+) -->", str(request["messages"][-1]))]
+        for request in server.of_kind("vision")
+        if request["model"] == model
+    ]
+
+
+def _status(server: ModelServer, workspace: Path) -> dict:
+    code, out = run(server, "status", "-w", str(workspace), "--json")
+    assert code == 0, out
+    (document,) = json.loads(out)
+    return document
+
+
+def test_only_doubtful_pages_are_escalated_and_no_invented_content_is_indexed(
+    server: ModelServer, tmp_path: Path
+) -> None:
+    server.model_answers = {CHEAP: cheap(), STRONG: {n: honest(n) for n in PLANS}}
+    name, workspace = _ingest(server, tmp_path, "mixed", "--escalate-to", f"openai:{STRONG}")
+    assert _asked(server, STRONG) == [[1, 2, 5]]  # one batch of the doubtful pages
+    document = _status(server, workspace)
+    assert document["status"] == "INDEXED" and document["conversion_failures"] == 0
+    escalated = {page["page"]: page for page in document["escalations"]}
+    assert set(escalated) == {1, 2, 5}
+    assert [(p["model"], p["flags_after"]) for p in escalated.values()] == [(NAMED[STRONG], 0)] * 3
+    assert escalated[1]["reason"].startswith("2 verification flags (1 unsupported, 1 missing")
+    assert escalated[2]["flags_before"] == 3 and "3 missing" in escalated[2]["reason"]
+    assert escalated[5]["flags_before"] is None and "repetition loop" in escalated[5]["reason"]
+    assert document["verification"]["flagged_pages"] == 0  # the kept answers are clean
+    assert any(w.startswith("escalation: 3 page(s)") for w in document["warnings"])
+
+    code, out = run(server, "export", "-w", str(workspace))
+    text = "\n".join(json.loads(line)["text"] for line in out.splitlines())
+    assert INVENTED not in text and "1250" not in text.replace(",", "")
+    for plan, price, _seats in [row for rows in PLANS.values() for row in rows]:
+        assert f"Plan {plan}: Price {price}" in text  # the dropped and looped rows are back
+    assert text.count("Plan Birch") == 1  # the loop's repetitions are nowhere
+
+    code, out = run(server, "show", name, "-w", str(workspace), "--json")
+    stored = json.loads(out)["verification"]["escalations"]
+    assert [page["page"] for page in stored] == [1, 2, 5]
+    code, out = run(server, "show", name, "-w", str(workspace))
+    assert f"page 2 escalated to {NAMED[STRONG]}" in out
+    code, out = run(server, "status", "-w", str(workspace))
+    assert "escalated" in out and "1,2,5" in out
+
+
+def test_an_honest_cheap_model_escalates_nothing(server: ModelServer, tmp_path: Path) -> None:
+    server.model_answers = {CHEAP: {n: honest(n) for n in PLANS}, STRONG: {}}
+    _, workspace = _ingest(server, tmp_path, "honest", "--escalate-to", f"openai:{STRONG}")
+    assert _asked(server, STRONG) == []
+    document = _status(server, workspace)
+    assert document["escalations"] == [] and document["status"] == "INDEXED"
+
+
+def test_a_worse_second_answer_is_not_kept_and_a_still_flagged_page_is_held_back(
+    server: ModelServer, tmp_path: Path
+) -> None:
+    strong = {n: honest(n) for n in PLANS}
+    strong[2] = honest(2, PLANS[2][:1])  # drops two rows where the cheap model dropped one
+    server.model_answers = {CHEAP: cheap(), STRONG: strong}
+    _, workspace = _ingest(
+        server, tmp_path, "held", "--escalate-to", f"openai:{STRONG}", "--hold-back-flags", "0"
+    )
+    document = _status(server, workspace)
+    escalated = {page["page"]: page for page in document["escalations"]}
+    assert escalated[2]["model"] == NAMED[CHEAP] and escalated[2]["flags_after"] == 6
+    assert escalated[1]["model"] == escalated[5]["model"] == NAMED[STRONG]
+    assert document["status"] == "PARTIAL"  # the strategy's rule: page 2 is held back
+    assert document["verification"]["held_back"] == 1
+    code, out = run(server, "export", "-w", str(workspace))
+    text = "\n".join(json.loads(line)["text"] for line in out.splitlines())
+    assert "Plan Starter" not in text and "Plan Basic: Price $1,200.00" in text
+
+
+def test_escalation_from_the_settings_with_a_threshold(
+    server: ModelServer, tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setenv("DRAC_ESCALATE_TO", f"openai:{STRONG}")
+    monkeypatch.setenv("DRAC_ESCALATE_FLAGS", "2")  # page 1 (2 flags) is let through
+    server.model_answers = {CHEAP: cheap(), STRONG: {n: honest(n) for n in PLANS}}
+    _ingest(server, tmp_path, "settings")
+    assert _asked(server, STRONG) == [[2, 5]]
