@@ -108,6 +108,31 @@ def test_only_doubtful_pages_are_escalated_and_no_invented_content_is_indexed(
         assert f"Plan {plan}: Price {price}" in text  # the dropped and looped rows are back
     assert text.count("Plan Birch") == 1  # the loop's repetitions are nowhere
 
+    prices = tmp_path / "prices.json"
+    prices.write_text(
+        json.dumps(
+            {
+                "models": {
+                    CHEAP: {"input_per_million": 0.1, "output_per_million": 0.2},
+                    STRONG: {"input_per_million": 1.0, "output_per_million": 5.0},
+                }
+            }
+        )
+    )
+    code, out = run(server, "cost", "-w", str(workspace), "--prices", str(prices), "--json")
+    report = json.loads(out)
+    (costs,) = report["documents"]
+    assert list(costs["models"]) == [CHEAP, STRONG]  # first the cheap model, then the strong
+    assert costs["models"][STRONG]["calls"] == 1 and costs["models"][CHEAP]["calls"] == 3
+    esc = report["escalation"]
+    assert (esc["first_model"], esc["second_model"]) == (CHEAP, STRONG)
+    cheap_tokens = costs["models"][CHEAP]
+    every_page_strong = (cheap_tokens["input_tokens"] + 5 * cheap_tokens["output_tokens"]) / 1e6
+    assert abs(esc["all_with_second"] - every_page_strong) < 1e-12
+    assert esc["first_only"] < esc["with_escalation"] < esc["all_with_second"]
+    code, out = run(server, "cost", "-w", str(workspace), "--prices", str(prices))
+    assert f"Escalation to {STRONG}" in out
+
     code, out = run(server, "show", name, "-w", str(workspace), "--json")
     stored = json.loads(out)["verification"]["escalations"]
     assert [page["page"] for page in stored] == [1, 2, 5]
