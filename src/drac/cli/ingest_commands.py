@@ -123,7 +123,7 @@ def ingest(
     if dry_run:  # a quote: nothing is converted or written, no workspace is made
         from drac.cli.quote_output import dry_run as quote
 
-        quote(paths, chosen_strategy(strategy, workspace), model, as_json)
+        quote(paths, chosen_strategy(strategy, workspace), model, as_json, escalate_to)
         return
     try:
         metadata = parse_assignments(meta, "--meta")

@@ -85,3 +85,35 @@ def escalation_cost(by_model: dict[str, ModelCost], prices: PriceTable) -> Escal
         first_only=spent.dollars,
         all_with_second=price.cost(spent.input_tokens, spent.output_tokens) if price else 0.0,
     )
+
+
+class EscalationQuote(BaseModel):
+    """A quote's worst case with escalation: every page converted by both models."""
+
+    model_config = ConfigDict(frozen=True)
+
+    second_model: str
+    plain: float
+    """Dollars of the quote as it is (the first model alone)."""
+    escalated_worst_case: float
+    """Dollars when every page is escalated: the second model's conversion on top."""
+    all_with_second: float
+    """Dollars when the second model converts every page instead of the first."""
+
+
+def escalation_quote(
+    plain: float, conversion: ModelCost, second: str, prices: PriceTable, unpriced: set[str]
+) -> EscalationQuote:
+    """The quote's dollars (`plain`, of which `conversion` is the first model's conversion)
+    with every page escalated to `second` (the same tokens at its prices); an unpriced
+    `second` is added to `unpriced` and costs 0."""
+    price = prices.price_of(second)
+    if price is None:
+        unpriced.add(second)
+    again = price.cost(conversion.input_tokens, conversion.output_tokens) if price else 0.0
+    return EscalationQuote(
+        second_model=second,
+        plain=plain,
+        escalated_worst_case=plain + again,
+        all_with_second=plain - conversion.dollars + again,
+    )

@@ -178,3 +178,30 @@ def test_escalation_from_the_settings_with_a_threshold(
     server.model_answers = {CHEAP: cheap(), STRONG: {n: honest(n) for n in PLANS}}
     _ingest(server, tmp_path, "settings")
     assert _asked(server, STRONG) == [[2, 5]]
+
+
+def test_dry_run_quotes_the_plain_and_the_escalated_worst_case(
+    server: ModelServer, tmp_path: Path
+) -> None:
+    pdf = tmp_path / "plans.pdf"
+    pdf.write_bytes(make_pdf([_page(number) for number in PLANS]))
+    second = "google.gemma-3-12b-it"  # priced in the default table: $0.09 / $0.29
+    code, out = run(
+        server, "ingest", str(pdf), "--dry-run", "--model", "bedrock", "--json",
+        "--escalate-to", f"bedrock:{second}",
+    )  # fmt: skip
+    assert code == 0, out
+    answer = json.loads(out)
+    quote, escalation = answer["quote"], answer["escalation"]
+    conversion = quote["conversion"]
+    again = (conversion["input_tokens"] * 0.09 + conversion["output_tokens"] * 0.29) / 1e6
+    assert again > 0 and escalation["plain"] == quote["dollars"]
+    assert abs(escalation["escalated_worst_case"] - (quote["dollars"] + again)) < 1e-12
+    expected = quote["dollars"] - conversion["dollars"] + again
+    assert abs(escalation["all_with_second"] - expected) < 1e-12
+    assert server.requests == []  # a quote calls no model
+    code, out = run(
+        server, "ingest", str(pdf), "--dry-run", "--model", "bedrock",
+        "--escalate-to", f"bedrock:{second}",
+    )  # fmt: skip
+    assert code == 0 and "worst case (every page converted again)" in out
