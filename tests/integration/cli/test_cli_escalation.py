@@ -205,3 +205,37 @@ def test_dry_run_quotes_the_plain_and_the_escalated_worst_case(
         "--escalate-to", f"bedrock:{second}",
     )  # fmt: skip
     assert code == 0 and "worst case (every page converted again)" in out
+
+
+def test_eval_conversion_scores_each_model_against_the_source(
+    server: ModelServer, tmp_path: Path
+) -> None:
+    table = "| Plan | Price | Seats |\n|---|---|---|\n" + "\n".join(
+        f"| {plan} | {price} | {seats} |" for plan, price, seats in PLANS[1]
+    )
+    source = (
+        "## Price plans of region 1\n\nPrices are yearly and include support by Acme "
+        f"Services.\n\n{table}\n"
+    )
+    folder = tmp_path / "corpus" / "plans"
+    folder.mkdir(parents=True)
+    (folder / "source.md").write_text(source, encoding="utf-8")
+    (folder / "plans.pdf").write_bytes(make_pdf([_page(1)]))
+    server.model_answers = {
+        CHEAP: {1: "<!-- Page 1 -->\n\n" + source.split("| Plan")[0]},  # the table dropped
+        STRONG: {1: "<!-- Page 1 -->\n\n" + source},
+    }
+    code, out = run(
+        server, "eval-conversion", str(tmp_path / "corpus"), "--json",
+        "--model", "openai", "--model", f"openai:{STRONG}",
+    )  # fmt: skip
+    assert code == 0, out
+    records = {r["model"]: r for r in map(json.loads, out.splitlines())}
+    cheap, strong = records[NAMED[CHEAP]], records[NAMED[STRONG]]
+    assert strong["word_recall"] == 1.0 and strong["table_fidelity"] == 1.0
+    assert cheap["word_recall"] < 0.6 and cheap["table_fidelity"] == 0.0
+    assert strong["heading_recall"] == cheap["heading_recall"] == 1.0
+    code, out = run(
+        server, "eval-conversion", str(tmp_path / "corpus"), "--model", f"openai:{STRONG}"
+    )
+    assert code == 0 and f"{NAMED[STRONG]}: 1 renditions of 1 documents" in out
