@@ -138,6 +138,11 @@ def ingest(
     named = set(paths)
     strategy = chosen_strategy(strategy, workspace)
     vision, text_model = build_models(model, strategy)
+    if escalate_to and vision is None:
+        raise click.UsageError(
+            "--escalate-to converts again what a vision model converted: pass --model "
+            "bedrock or --model openai (or set DRAC_MODEL)"
+        )
     escalation = build_escalation(escalate_to) if vision is not None else None
     settings = IngestSettings(
         strategy=strategy,

@@ -239,3 +239,15 @@ def test_eval_conversion_scores_each_model_against_the_source(
         server, "eval-conversion", str(tmp_path / "corpus"), "--model", f"openai:{STRONG}"
     )
     assert code == 0 and f"{NAMED[STRONG]}: 1 renditions of 1 documents" in out
+
+
+def test_escalation_needs_a_vision_model_and_a_backend_model_pair(
+    server: ModelServer, tmp_path: Path
+) -> None:
+    pdf = tmp_path / "plans.pdf"
+    pdf.write_bytes(make_pdf([_page(1)]))
+    code, out = run(server, "ingest", str(pdf), "--model", "offline", "--escalate-to", "openai:x")
+    assert code == 2 and "--escalate-to converts again" in out
+    code, out = run(server, "ingest", str(pdf), "--escalate-to", "ollama")
+    assert code == 2 and "expected BACKEND:MODEL" in out
+    assert server.requests == []
