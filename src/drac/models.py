@@ -275,6 +275,18 @@ class VerificationCounts(Frozen):
     held_back: int = Field(ge=0, description="pages not indexed for their flags")
 
 
+class PageEscalation(Frozen):
+    """A page the first vision model converted doubtfully, converted again by a second one."""
+
+    page: int = Field(ge=1)
+    reason: str = Field(description="why it was escalated: its flags, or its failure")
+    first_model: str
+    second_model: str
+    model: str = Field(description="the model whose answer the page kept")
+    flags_before: int | None = Field(description="the first answer's flags (None: it failed)")
+    flags_after: int | None = Field(description="the second answer's flags (None: it failed)")
+
+
 class DocumentRecord(BaseModel):
     """What the system knows about one ingested document."""
 

@@ -37,6 +37,7 @@ from drac.documents.containment.budget import (
     DOCUMENT_CPU_S_PER_MIB,
     budget_for,
 )
+from drac.documents.options import ESCALATE_FLAGS
 from drac.errors import DracError
 from drac.models import Strategy
 from drac.strategies import strategy_from_request
@@ -116,6 +117,18 @@ class Settings(BaseModel):
     )
     model_timeout_s: float = Field(
         default=600.0, gt=0, le=840, description="read timeout of one model call (a 5-page batch)"
+    )
+    escalate_to: str | None = Field(
+        default=None,
+        pattern=r"^(bedrock|openai):\S{1,200}$",
+        description="BACKEND:MODEL converting again the pages the conversion model converted "
+        "doubtfully (DRAC_ESCALATE_TO; None: no escalation)",
+    )
+    escalate_flags: int = Field(
+        default=ESCALATE_FLAGS,
+        ge=0,
+        description="a page with more verification flags than this (or a failed page) is "
+        "escalated (DRAC_ESCALATE_FLAGS)",
     )
     # -- conversion and planning ----------------------------------------------------------
     batch_size: int = Field(default=5, ge=1, le=20, description="pages per conversion call")

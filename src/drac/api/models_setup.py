@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from drac.errors import DracError
 from drac.models import Strategy
 from drac.ports import TextModel, VisionModel
+
+if TYPE_CHECKING:
+    from drac.documents.escalate import Escalation
 
 
 class ModelSetupError(DracError):
@@ -63,3 +66,44 @@ def build_models(
             " (or set DRAC_MODEL), or use --planner rules"
         )
     return Models(vision, text_model)
+
+
+def named_vision_model(spec: str) -> VisionModel | None:
+    """The vision model `spec` names: offline (None), BACKEND (the settings' conversion model
+    on bedrock or openai) or BACKEND:MODEL. Raises ModelSetupError for any other spec."""
+    from drac.clients.factory import make_vision_model
+    from drac.settings import Settings
+
+    backend, _, model_id = spec.strip().partition(":")
+    if backend == "offline" and not model_id:
+        return None
+    if backend not in ("bedrock", "openai"):
+        raise ModelSetupError(
+            f"{spec!r}: expected offline, bedrock, openai, or BACKEND:MODEL (bedrock or openai)"
+        )
+    update: dict[str, str] = {"backend": backend}
+    if model_id.strip():
+        update["conversion_model_id"] = model_id.strip()
+    return make_vision_model(Settings.load().model_copy(update=update))
+
+
+def build_escalation(spec: str | None = None) -> Escalation | None:
+    """The second model doubtful pages are converted again by: `spec` (BACKEND:MODEL, over
+    the settings' `escalate_to`), with the settings' `escalate_flags` threshold; None when
+    neither names one. Raises ModelSetupError for a spec that names no usable model."""
+    from drac.documents.escalate import Escalation
+    from drac.settings import Settings
+
+    settings = Settings.load()
+    wanted = spec or settings.escalate_to
+    if not wanted:
+        return None
+    backend, _, model_id = wanted.partition(":")
+    if backend not in ("bedrock", "openai") or not model_id.strip():
+        raise ModelSetupError(
+            f"--escalate-to {wanted!r}: expected BACKEND:MODEL, BACKEND bedrock or openai"
+        )
+    model = named_vision_model(wanted)
+    if model is None:  # pragma: no cover - both backends build a model
+        raise ModelSetupError(f"--escalate-to {wanted!r}: no model")
+    return Escalation(model=model, threshold=settings.escalate_flags)

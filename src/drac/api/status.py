@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from drac.local.box_status import BoxCounts, workspace_box_counts
 from drac.local.verification import stored_verification
 from drac.local.workspace import Workspace as LocalWorkspace
-from drac.models import DocumentRecord, Strategy, VerificationCounts
+from drac.models import DocumentRecord, PageEscalation, Strategy, VerificationCounts
 from drac.planning import PlanningCounts, planning_counts
 
 
@@ -28,6 +28,8 @@ class DocumentState:
     """How a vision model's pages compared with their text layer, when they were checked."""
     boxes: BoxCounts | None
     """How many of its elements were placed on their page, for a document with pages."""
+    escalations: tuple[PageEscalation, ...] = ()
+    """Its pages converted again by a second model, why, and whose answer each kept."""
     last_planning_attempt: dict[str, Any] | None = None
     """Its last re-plan that stored no plan version (when, why, counts, tokens, seconds),
     None when its latest attempt stored one."""
@@ -41,6 +43,7 @@ class DocumentState:
             "last_planning_attempt": self.last_planning_attempt,
             "verification": _dumped(self.verification),
             "boxes": _dumped(self.boxes),
+            "escalations": [page.model_dump(mode="json") for page in self.escalations],
         }
 
 
@@ -78,6 +81,7 @@ def gather_status(ws: LocalWorkspace) -> WorkspaceStatus:
             verification=verification_of(ws, d),
             boxes=placed.get(d.document_id),
             last_planning_attempt=ws.planning_attempt(d.document_id),
+            escalations=escalations_of(ws, d),
         )
         for d in documents
     )
@@ -91,6 +95,14 @@ def verification_of(ws: LocalWorkspace, record: DocumentRecord) -> VerificationC
         return record.verification
     summary = stored_verification(ws, record.document_id)
     return summary.counts() if summary is not None else None
+
+
+def escalations_of(ws: LocalWorkspace, record: DocumentRecord) -> tuple[PageEscalation, ...]:
+    """The document's pages converted again by a second model (its stored summary's)."""
+    if record.verification is None:
+        return ()
+    summary = stored_verification(ws, record.document_id)
+    return summary.escalations if summary is not None else ()
 
 
 def model_planning(

@@ -10,7 +10,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from drac.api.embedding import embed_new_chunks, embedding_wanted, search_embedder
-from drac.api.models_setup import build_models
+from drac.api.models_setup import build_escalation, build_models
 from drac.api.operations import Removal, remove_reference, replan_all
 from drac.api.reports import IngestReport, ReplanReport
 from drac.api.running import RunEvents, run_all
@@ -114,6 +114,7 @@ class Workspace:
             return report
         chosen = self._strategy(strategy)
         models = build_models(model, chosen)
+        escalation = build_escalation() if models.vision is not None else None
         settings = IngestSettings(strategy=chosen, force=force, tenant=tenant, metadata=extra)
         named = set(given)
 
@@ -124,6 +125,7 @@ class Workspace:
                 settings,
                 vision=models.vision,
                 text_model=models.text,
+                escalation=escalation,
                 progress=progress,
                 follow_symlinks=path in named,
             )

@@ -175,6 +175,22 @@ def print_cost(report: CostReport) -> None:
         f"Dollars: conversion {_money(t['conversion'].dollars)}, planning "
         f"{_money(t['planning'].dollars)}, embedding {_money(t['embedding'].dollars)}."
     )
+    for doc in report.documents:
+        if len(doc.models) > 1:
+            shown = "; ".join(
+                f"{markup(name)} {cost.calls} calls {cost.input_tokens:,}/{cost.output_tokens:,}"
+                f" {_money(cost.dollars)}"
+                for name, cost in doc.models.items()
+            )
+            stdout.print(f"Conversion of {markup(doc.source)} by model: {shown}.")
+    if report.escalation is not None:
+        e = report.escalation
+        stdout.print(
+            f"Escalation to {markup(e.second_model)}: conversion {_money(e.with_escalation)} "
+            f"(the first model alone {_money(e.first_only)}) vs every page with "
+            f"{markup(e.second_model)} {_money(e.all_with_second)} (its prices, the first "
+            "model's tokens)."
+        )
     if t["conversion"].reused:
         stdout.print(
             f"Conversion batches reused from an earlier version of their document (pages "

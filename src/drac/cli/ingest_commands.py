@@ -28,7 +28,7 @@ from drac.api.operations import table_rows_note as _table_rows_note
 from drac.api.running import IngestInterrupted, run_all
 from drac.cli import cli
 from drac.cli.embed_step import embed_new_chunks, embed_option
-from drac.cli.models_setup import build_models, conversion_options
+from drac.cli.models_setup import build_escalation, build_models, conversion_options
 from drac.cli.options import (
     chosen_strategy,
     json_option,
@@ -96,6 +96,13 @@ def _progress() -> Progress:
     show_default=True,
     help="Documents processed at once.",
 )
+@click.option(
+    "--escalate-to",
+    default=None,
+    metavar="BACKEND:MODEL",
+    help="Convert again with this model the pages the conversion model converted doubtfully "
+    "(verification flags over DRAC_ESCALATE_FLAGS, or failed); each keeps the better answer.",
+)
 @embed_option
 @json_option
 def ingest(
@@ -103,6 +110,7 @@ def ingest(
     workspace: Path,
     strategy: Strategy | None,
     model: str | None,
+    escalate_to: str | None,
     tenant: str | None,
     meta: tuple[str, ...],
     force: bool,
@@ -115,7 +123,7 @@ def ingest(
     if dry_run:  # a quote: nothing is converted or written, no workspace is made
         from drac.cli.quote_output import dry_run as quote
 
-        quote(paths, chosen_strategy(strategy, workspace), model, as_json)
+        quote(paths, chosen_strategy(strategy, workspace), model, as_json, escalate_to)
         return
     try:
         metadata = parse_assignments(meta, "--meta")
@@ -130,6 +138,12 @@ def ingest(
     named = set(paths)
     strategy = chosen_strategy(strategy, workspace)
     vision, text_model = build_models(model, strategy)
+    if escalate_to and vision is None:
+        raise click.UsageError(
+            "--escalate-to converts again what a vision model converted: pass --model "
+            "bedrock or --model openai (or set DRAC_MODEL)"
+        )
+    escalation = build_escalation(escalate_to) if vision is not None else None
     settings = IngestSettings(
         strategy=strategy,
         conversion=conversion_options(),
@@ -147,6 +161,7 @@ def ingest(
                 settings,
                 vision=vision,
                 text_model=text_model,
+                escalation=escalation,
                 progress=report,
                 follow_symlinks=path in named,
             )

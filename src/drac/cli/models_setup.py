@@ -12,6 +12,7 @@ from drac.models import Strategy
 from drac.ports import TextModel, VisionModel
 
 if TYPE_CHECKING:
+    from drac.documents.escalate import Escalation
     from drac.documents.options import ConversionOptions
 
 
@@ -37,6 +38,17 @@ def build_models(
     except DracError as exc:
         raise click.UsageError(str(exc)) from exc
     return vision, text_model
+
+
+def build_escalation(spec: str | None) -> Escalation | None:
+    """The escalation model `--escalate-to` or the settings name (`drac.api`); exits with a
+    clear message when it cannot be built."""
+    from drac.api.models_setup import build_escalation as build
+
+    try:
+        return build(spec)
+    except DracError as exc:
+        raise click.UsageError(str(exc)) from exc
 
 
 def conversion_options() -> ConversionOptions:

@@ -34,7 +34,7 @@ from drac.local.box_status import BoxCounts, PageBoxCounts, page_box_counts
 from drac.local.search import default_mode, search_workspace
 from drac.local.verification import stored_verification
 from drac.local.workspace import Workspace
-from drac.models import Chunk, DocumentRecord, Element, VerificationCounts
+from drac.models import Chunk, DocumentRecord, Element, PageEscalation, VerificationCounts
 from drac.planning import PlanningCounts
 from drac.planning.llm import one_line, preview
 from drac.ports import ModelCallError, SearchHit
@@ -302,6 +302,9 @@ def status(workspace: Path, as_json: bool) -> None:
         table.add_column("llm/repaired/rules", no_wrap=True)
     if verified:  # a vision model's pages checked against their text layer
         table.add_column("unsupported/missing/merged", no_wrap=True)
+    escalated = {s.record.document_id: s.escalations for s in states if s.escalations}
+    if escalated:  # pages converted again by the second model
+        table.add_column("escalated", no_wrap=True)
     if placed:  # elements placed on their PDF page: with boxes / without
         table.add_column("boxed/unaligned", no_wrap=True)
     if any(notes.values()):
@@ -318,6 +321,7 @@ def status(workspace: Path, as_json: bool) -> None:
             f"v{d.active_version}" if d.active_version else "-",
             *([_planning_cell(planning.get(d.document_id))] if planning else []),
             *([_verification_cell(verified.get(d.document_id))] if verified else []),
+            *([_escalated_cell(escalated.get(d.document_id, ()))] if escalated else []),
             *([_boxes_cell(placed.get(d.document_id))] if placed else []),
             *note,
         )
@@ -335,6 +339,11 @@ def status(workspace: Path, as_json: bool) -> None:
 
 def _counts_json(counts: VerificationCounts | None) -> dict[str, object] | None:
     return counts.model_dump(mode="json") if counts is not None else None
+
+
+def _escalated_cell(pages: Sequence[PageEscalation]) -> str:
+    """'1,2,5': the pages a second model converted again."""
+    return ",".join(str(page.page) for page in pages) or "-"
 
 
 def _verification_cell(counts: VerificationCounts | None) -> str:
@@ -443,6 +452,13 @@ def _print_verification(summary: VerificationSummary) -> None:
         f"[bold]verification[/] {summary.checked} page(s) checked against their text, "
         f"{len(summary.flagged)} flagged"
     )
+    for escalated in summary.escalations:
+        stdout.print(
+            f"  page {escalated.page} escalated to {markup(printable(escalated.second_model))}"
+            f" ({markup(printable(escalated.reason))}); kept the answer of "
+            f"{markup(printable(escalated.model))}",
+            highlight=False,
+        )
     for page in summary.flagged:
         held = " [red]held back[/]" if page.page in summary.held_back else ""
         stdout.print(f"  page {page.page}{held}:")

@@ -17,6 +17,7 @@ from rich.table import Table
 from drac.cli import cli
 from drac.cli.options import json_option, print_json, stdout, strategy_options
 from drac.cli.terminal import markup
+from drac.costs.models import EscalationQuote, ModelCost, escalation_quote
 from drac.costs.prices import PriceTable, load_prices
 from drac.costs.quote import DocumentQuote, Quote, QuoteModels, quote_document, total_quote
 from drac.documents.convert import ConversionOptions
@@ -177,8 +178,16 @@ def _finish(quote: Quote, as_json: bool, notes: Sequence[str] = ()) -> None:
         raise SystemExit(1)
 
 
-def dry_run(paths: Sequence[Path], strategy: Strategy, backend: str | None, as_json: bool) -> None:
-    """`drac ingest --dry-run`: quote the files ingest would take, writing nothing."""
+def dry_run(
+    paths: Sequence[Path],
+    strategy: Strategy,
+    backend: str | None,
+    as_json: bool,
+    escalate_to: str | None = None,
+) -> None:
+    """`drac ingest --dry-run`: quote the files ingest would take, writing nothing; with an
+    escalation model (`escalate_to` or the settings'), also the worst case of escalating
+    every page to it."""
     files, missing, skipped = walk_inputs(list(paths))
     settings = _settings(backend)
     models = _models(settings, strategy, embedding=False)
@@ -204,7 +213,33 @@ def dry_run(paths: Sequence[Path], strategy: Strategy, backend: str | None, as_j
         settings.conversion_max_tokens,
     )
     notes = [f"{len(skipped)} folder entries skipped (not documents)"] if skipped else []
+    second = (escalate_to or settings.escalate_to or "").partition(":")[2].strip()
+    if second and models.conversion is not None:
+        escalated = _escalated(quote, second)
+        if as_json:
+            print_json({"quote": quote, "escalation": escalated, "notes": notes})
+            raise SystemExit(1 if quote.failed else 0)
+        print_quote(quote, as_json, notes)
+        stdout.print(
+            f"escalation to {markup(second)}: plain ~{_money(escalated.plain)}; worst case "
+            f"(every page converted again) ~{_money(escalated.escalated_worst_case)}; every "
+            f"page with {markup(second)} alone ~{_money(escalated.all_with_second)}."
+        )
+        if quote.failed:
+            raise SystemExit(1)
+        return
     _finish(quote, as_json, notes)
+
+
+def _escalated(quote: Quote, second: str) -> EscalationQuote:
+    conversion = ModelCost(
+        calls=quote.conversion.calls,
+        input_tokens=quote.conversion.input_tokens,
+        output_tokens=quote.conversion.output_tokens,
+        dollars=quote.conversion.dollars,
+    )
+    unpriced: set[str] = set()
+    return escalation_quote(quote.dollars, conversion, second, PriceTable(), unpriced)
 
 
 def _split_url(url: str) -> tuple[str, str]:

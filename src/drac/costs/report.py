@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 
 from pydantic import BaseModel, ConfigDict
 
+from drac.costs.models import EscalationCost, ModelCost, conversion_by_model, escalation_cost
 from drac.costs.prices import PriceTable
 from drac.documents.incremental import is_reused
 from drac.models import DocumentRecord, LedgerEntry
@@ -56,6 +57,9 @@ class DocumentCost(BaseModel):
     stages: dict[str, StageCost]
     planning_at_reference: float
     agentic: StageCost
+    models: dict[str, ModelCost] = {}
+    """Conversion per model (two for a document whose doubtful pages were escalated)."""
+    escalation: EscalationCost | None = None
 
     @property
     def total_dollars(self) -> float:
@@ -90,6 +94,8 @@ class CostReport(BaseModel):
     projection: Projection
     unpriced_models: tuple[str, ...]
     warnings: tuple[str, ...] = ()
+    escalation: EscalationCost | None = None
+    """The documents' escalations summed (the first document's pair of models named)."""
 
 
 def agentic_equivalent(markdown_chars: int, prices: PriceTable) -> StageCost:
@@ -176,6 +182,8 @@ def cost_report(
                     reference.cost(plan.input_tokens, plan.output_tokens) if reference else 0.0
                 ),
                 agentic=agentic_equivalent(chars, prices),
+                models=(models := conversion_by_model(own, prices)),
+                escalation=escalation_cost(models, prices),
             )
         )
     totals = {stage: StageCost() for stage in STAGES}
@@ -194,7 +202,9 @@ def cost_report(
         drac_chunking_at_reference=_per_million_pages(planning_ref, pages),
         agentic_chunking_at_reference=_per_million_pages(agentic.dollars, pages),
     )
+    escalated = [row.escalation for row in rows if row.escalation is not None]
     return CostReport(
+        escalation=sum(escalated[1:], escalated[0]) if escalated else None,
         warnings=tuple(_dearer_than_agentic(totals["planning"], planning_ref, agentic, prices)),
         prices_as_of=prices.as_of,
         reference_model=prices.agentic_model,

@@ -136,7 +136,7 @@ def convert_batch(
             if not looped:  # asked once more, with a repetition penalty
                 looped = True
                 continue
-            return _looping(markdown[:loop], numbers)
+            return _verified(_looping(markdown[:loop], numbers), pages)  # pages before it
         has_content = any(ch.isalnum() for ch in MARKER.sub("", markdown))
         if not markdown or (not has_content and any(text_chars.values())):
             ledger.record(_entry(document_id, reply.model, started, reply, "empty"))
@@ -151,7 +151,8 @@ def convert_batch(
             complete = written[:-1]  # the last page written is the one the answer stopped in
             reason = f"answer cut off at the token cap ({_cap_of(vision)})"
             lost = {number: reason for number in numbers if number not in complete}
-            return _with_failed_pages(markdown, numbers, lost, [f"{label}: {n}" for n in notes])
+            cut = _with_failed_pages(markdown, numbers, lost, [f"{label}: {n}" for n in notes])
+            return _verified(cut, pages)  # the complete pages are checked too
         if echo_share(markdown, f"{system}\n{prompt}") >= ECHO_SHARE:
             return failed_batch(numbers, ECHO_REASON)
         report = check_batch(markdown, numbers, text_chars)

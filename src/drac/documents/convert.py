@@ -14,6 +14,7 @@ from drac.documents.containment import GIB, BudgetExceeded, Limits, contained_ca
 from drac.documents.containment.budget import Budget, charged_to
 from drac.documents.containment.budget import current as current_budget
 from drac.documents.detect import DocumentFormat, detect_format
+from drac.documents.escalate import Escalation, escalation_reasons, merge_escalated
 from drac.documents.file_structure import FileBlock, read_file_structure
 from drac.documents.file_tables import FileTable, read_file_tables
 from drac.documents.file_words import file_vocabulary, respell
@@ -45,7 +46,7 @@ from drac.documents.table_pages import place_tables
 from drac.documents.text import decode_text
 from drac.documents.verify import PageVerification
 from drac.errors import DocumentError
-from drac.models import LedgerEntry
+from drac.models import LedgerEntry, PageEscalation
 from drac.ports import Ledger, MemoryLedger, VisionModel
 
 __all__ = ["ConversionOptions", "ConversionResult", "convert_to_markdown", "decode_text"]
@@ -82,6 +83,9 @@ class ConversionResult(BaseModel):
         default_factory=list, repr=False, description="what the next version may reuse"
     )
     reused_batches: int = Field(default=0, description="batches taken from the earlier version")
+    escalations: list[PageEscalation] = Field(
+        default_factory=list, description="pages converted again by the second model"
+    )
 
 
 def convert_to_markdown(
@@ -95,6 +99,7 @@ def convert_to_markdown(
     progress: Progress | None = None,
     spreadsheet: SpreadsheetOptions | None = None,
     earlier: EarlierVersion | None = None,
+    escalation: Escalation | None = None,
 ) -> ConversionResult:
     """Convert one document to retrieval-friendly Markdown (raises DocumentError when impossible).
 
@@ -103,7 +108,8 @@ def convert_to_markdown(
     in page batches by the vision model (or offline from the text layer when `vision` is
     None), their tables' rows written as `spreadsheet.table_rows` asks. A failed batch becomes
     error markers and the result is "partial". A batch whose pages render as a batch of the
-    `earlier` version did reuses that batch's Markdown.
+    `earlier` version did reuses that batch's Markdown. With an `escalation`, the pages the
+    vision model converted doubtfully are converted again by its model (`drac.documents.escalate`).
     """
     if len(data) > options.max_file_bytes:
         raise DocumentError(
@@ -167,6 +173,7 @@ def convert_to_markdown(
             document_id,
             progress,
             earlier,
+            escalation,
         )
     if detection.format is not DocumentFormat.PDF:
         result.normalised_pdf = pdf
@@ -328,8 +335,10 @@ def _convert_with_model(
     document_id: str,
     progress: Progress | None,
     earlier: EarlierVersion | None = None,
+    escalation: Escalation | None = None,
 ) -> ConversionResult:
-    """Render lazily and convert `max_in_flight` batches at a time (the method's 5)."""
+    """Render lazily and convert `max_in_flight` batches at a time (the method's 5); then the
+    doubtful pages again with the `escalation`'s model, in batches of such pages."""
     facts = pdf_facts(pdf, options.max_pages)
     document = current_budget()
     # checking scans never fails a document: it has a budget of its own, pages past it unchecked
@@ -337,16 +346,18 @@ def _convert_with_model(
     total = facts.pages
     warnings.extend(facts.warnings)
     results: list[BatchResult] = []
+    second: list[BatchResult] = []
     kept: list[StoredBatch] = []
     reused: list[LedgerEntry] = []
     ocr_layers: dict[int, PageLayer] = {}
     done_pages = 0
 
-    def run(batch: list[PageImage]) -> _BatchDone:
+    def run(batch: list[PageImage], model: VisionModel = vision, reuse: bool = True) -> _BatchDone:
         calls = MemoryLedger()  # per batch: the workspace ledger is written from this thread
         result, stored = convert_or_reuse(
-            vision, batch, total, document_id, calls, earlier, attempts=options.batch_attempts
-        )
+            model, batch, total, document_id, calls, earlier if reuse else None,
+            attempts=options.batch_attempts,
+        )  # fmt: skip
         scans = [page.number for page in batch if not page.text_chars]
         layers: dict[int, PageLayer] = {}
         if scans and options.verify_scans and ocr_available():
@@ -382,6 +393,23 @@ def _convert_with_model(
             in_flight.add(pool.submit(contextvars.copy_context().run, run, batch))
         for future in in_flight:
             collect(future)
+        escalations: list[PageEscalation] = []
+        if escalation is not None:
+            reasons = escalation_reasons(results, escalation.threshold)
+            doubtful = render_pages(pdf, options.render_options(), pages=list(reasons))
+            runs = [
+                pool.submit(contextvars.copy_context().run, run, batch, escalation.model, False)
+                for batch in batched(doubtful, options.batch_pages)
+            ]
+            for future in runs:
+                answer, calls, _, layers = future.result()
+                ocr_layers.update(layers)  # the same page's words: OCR reads no model's answer
+                for entry in calls.entries:
+                    ledger.record(entry)
+                second.append(answer)
+            results, escalations = merge_escalated(
+                results, second, reasons, vision.name, escalation.model.name
+            )
     joined = join_batches(results)
     return ConversionResult(
         markdown=joined.markdown,
@@ -395,4 +423,5 @@ def _convert_with_model(
         batches=sorted(kept, key=lambda batch: batch.pages[0]),
         reused_batches=len(reused),
         ocr_layers=ocr_layers,
+        escalations=escalations,
     )

@@ -12,6 +12,12 @@ from drac.documents.containment.budget import (
 )
 from drac.documents.render import RenderOptions
 
+ESCALATE_FLAGS = 0
+"""Default escalation threshold: a page with more verification flags than this is converted
+again by the second model. A faithful conversion flags nothing (BENCHMARKS.md, Escalation:
+every honest page of the scripted run had 0 flags; every invented number, dropped row or
+merged row at least 1)."""
+
 
 class ConversionOptions(BaseModel):
     """Settings of stages 1 and 2 (defaults are the method's)."""

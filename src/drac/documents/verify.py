@@ -26,7 +26,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from drac.documents.check import MARKER, page_texts
-from drac.models import VerificationCounts
+from drac.models import PageEscalation, VerificationCounts
 
 MAX_LISTED = 40
 """Tokens (or rows) listed per page and kind; counts are always complete."""
@@ -117,6 +117,7 @@ class VerificationSummary(BaseModel):
     pages: tuple[PageVerification, ...] = ()
     held_back: tuple[int, ...] = ()
     threshold: int | None = None
+    escalations: tuple[PageEscalation, ...] = ()  # pages a second model converted again
 
     @property
     def checked(self) -> int:
@@ -229,11 +230,8 @@ def hold_back(
         markdown = _replace_page(markdown, page.page, reason)
         failures.append(f"page {page.page}: conversion failed: {reason}")
     held = tuple(page.page for page in over)
-    return (
-        markdown,
-        failures,
-        summary.model_copy(update={"held_back": held, "threshold": threshold}),
-    )
+    update = {"held_back": held, "threshold": threshold}
+    return markdown, failures, summary.model_copy(update=update)
 
 
 def _replace_page(markdown: str, number: int, reason: str) -> str:
@@ -569,12 +567,8 @@ def review_conversion(
     `threshold` times (None: none); both runtimes call this after joining the batches."""
     summary = summarise(pages)
     markdown, failures, summary = hold_back(markdown, summary, threshold)
-    return ReviewedConversion(
-        markdown=markdown,
-        failures=tuple(failures),
-        summary=summary,
-        warning=summary_line(summary),
-    )
+    line, kept = summary_line(summary), tuple(failures)
+    return ReviewedConversion(markdown=markdown, failures=kept, summary=summary, warning=line)
 
 
 def chunk_flags(

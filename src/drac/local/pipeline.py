@@ -20,6 +20,7 @@ from drac.documents.boxes import with_boxes
 from drac.documents.containment import document_budget
 from drac.documents.convert import ConversionOptions, ConversionResult, convert_to_markdown
 from drac.documents.detect import DocumentFormat, detect_format
+from drac.documents.escalate import Escalation, escalation_line
 from drac.documents.row_sentences import stored_rows_differ
 from drac.documents.spreadsheets import SPREADSHEET_FORMATS, table_rows_advice
 from drac.documents.verify import review_conversion
@@ -91,6 +92,7 @@ def ingest_file(
     text_model: TextModel | None = None,
     progress: ProgressCallback | None = None,
     follow_symlinks: bool = True,
+    escalation: Escalation | None = None,
 ) -> Outcome:
     """Convert, parse, section, plan and assemble one file into the workspace.
 
@@ -102,6 +104,8 @@ def ingest_file(
     database is damaged or its disk full, is raised: no document could be stored). Only a
     regular file is read; without
     `follow_symlinks` (files found in a folder) a path that has become a link is refused.
+    With an `escalation`, the pages the vision model converted doubtfully are converted
+    again by its model.
     """
     started = time.monotonic()
     record: DocumentRecord | None = None
@@ -141,8 +145,9 @@ def ingest_file(
                 record.created_at = existing.created_at
             with document_budget(settings.conversion.cpu_budget(len(data))) as budget:
                 outcome = _ingest(
-                    data, record, workspace, settings, vision, text_model, progress, started
-                )
+                    data, record, workspace, settings, (vision, escalation), text_model,
+                    progress, started,
+                )  # fmt: skip
             outcome.cpu_s = round(budget.used_s, 2) if budget is not None else None
             return outcome
     except WorkspaceUnusableError:
@@ -184,11 +189,12 @@ def _ingest(
     record: DocumentRecord,
     workspace: Workspace,
     settings: IngestSettings,
-    vision: VisionModel | None,
+    models: tuple[VisionModel | None, Escalation | None],
     text_model: TextModel | None,
     progress: ProgressCallback | None,
     started: float,
 ) -> Outcome:
+    vision, escalation = models
     conversion = convert_to_markdown(
         data,
         record.source,
@@ -199,10 +205,16 @@ def _ingest(
         progress=progress,
         spreadsheet=spreadsheet_options(settings.strategy),
         earlier=earlier_version(workspace, record) if vision is not None else None,
+        escalation=escalation,
     )
     reviewed = review_conversion(
         conversion.markdown, conversion.verification, settings.strategy.hold_back_flags
     )
+    if conversion.escalations:
+        escalated = tuple(conversion.escalations)
+        summary = reviewed.summary.model_copy(update={"escalations": escalated})
+        reviewed = reviewed.model_copy(update={"summary": summary})
+    checked = bool(conversion.verification or conversion.escalations)
     failures = [*conversion.failures, *reviewed.failures]
     record.format = conversion.format
     record.table_rows = settings.strategy.table_rows
@@ -210,8 +222,10 @@ def _ingest(
     record.warnings = [*conversion.warnings, *failures]
     if reviewed.warning:
         record.warnings.append(reviewed.warning)
+    if conversion.escalations:
+        record.warnings.append(escalation_line(conversion.escalations))
     record.conversion_failures = len(failures)
-    record.verification = reviewed.summary.counts() if conversion.verification else None
+    record.verification = reviewed.summary.counts() if checked else None
     scans_only = conversion.status == "partial" and not failures
     if scans_only:
         record.warnings.insert(0, SCAN_HINT)
@@ -231,9 +245,7 @@ def _ingest(
         raise DracError("the document was changed by another run while it was ingested")
     keep_batches(workspace, record.document_id, conversion.batches)
     # written once the conversion is stored: a document that fails leaves no file behind
-    save_verification(
-        workspace, record.document_id, reviewed.summary if conversion.verification else None
-    )
+    save_verification(workspace, record.document_id, reviewed.summary if checked else None)
     outcome = _outcome(record, len(parsed.elements), planned, started, record.warnings)
     outcome.reused_batches = conversion.reused_batches
     return outcome

@@ -21,6 +21,8 @@ from drac.cli import _register_commands, cli
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "documents"
 _register_commands()
+LOOP = "LOOP:"
+"""A scripted page answer starting with this loops: nothing after it is written."""
 
 
 class ModelServer(ThreadingHTTPServer):
@@ -36,6 +38,9 @@ class ModelServer(ThreadingHTTPServer):
         self.plan_answers: list[str] = []  # answer the next planning requests with these
         self.page_answer: dict[int, str] = {}  # write this for a page instead of its Markdown
         self.echo_prompt = False  # answer page images with the system prompt (text-only model)
+        # per model name, the page answers of that model (over `page_answer`); an answer
+        # starting with LOOP is written, then nothing more: the loop ran to the token cap
+        self.model_answers: dict[str, dict[int, str]] = {}
 
     def of_kind(self, kind: str) -> list[dict[str, Any]]:
         return [r for r in self.requests if _kind(r) == kind]
@@ -84,9 +89,13 @@ class _Handler(BaseHTTPRequestHandler):
         finish = "stop"
         if _kind(body) == "vision":
             pages = [int(n) for n in re.findall(r"<!-- Page (\d+) -->", prompt)]
-            answer = "\n\n".join(
-                self.server.page_answer.get(page, page_markdown(page)) for page in pages
-            )
+            scripted = self.server.model_answers.get(body["model"], self.server.page_answer)
+            written = [scripted.get(page, page_markdown(page)) for page in pages]
+            looping = [i for i, text in enumerate(written) if text.startswith(LOOP)]
+            if looping:
+                written = [*written[: looping[0]], written[looping[0]].removeprefix(LOOP)]
+                finish = "length"
+            answer = "\n\n".join(written)
             if self.server.echo_prompt:
                 answer = body["messages"][0]["content"]
             if self.server.cut_vision:
