@@ -93,12 +93,10 @@ class Runtime:
         if not self.resources.converter_access_role_arn:
             raise RuntimeError("CONVERTER_ACCESS_ROLE_ARN is not set: no per-document access")
         region = self.resources.region
-        sts = self.session.client(
-            "sts",
-            region_name=region or None,
-            # the regional endpoint: the converters' VPC has an STS interface endpoint, and
-            # its DNS Firewall answers no global name
-            **({"endpoint_url": f"https://sts.{region}.amazonaws.com"} if region else {}),
+        # the regional endpoint: the converters' VPC has an STS interface endpoint, and its
+        # DNS Firewall answers no global name
+        sts = self.client(
+            "sts", **({"endpoint_url": f"https://sts.{region}.amazonaws.com"} if region else {})
         )
         partition = self.resources.converter_access_role_arn.split(":")[1]
         answer = sts.assume_role(

@@ -88,6 +88,7 @@ def test_the_runtime_assumes_the_access_role_with_the_policy(cloud: Any) -> None
             return Sts()
 
     rt.session = Session()
+    rt._clients.clear()
     made: list[Any] = []
     rt._session_for = lambda credentials: made.append(credentials) or "scoped"
     scope = DocumentScope(reads=(("docs", "incoming/a.pdf"),), writes=())
