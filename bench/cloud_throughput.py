@@ -369,8 +369,9 @@ def cost_lines(costs: Assumptions, settings: Settings, alarms: int = 42) -> list
     lines += [f"| **total** | **{sum(idle.values()):.0f}** |", ""]
     endpoint = 2 * 730 * prices.interface_endpoint_az_hour  # the converters' VPC has 2 AZs
     lines += ["| options, per month | USD |", "|---|---:|",
-              "| isolated converters' VPC and gateway endpoints (default; the reject flow "
-              "log bills only the log data it writes) | 0.00 |",
+              "| isolated converters' VPC (default): its STS interface endpoint (per-document "
+              "credentials), 2 AZs x 730 h; gateway endpoints free; the reject flow log bills "
+              f"only the log data it writes | {endpoint:.2f} |",
               f"| `tracingEndpoint`: X-Ray interface endpoint, 2 AZs x 730 h (+$0.01/GB) "
               f"| {endpoint:.2f} |",
               "| `privateCollection`: OpenSearch Serverless and Bedrock runtime interface "

@@ -25,14 +25,15 @@ lowest and highest values are reserved for AWS Firewall Manager)."""
 def allowed_names(region: str, *, tracing: bool, private_collection: bool) -> list[str]:
     """The DNS names the functions in the VPC resolve: S3 (path and virtual-hosted style, the
     regional names and the global ones botocore uses in us-east-1) and DynamoDB through their
-    gateway endpoints; X-Ray, Bedrock runtime and OpenSearch Serverless where the stack puts
-    an interface endpoint for them."""
+    gateway endpoints; STS's regional name through its interface endpoint; X-Ray, Bedrock
+    runtime and OpenSearch Serverless where the stack puts an interface endpoint for them."""
     names = [
         f"s3.{region}.amazonaws.com",
         f"*.s3.{region}.amazonaws.com",
         "s3.amazonaws.com",
         "*.s3.amazonaws.com",
         f"dynamodb.{region}.amazonaws.com",
+        f"sts.{region}.amazonaws.com",  # the converters' per-document credentials
     ]
     if tracing:
         names.append(f"xray.{region}.amazonaws.com")

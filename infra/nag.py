@@ -115,6 +115,10 @@ def acknowledgements(stack) -> dict[str, str]:
         "ReadSpreadsheet writes the spreadsheet's Markdown (documents/<document>/document.md, "
         "per document): put only, that one object of each document."
     )
+    acks[f"AwsSolutions-IAM5[Resource::{_ref(stack, storage.documents)}/incoming/*]"] = (
+        "A converter's access role may read uploads (incoming/<tenant>/<key>); each invocation "
+        "assumes it with a session policy naming its one upload (drac.aws.document_access)."
+    )
     for table in (storage.documents_table, storage.sources_table):
         acks[f"AwsSolutions-IAM5[Resource::{_ref(stack, table)}/index/*]"] = (
             "CDK table grants include the table's own indexes (live-documents on the "

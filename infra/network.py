@@ -3,8 +3,10 @@
 Normalise, ReadSpreadsheet and Render run untrusted-input parsers (LibreOffice, openpyxl,
 pdfium). In the VPC they have subnets without a NAT or internet gateway, so a document that
 makes a parser fetch a URL reaches nothing; their own S3 and DynamoDB calls use gateway
-endpoints (free), whose policies allow only the project's buckets and tables, and a DNS
-Firewall answers only those endpoints' names (infra/dns_firewall.py). Function logs
+endpoints (free), whose policies allow only the project's buckets and tables; an STS
+interface endpoint (billed per AZ-hour) lets each invocation assume its per-document access
+role, and nothing else; a DNS Firewall answers only those endpoints' names
+(infra/dns_firewall.py). Function logs
 (and the metrics Powertools writes into them as EMF) are shipped by Lambda itself; with
 `tracingEndpoint` an X-Ray interface endpoint (billed per AZ-hour) carries trace segments.
 
@@ -88,6 +90,17 @@ class ConverterNetwork(Construct):
             allow_all_outbound=True,
             description="drac converters: no ingress; the subnets route only to S3/DynamoDB",
         )
+        # Each converter invocation assumes its access role with a session policy naming one
+        # document (drac.aws.document_access): STS through an interface endpoint, its policy
+        # allowing only sts:AssumeRole of those roles (Stages adds them).
+        self.sts_endpoint = self.vpc.add_interface_endpoint(
+            "Sts",
+            service=ec2.InterfaceVpcEndpointAwsService.STS,
+            subnets=self.subnets,
+            private_dns_enabled=True,
+            open=False,
+        )
+        self.sts_endpoint.connections.allow_default_port_from(self.security_group)
         self.tracing_endpoint: ec2.InterfaceVpcEndpoint | None = None
         if settings.tracing_endpoint:
             self.tracing_endpoint = self.vpc.add_interface_endpoint(

@@ -9,14 +9,19 @@ from __future__ import annotations
 from aws_cdk import ArnFormat, Duration, Size, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
+from drac.aws.document_access import READ_ACTIONS, WRITE_ACTIONS
 from drac.settings import SETTINGS_VARIABLE, Settings
 from infra.config import model_arns
 from infra.functions import FunctionFactory, Placement
 from infra.network import ConverterNetwork
 from infra.search import Search
 from infra.storage import Storage
+
+INCOMING = "incoming/*"
+"""Where uploads are (a tenant's under incoming/<tenant>/)."""
 
 MACHINE_NAMES = ("ingest", "convert", "plan", "replan")
 
@@ -90,6 +95,8 @@ class Stages(Construct):
         # with privateCollection those that index or search where only its endpoints are.
         self.network = network
         converters: Placement | None = network.converters if network else None
+        self.access_roles: dict[str, iam.Role] = {}
+        """Each converter's per-document access role, by the function's construct id."""
         searchers: Placement | None = network.search if network else None
 
         # -- intake: one upload event at a time -------------------------------------------
@@ -136,8 +143,14 @@ class Stages(Construct):
             ephemeral_storage=Size.gibibytes(4),  # the upload, its PDF and LibreOffice's files
             network=converters,
         )
-        s.documents.grant_read(self.normalise)
-        s.artifacts.grant_put(self.normalise, "documents/*/source.pdf")  # the PDF only
+        # The converters hold no grant on a bucket or table: each assumes its own access role
+        # per invocation with a session policy naming exactly its document's objects
+        # (drac.aws.document_access); the role bounds it to the converter's kind of object.
+        self._document_access(
+            self.normalise,
+            reads=[(s.documents, INCOMING)],
+            writes=[(s.artifacts, "documents/*/source.pdf")],  # the PDF only
+        )
         self.read_spreadsheet = factory.make_image(
             "ReadSpreadsheet",
             "read_spreadsheet",
@@ -147,13 +160,19 @@ class Stages(Construct):
             ephemeral_storage=Size.gibibytes(4),
             network=converters,
         )
-        s.documents.grant_read(self.read_spreadsheet)
-        s.artifacts.grant_put(self.read_spreadsheet, "documents/*/document.md")  # its Markdown
-        s.documents_table.grant_read_write_data(self.read_spreadsheet)  # sheets, warnings
+        # its sheets and warnings travel to Parse, which records them
+        self._document_access(
+            self.read_spreadsheet,
+            reads=[(s.documents, INCOMING)],
+            writes=[(s.artifacts, "documents/*/document.md")],  # its Markdown
+        )
         self.render = mk("Render", "render", memory=2048, timeout=minutes(15), network=converters)
-        s.documents.grant_read(self.render)  # a PDF upload is rendered where it is
-        s.artifacts.grant_read(self.render, "documents/*/source.pdf")  # a normalised PDF
-        s.artifacts.grant_put(self.render, "pages/*")  # page images, text layers, sizes
+        self._document_access(
+            self.render,
+            # a PDF upload is rendered where it is, a normalised PDF from the artifacts
+            reads=[(s.documents, INCOMING), (s.artifacts, "documents/*/source.pdf")],
+            writes=[(s.artifacts, "pages/*")],  # page images, text layers, sizes
+        )
         # OCR of scanned pages (no text layer), so their conversion is checked too: RapidOCR
         # and onnxruntime need an image (350 MiB, over a zip's 250 MB). A group of 20 to 100
         # pages (fanout.scan_group_pages) at the measured 3.7 CPU-seconds each takes 1 to 6
@@ -166,9 +185,11 @@ class Stages(Construct):
             timeout=minutes(15),
             network=converters,
         )
-        s.documents.grant_read(self.read_scans)  # a PDF upload is read where it is
-        s.artifacts.grant_read(self.read_scans, "documents/*/source.pdf")  # a normalised PDF
-        s.artifacts.grant_put(self.read_scans, "pages/*")  # each page's words and boxes
+        self._document_access(
+            self.read_scans,
+            reads=[(s.documents, INCOMING), (s.artifacts, "documents/*/source.pdf")],
+            writes=[(s.artifacts, "pages/*")],  # each page's words and boxes
+        )
         # a 5-page batch may generate 8,192 tokens: the model's read timeout plus headroom
         self.convert = mk("Convert", "convert", memory=1024, timeout=minutes(15))
         s.artifacts.grant_read_write(self.convert)
@@ -263,6 +284,46 @@ class Stages(Construct):
             self.manifest,
             self.retrieve,
         ]
+
+    def _document_access(
+        self,
+        fn: lambda_.Function,
+        *,
+        reads: list[tuple[s3.IBucket, str]],
+        writes: list[tuple[s3.IBucket, str]],
+    ) -> iam.Role:
+        """The converter's access role: it may read objects of `reads` and put objects of
+        `writes` (bucket, key pattern), and only the converter's role may assume it; the
+        converter's role may do nothing else with storage. Its ARN is the function's
+        CONVERTER_ACCESS_ROLE_ARN."""
+        role = iam.Role(
+            self,
+            f"{fn.node.id}Access",
+            assumed_by=iam.ArnPrincipal(fn.role.role_arn),  # type: ignore[union-attr]
+            description=f"drac {fn.node.id}: one document's objects, through a session policy",
+            max_session_duration=Duration.hours(1),
+        )
+        for actions, grants in ((READ_ACTIONS, reads), (WRITE_ACTIONS, writes)):
+            role.add_to_policy(
+                iam.PolicyStatement(
+                    actions=list(actions),
+                    resources=[bucket.arn_for_objects(pattern) for bucket, pattern in grants],
+                )
+            )
+        fn.add_to_role_policy(
+            iam.PolicyStatement(actions=["sts:AssumeRole"], resources=[role.role_arn])
+        )
+        fn.add_environment("CONVERTER_ACCESS_ROLE_ARN", role.role_arn)
+        self.access_roles[fn.node.id] = role
+        if self.network:  # the STS endpoint of the converters' subnets assumes only these
+            self.network.sts_endpoint.add_to_policy(
+                iam.PolicyStatement(
+                    principals=[iam.AnyPrincipal()],
+                    actions=["sts:AssumeRole"],
+                    resources=[role.role_arn],
+                )
+            )
+        return role
 
     def _grant_models(self, fn: lambda_.IFunction, model_ids: list[str]) -> None:
         """Allow bedrock:InvokeModel on exactly the configured models (Converse uses it too)."""

@@ -285,10 +285,13 @@ def bedrock_permissions(operation: str, params: Mapping[str, Any],
             for arn in bedrock_model_arns(params["modelId"], caller)]
 
 
-def no_permissions(operation: str, params: Mapping[str, Any], caller: Caller) -> list[Permission]:
-    """STS GetCallerIdentity needs no permission."""
+def sts_permissions(operation: str, params: Mapping[str, Any], caller: Caller) -> list[Permission]:
+    """STS GetCallerIdentity needs no permission; AssumeRole needs sts:AssumeRole on the role
+    (the role's trust policy is checked where the session is made: tests/e2e/sessions.py)."""
     if operation == "GetCallerIdentity":
         return []
+    if operation == "AssumeRole":
+        return [Permission("sts:AssumeRole", params["RoleArn"])]
     raise UnmappedCall(f"sts:{operation}")
 
 
@@ -300,7 +303,7 @@ MAPPERS: dict[str, Mapper] = {
     "events": events_permissions,
     "lambda": lambda_permissions,
     "bedrock-runtime": bedrock_permissions,
-    "sts": no_permissions,
+    "sts": sts_permissions,
 }
 
 

@@ -12,7 +12,7 @@ wrapped the same way at their client boundary.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +29,7 @@ from tests.e2e.authorization import (
     s3_bucket_arn,
 )
 from tests.e2e.iam import (
+    Decision,
     Evaluation,
     Request,
     Statement,
@@ -195,22 +196,27 @@ class FunctionPrincipal:
         permissions = tuple(permissions)
         for permission in permissions:
             try:
-                result = self.authorizer.evaluate(self.role.arn, self.role.statements, permission)
+                result = self.evaluate(permission)
             except UnsupportedPolicy as exc:
                 self.deny(permission, f"policy not modelled: {exc}")
                 raise
             if not result.allowed:
-                reason = (f"explicit deny in {result.statement}" if result.statement
+                reason = (f"explicit deny in {result.statement}"
+                          if result.decision is Decision.EXPLICIT_DENY
+                          else f"not allowed by {result.statement}" if result.statement
                           else "no statement of its role allows it")
                 message = self.deny(permission, reason)
                 raise access_denied(operation, service, message)
         self.log.record(Call(self.label, service, operation, permissions,
                              summarised(parameters or {})))
 
+    def evaluate(self, permission: Permission) -> Evaluation:
+        """The decision on one permission: the role's statements and the resource policies."""
+        return self.authorizer.evaluate(self.role.arn, self.role.statements, permission)
+
     def allowed(self, permission: Permission) -> bool:
         """True when the role may do this (no logging: for AWS-side behaviour like 404/403)."""
-        return self.authorizer.evaluate(self.role.arn, self.role.statements,
-                                        permission).allowed
+        return self.evaluate(permission).allowed
 
     def deny(self, permission: Permission, reason: str) -> str:
         """Log a denial; return AWS's message for it."""
@@ -274,8 +280,14 @@ def _written_items(operation: str, params: Mapping[str, Any]) -> list[Mapping[st
     return []
 
 
-def guarded_session(principal: FunctionPrincipal, region: str) -> boto3.session.Session:
-    """A boto3 session whose every call is authorised against the principal's role."""
+AssumedHook = Callable[[FunctionPrincipal, Mapping[str, Any], Mapping[str, Any]], None]
+"""Called after an allowed sts:AssumeRole: (caller, request parameters, parsed answer)."""
+
+
+def guarded_session(principal: FunctionPrincipal, region: str,
+                    on_assumed: AssumedHook | None = None) -> boto3.session.Session:
+    """A boto3 session whose every call is authorised against the principal's role;
+    `on_assumed` learns of every role the session assumes (and with which session policy)."""
     core = botocore.session.get_session()
     # one loader for all sessions: service models are parsed once, not per container
     core.register_component("data_loader", _LOADER)
@@ -293,6 +305,8 @@ def guarded_session(principal: FunctionPrincipal, region: str) -> boto3.session.
             raise
         needed = [*needed, *principal.implied.get((service, model.name), ())]
         principal.check(service, model.name, needed, params)
+        if service == "sts" and model.name == "AssumeRole":
+            context["drac_assume"] = dict(params)
         if service == "dynamodb":
             for item in _written_items(model.name, params):
                 size = dynamodb_item_size(item)
@@ -313,8 +327,13 @@ def guarded_session(principal: FunctionPrincipal, region: str) -> boto3.session.
                 message = principal.deny(listing, "a missing key answers 403 without it")
                 raise access_denied(model.name, "s3", message)
 
+    def assumed(parsed: Mapping[str, Any], context: dict[str, Any], **_: Any) -> None:
+        if on_assumed is not None and "Credentials" in parsed:
+            on_assumed(principal, context["drac_assume"], parsed)
+
     session.events.register("before-parameter-build", before)
     session.events.register("after-call.s3", after)
+    session.events.register("after-call.sts.AssumeRole", assumed)
     return session
 
 

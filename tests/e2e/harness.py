@@ -43,6 +43,7 @@ from tests.e2e.guard import (
     guarded_session,
 )
 from tests.e2e.iam import Statement
+from tests.e2e.sessions import AssumedSessions
 from tests.e2e.template import FunctionSpec, RoleSpec, StackModel
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -370,13 +371,24 @@ class Cloud:
         its role, and the Bedrock and OpenSearch fakes behind the same role."""
         resources, settings = self.environment(function)
         principal = self.principal(function)
-        boto_session = guarded_session(principal, self.region)
-        register_faults(boto_session, self.faults, function.handler_dir or function.logical_id)
-        session = _FunctionSession(boto_session, GuardedBedrock(self.bedrock, principal),
-                                   self.bedrock_configs)
+        boto_session = guarded_session(principal, self.region, self.sessions.note)
+        session = self._function_session(boto_session, principal)
         index = GuardedOpenSearch(self.opensearch, principal, resources.collection_endpoint,
                                   self.model.collections)
-        return Runtime(resources, settings, session, opensearch_client=index)
+        return Runtime(resources, settings, session, opensearch_client=index,
+                       session_for=self.sessions.session_for)
+
+    def _function_session(self, boto_session: boto3.session.Session,
+                          principal: FunctionPrincipal) -> _FunctionSession:
+        """A function's guarded session with its injected faults and the Bedrock fake."""
+        register_faults(boto_session, self.faults, principal.handler_dir or principal.logical_id)
+        return _FunctionSession(boto_session, GuardedBedrock(self.bedrock, principal),
+                                self.bedrock_configs)
+
+    @cached_property
+    def sessions(self) -> AssumedSessions:
+        """The role sessions the functions assume (the converters' per-document access)."""
+        return AssumedSessions(self.model, self.region, self._function_session)
 
     def pool(self, function: FunctionSpec) -> FunctionPool:
         """The containers of a function."""

@@ -49,10 +49,13 @@ CASES = [
     Case("starter", "s3:GetObject*", "sidecar", "s3:GetObject", "StorageArtifacts"),
     Case("delete", "aoss:APIAccessAll", "delete", "aoss:APIAccessAll"),
     Case("register", "s3:GetObject*", "markdown", "s3:GetObject"),
-    Case("normalise", "s3:GetObject*", "docx", "s3:GetObject"),
-    Case("read_spreadsheet", "s3:GetObject*", "csv", "s3:GetObject"),
-    Case("render", "s3:PutObject", "pdf", "s3:PutObject"),
-    Case("read_scans", "s3:PutObject", "scan", "s3:PutObject"),  # a scan's OCR words
+    # a converter's own role may only assume its access role; what it reads and writes is
+    # granted to that role's session ("access:<handler>"), narrowed to one document
+    Case("normalise", "sts:AssumeRole", "docx", "sts:AssumeRole"),
+    Case("access:normalise", "s3:GetObjectVersion", "docx", "s3:GetObjectVersion"),
+    Case("access:read_spreadsheet", "s3:GetObjectVersion", "csv", "s3:GetObjectVersion"),
+    Case("access:render", "s3:PutObject", "pdf", "s3:PutObject"),
+    Case("access:read_scans", "s3:PutObject", "scan", "s3:PutObject"),  # a scan's OCR words
     Case("convert", "bedrock:InvokeModel", "pdf", "bedrock:InvokeModel"),
     Case("parse", "dynamodb:BatchWriteItem", "markdown", "dynamodb:BatchWriteItem"),
     Case("section", "s3:PutObject", "replan", "s3:PutObject"),  # re-plans only
@@ -83,6 +86,11 @@ def _role_of(model: StackModel, owner: str) -> tuple[str, str]:
         role = model.role_by_arn(model.resolver.resolve(target["RoleArn"]))
         return role.logical_id, (f"EventBridge rule {model.resolver.name(logical_id)} "
                                  f"(role {role.logical_id})")
+    if owner.startswith("access:"):  # a converter's per-document access role
+        handler = owner.removeprefix("access:")
+        function = model.function_for(handler)
+        role = model.role_by_arn(function.environment["CONVERTER_ACCESS_ROLE_ARN"])
+        return role.logical_id, f"{function.logical_id} as {role.name} (functions/{handler})"
     if (REPO / "functions" / owner).is_dir():
         function = model.function_for(owner)
         return function.role.logical_id, f"{function.logical_id} (functions/{owner})"

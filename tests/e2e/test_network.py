@@ -43,7 +43,7 @@ def test_every_call_of_a_converter_leaves_only_through_an_endpoint_that_allows_i
     placements = _placements(deployed.model)
     for where in placements.values():
         assert where.routes == (), where.routes  # only the VPC's implicit local route
-        assert {e.service for e in where.endpoints} <= {"s3", "dynamodb", "xray"}
+        assert {e.service for e in where.endpoints} <= {"s3", "dynamodb", "sts", "xray"}
     others = set(deployed.model.functions) - {p.function for p in placements.values()}
     assert others and all(placement(deployed.model, f) is None for f in others)
 
@@ -62,7 +62,8 @@ def test_every_call_of_a_converter_leaves_only_through_an_endpoint_that_allows_i
         assert record.status is DocumentStatus.INDEXED, (name, record.error)
 
     services = network_problems(deployed, CONVERTERS)
-    assert set().union(*services.values()) <= {"s3", "dynamodb"}, services
+    # their own credentials assume the access role; its sessions read and write S3
+    assert set().union(*services.values()) == {"s3", "sts"}, services
 
 
 def network_problems(deployed: Cloud, must_call: tuple[str, ...]) -> dict[str, set[str]]:
@@ -73,15 +74,21 @@ def network_problems(deployed: Cloud, must_call: tuple[str, ...]) -> dict[str, s
         where = placement(deployed.model, function.logical_id)
         if where is None:
             continue
-        calls = deployed.log.calls_of(deployed.principal(function).label)
+        calls = [(c, function.role.arn)
+                 for c in deployed.log.calls_of(deployed.principal(function).label)]
+        if access := function.environment.get("CONVERTER_ACCESS_ROLE_ARN"):
+            # the calls of the per-document sessions it assumed (tests/e2e/sessions.py)
+            role = deployed.model.role_by_arn(access)
+            label = f"{function.logical_id} as {role.name} (functions/{function.handler_dir})"
+            calls += [(c, role.arn) for c in deployed.log.calls_of(label)]
         assert calls or function.handler_dir not in must_call, (
             f"{function.handler_dir} made no call: the test would prove nothing"
         )
-        services[str(function.handler_dir)] = {c.service for c in calls}
+        services[str(function.handler_dir)] = {c.service for c, _ in calls}
         problems += [
             f"{function.handler_dir}: {reason}"
-            for call in calls
-            if (reason := unreachable(where, function.role.arn, call))
+            for call, role_arn in calls
+            if (reason := unreachable(where, role_arn, call))
         ]
     assert problems == []
     assert set(must_call) <= set(services), services

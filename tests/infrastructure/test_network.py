@@ -99,8 +99,8 @@ def test_the_endpoints_serve_only_the_converters_and_allow_only_the_projects_res
         str(flatten(e["Properties"]["ServiceName"])).rsplit(".", 1)[-1]: e["Properties"]
         for e in synth.of_type("AWS::EC2::VPCEndpoint").values()
     }
-    assert sorted(endpoints) == ["dynamodb", "s3"]
-    for endpoint in endpoints.values():
+    assert sorted(endpoints) == ["dynamodb", "s3", "sts"]  # sts: an interface endpoint (below)
+    for endpoint in (endpoints["s3"], endpoints["dynamodb"]):
         assert endpoint["VpcEndpointType"] == "Gateway"
         assert {t["Ref"] for t in endpoint["RouteTableIds"]} == tables
     storage = synth.stack.storage
@@ -136,9 +136,9 @@ def test_the_tracing_endpoint_carries_only_trace_uploads_from_the_converters(
     (endpoint,) = [
         e["Properties"]
         for e in traced.of_type("AWS::EC2::VPCEndpoint").values()
-        if e["Properties"].get("VpcEndpointType") == "Interface"
+        if flatten(e["Properties"]["ServiceName"]).endswith(".xray")
     ]
-    assert flatten(endpoint["ServiceName"]).endswith(".xray")
+    assert endpoint["VpcEndpointType"] == "Interface"
     assert endpoint["PrivateDnsEnabled"] is True
     assert {s["Ref"] for s in endpoint["SubnetIds"]} == subnets
     (statement,) = endpoint["PolicyDocument"]["Statement"]
@@ -148,6 +148,34 @@ def test_the_tracing_endpoint_carries_only_trace_uploads_from_the_converters(
     assert _ingress(traced, group) == [(443, 443, converters_group)]
     for kind in EGRESS_TYPES:
         assert not traced.of_type(kind), kind
+
+
+def test_the_sts_endpoint_lets_the_converters_assume_only_their_access_roles(
+    synth: Synth,
+) -> None:
+    """Per-document credentials come from STS through an interface endpoint in the converters'
+    subnets, reachable only from their security group, whose policy allows nothing but
+    sts:AssumeRole of the converters' access roles."""
+    converters = _converters(synth)
+    subnets = _subnets_of(synth, converters[0])
+    (endpoint,) = [
+        e["Properties"]
+        for e in synth.of_type("AWS::EC2::VPCEndpoint").values()
+        if flatten(e["Properties"]["ServiceName"]).endswith(".sts")
+    ]
+    assert endpoint["VpcEndpointType"] == "Interface"
+    assert endpoint["PrivateDnsEnabled"] is True
+    assert {s["Ref"] for s in endpoint["SubnetIds"]} == subnets
+    statements = endpoint["PolicyDocument"]["Statement"]
+    assert {a for st in statements for a in as_list(st["Action"])} == {"sts:AssumeRole"}
+    roles = {r["Fn::GetAtt"][0] for st in statements for r in as_list(st["Resource"])}
+    stages = synth.stack.pipeline.stages
+    assert set(stages.access_roles) == {fn.node.id for fn in converters}
+    access = {synth.logical_id(role) for role in stages.access_roles.values()}
+    assert roles == access
+    (group,) = [g["Fn::GetAtt"][0] for g in endpoint["SecurityGroupIds"]]
+    converters_group = synth.logical_id(synth.stack.network.security_group)
+    assert _ingress(synth, group) == [(443, 443, converters_group)]
 
 
 def test_the_collection_accepts_the_public_internet_unless_made_private(synth: Synth) -> None:

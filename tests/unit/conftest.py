@@ -134,6 +134,7 @@ def cloud(aws: Any) -> Any:
         ledger_table="ledger",
         collection_endpoint="https://fake.aoss",
         ingest_state_machine_arn=MACHINE,
+        converter_access_role_arn="arn:aws:iam::123456789012:role/converter-access",
         region=REGION,
     )
     opensearch = FakeOpenSearch()

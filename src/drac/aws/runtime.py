@@ -7,12 +7,18 @@ it for clients when an adapter is first used, so importing it never touches AWS.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cached_property, lru_cache
 from typing import Any
 
 from pydantic import BaseModel
 
+from drac.aws.document_access import (
+    SESSION_SECONDS,
+    DocumentScope,
+    session_name,
+    session_policy,
+)
 from drac.aws.dynamo import (
     DynamoDocumentRegistry,
     DynamoElementTable,
@@ -40,6 +46,7 @@ class CloudResources(BaseModel):
     collection_endpoint: str = ""
     ingest_state_machine_arn: str = ""
     replan_state_machine_arn: str = ""
+    converter_access_role_arn: str = ""
     region: str = ""
 
     @classmethod
@@ -68,13 +75,42 @@ class Runtime:
         session: Any,
         *,
         opensearch_client: Any | None = None,
+        session_for: Callable[[Mapping[str, str]], Any] | None = None,
     ) -> None:
-        """Keep a boto3 session; clients are created on first use."""
+        """Keep a boto3 session; clients are created on first use. `session_for` makes the
+        session of assumed-role credentials (a plain boto3 session by default)."""
         self.resources = resources
         self.settings = settings
         self.session = session
         self._opensearch_client = opensearch_client
+        self._session_for = session_for or _credentials_session
         self._clients: dict[str, Any] = {}
+
+    def for_document(self, document_id: str, scope: DocumentScope) -> Runtime:
+        """Adapters whose every call uses credentials reaching only `scope`: the converter
+        access role assumed with the scope's session policy (see drac.aws.document_access).
+        Transient STS errors reach the handler's wrapper, which makes them retryable."""
+        if not self.resources.converter_access_role_arn:
+            raise RuntimeError("CONVERTER_ACCESS_ROLE_ARN is not set: no per-document access")
+        region = self.resources.region
+        # the regional endpoint: the converters' VPC has an STS interface endpoint, and its
+        # DNS Firewall answers no global name
+        sts = self.client(
+            "sts", **({"endpoint_url": f"https://sts.{region}.amazonaws.com"} if region else {})
+        )
+        partition = self.resources.converter_access_role_arn.split(":")[1]
+        answer = sts.assume_role(
+            RoleArn=self.resources.converter_access_role_arn,
+            RoleSessionName=session_name(document_id),
+            Policy=session_policy(scope, partition),
+            DurationSeconds=SESSION_SECONDS,
+        )
+        return Runtime(
+            self.resources,
+            self.settings,
+            self._session_for(answer["Credentials"]),
+            session_for=self._session_for,
+        )
 
     def client(self, service: str, **kwargs: Any) -> Any:
         """Return (and cache) a boto3 client of the session."""
@@ -212,6 +248,17 @@ def _count_search_throttles(count: int) -> None:
     from drac.aws.lambda_support import MetricUnit, metrics
 
     metrics.add_metric(name="SearchThrottled", unit=MetricUnit.Count, value=count)
+
+
+def _credentials_session(credentials: Mapping[str, str]) -> Any:
+    """A boto3 session of temporary credentials (AssumeRole's Credentials)."""
+    import boto3
+
+    return boto3.session.Session(
+        aws_access_key_id=credentials["AccessKeyId"],
+        aws_secret_access_key=credentials["SecretAccessKey"],
+        aws_session_token=credentials["SessionToken"],
+    )
 
 
 @lru_cache(maxsize=1)

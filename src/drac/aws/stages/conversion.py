@@ -8,10 +8,12 @@ invocation (and one pdfium worker) per slice, so no invocation grows with the do
 from __future__ import annotations
 
 import json
+from typing import Protocol
 
 from pydantic import BaseModel, Field
 
 from drac.aws import keys
+from drac.aws.document_access import DocumentScope
 from drac.aws.errors import retried_by_step_functions
 from drac.aws.lambda_support import logger
 from drac.aws.runtime import Runtime
@@ -101,6 +103,13 @@ class SliceRendered(BaseModel):
     )
 
 
+class PdfSource(Protocol):
+    """A payload that names a document's PDF."""
+
+    pdf_bucket: str
+    pdf_key: str
+
+
 class BatchItem(BaseModel):
     """One item of the ConvertBatches map: a batch of a document's pages."""
 
@@ -131,13 +140,20 @@ class BatchDone(BaseModel):
 
 def normalise_document(rt: Runtime, event: NormaliseInput) -> PdfLocation:
     """Convert the upload to PDF (LibreOffice, Pillow) and store it in the artifacts bucket;
-    return where it is and the normalisation's warnings (external references removed)."""
+    return where it is and the normalisation's warnings (external references removed). It
+    reads only the upload's version and writes only the document's PDF."""
+    key = keys.pdf_key(event.document_id)
+    rt = rt.for_document(
+        event.document_id,
+        DocumentScope(
+            reads=((event.bucket, event.key),), writes=((rt.resources.artifacts_bucket, key),)
+        ),
+    )
     data = rt.bucket(event.bucket).get_bytes(event.key, version_id=event.version_id)
     with document_budget(rt.settings.cpu_budget(len(data))):
         pdf, warnings = normalise(
             data, DocumentFormat(event.format), max_pages=rt.settings.max_pages
         )
-    key = keys.pdf_key(event.document_id)
     rt.artifacts.put_bytes(key, pdf)
     return PdfLocation(pdf_bucket=rt.resources.artifacts_bucket, pdf_key=key, warnings=warnings)
 
@@ -146,7 +162,8 @@ def render_document(rt: Runtime, event: RenderInput) -> Rendered:
     """Count the PDF's pages (in the contained pdfium worker) and return the render slices and
     conversion groups, with Normalise's warnings passed on (Parse records both: Render has no
     access to the documents table). Raises DocumentError past the page limit or the batch
-    fan-out limit."""
+    fan-out limit. It reads only the document's PDF and writes nothing."""
+    rt = rt.for_document(event.document_id, DocumentScope(reads=_pdf(event), writes=()))
     pdf = rt.bucket(event.pdf_bucket).get_bytes(event.pdf_key, version_id=event.pdf_version_id)
     with document_budget(rt.settings.cpu_budget(len(pdf))):
         count = pdf_facts(pdf, rt.settings.max_pages).pages
@@ -169,7 +186,9 @@ def render_document(rt: Runtime, event: RenderInput) -> Rendered:
 def render_slice(rt: Runtime, event: SliceInput) -> SliceRendered:
     """Render the pages of one slice's batches to `pages/<doc>/<n>.png`, write each batch's
     text-layer sizes and each page's words with their boxes beside them; return the slice's
-    scanned pages (DocumentError names a page that failed)."""
+    scanned pages (DocumentError names a page that failed). It reads only the document's PDF
+    and writes only under `pages/<doc>/`."""
+    rt = rt.for_document(event.document_id, page_scope(rt, event.document_id, event))
     pdf = rt.bucket(event.pdf_bucket).get_bytes(event.pdf_key, version_id=event.pdf_version_id)
     first, last = event.slice.first, event.slice.last
     batches = page_batches(event.page_count, rt.settings.batch_size)[first : last + 1]
@@ -192,6 +211,16 @@ def render_slice(rt: Runtime, event: SliceInput) -> SliceRendered:
             rt.artifacts.put_text(keys.page_meta_key(event.document_id, index), json.dumps(sizes))
         store_page_layers(rt, event.document_id, pdf, pages=numbers)  # placed by Parse
     return SliceRendered(pages=len(numbers), scans=scans, has_scans=bool(scans))
+
+
+def page_scope(rt: Runtime, document_id: str, pdf: PdfSource) -> DocumentScope:
+    """Read the document's PDF, write its pages' artefacts (`pages/<doc>/*`)."""
+    prefix = f"{keys.page_key(document_id, 1).rsplit('/', 1)[0]}/*"
+    return DocumentScope(reads=_pdf(pdf), writes=((rt.resources.artifacts_bucket, prefix),))
+
+
+def _pdf(event: PdfSource) -> tuple[tuple[str, str], ...]:
+    return ((event.pdf_bucket, event.pdf_key),)
 
 
 def convert_pages(rt: Runtime, event: ConvertInput) -> BatchDone:

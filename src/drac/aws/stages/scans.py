@@ -17,6 +17,7 @@ from drac.aws import keys
 from drac.aws.lambda_support import logger
 from drac.aws.runtime import Runtime
 from drac.aws.stages.boxes import page_layer_key
+from drac.aws.stages.conversion import page_scope
 from drac.documents.containment import document_budget
 from drac.documents.convert import ConversionOptions, read_scanned_pages
 from drac.documents.layers import ocr_layer
@@ -41,7 +42,9 @@ class ScansRead(BaseModel):
 
 def read_scans(rt: Runtime, event: ScansInput) -> ScansRead:
     """Read the given scanned pages by OCR and store each readable page's words (for the
-    conversion check) and its word boxes (for Parse); return which pages were read."""
+    conversion check) and its word boxes (for Parse); return which pages were read. It reads
+    only the document's PDF and writes only under `pages/<doc>/`."""
+    rt = rt.for_document(event.document_id, page_scope(rt, event.document_id, event))
     pdf = rt.bucket(event.pdf_bucket).get_bytes(event.pdf_key, version_id=event.pdf_version_id)
     options = ConversionOptions(max_pages=rt.settings.max_pages)
     with document_budget(rt.settings.cpu_budget(len(pdf))):
