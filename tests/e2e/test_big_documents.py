@@ -83,9 +83,13 @@ def _throttle_every_batch_once(bedrock: Any) -> set[str]:
 
 def _pages_stored(deployed: Any) -> Counter[str]:
     """How often the Render function stored each page image."""
-    render = deployed.principal(deployed.model.function_for("render")).label
+    # Render writes through the per-document session it assumes, named after the function
+    render = deployed.principal(deployed.model.function_for("render"))
+    sessions = {c.principal for c in deployed.log.calls
+                if c.principal.startswith(f"{render.logical_id} as ")}
     return Counter(
-        c.parameters["Key"] for c in deployed.log.calls_of(render)
+        c.parameters["Key"] for label in sessions | {render.label}
+        for c in deployed.log.calls_of(label)
         if c.operation == "PutObject" and c.parameters["Key"].endswith(".png"))
 
 
