@@ -1,6 +1,7 @@
-"""ReadScans, the OCR of scanned pages in the cloud (issue 21): a container image in the
-converters' network with a role that reads the PDF and writes page words only, wired into the
-ingest machine so that only a document with scanned pages invokes it."""
+"""ReadScans, the OCR of scanned pages in the cloud: a container image in the converters'
+network with a role that reads the PDF and writes page words only (through a per-document
+session of its access role), wired into the ingest machine so that only a document with
+scanned pages invokes it."""
 
 from __future__ import annotations
 
@@ -37,7 +38,10 @@ def test_read_scans_is_a_container_image_with_minutes_to_spare(synth: Synth) -> 
 
 
 def _role_statements(synth: Synth, fn: object) -> list[tuple[list[str], list[str]]]:
-    role = role_id(synth, fn)
+    return _statements_of(synth, role_id(synth, fn))
+
+
+def _statements_of(synth: Synth, role: str) -> list[tuple[list[str], list[str]]]:
     return [
         (sorted(as_list(st["Action"])), sorted(flatten(r) for r in as_list(st["Resource"])))
         for policy_id, st in statements(synth.resources)
@@ -46,34 +50,30 @@ def _role_statements(synth: Synth, fn: object) -> list[tuple[list[str], list[str
 
 
 def test_read_scans_may_read_the_pdf_and_write_page_words_only(synth: Synth) -> None:
-    """Every statement of its role: read the uploaded PDF or the normalised one, put objects
-    under pages/ (no delete, no table, no model, no state machine), and trace."""
+    """Every statement of its role: assume its access role (whose sessions each invocation
+    narrows to one document) and trace. Every statement of that access role: read an upload
+    or a normalised PDF, put objects under pages/ (no delete, no table, no model, no state
+    machine)."""
     fn = synth.stack.pipeline.stages.read_scans
+    access = synth.logical_id(synth.stack.pipeline.stages.access_roles["ReadScans"])
     documents = synth.logical_id(synth.stack.storage.documents)
     artifacts = synth.logical_id(synth.stack.storage.artifacts)
     assert sorted(_role_statements(synth, fn)) == sorted(
         [
             (["xray:PutTelemetryRecords", "xray:PutTraceSegments"], ["*"]),
+            (["sts:AssumeRole"], [f"<{access}.Arn>"]),
+        ]
+    )
+    assert sorted(_statements_of(synth, access)) == sorted(
+        [
             (
-                ["s3:GetBucket*", "s3:GetObject*", "s3:List*"],
+                ["s3:GetObject", "s3:GetObjectVersion"],
                 [
-                    f"<{artifacts}.Arn>",
                     f"<{artifacts}.Arn>/documents/*/source.pdf",
-                    f"<{documents}.Arn>",
-                    f"<{documents}.Arn>/*",
+                    f"<{documents}.Arn>/incoming/*",
                 ],
             ),
-            (
-                [
-                    "s3:Abort*",
-                    "s3:PutObject",
-                    "s3:PutObjectLegalHold",
-                    "s3:PutObjectRetention",
-                    "s3:PutObjectTagging",
-                    "s3:PutObjectVersionTagging",
-                ],
-                [f"<{artifacts}.Arn>/pages/*"],
-            ),
+            (["s3:PutObject"], [f"<{artifacts}.Arn>/pages/*"]),
         ]
     )
     assert "VpcConfig" in synth.resources[synth.logical_id(fn)]["Properties"]  # converters'
