@@ -23,6 +23,7 @@ from drac.documents.containment import (
 )
 from drac.documents.containment.budget import MIN_CALL_CPU_S, Budget, current
 from drac.documents.convert import ConversionOptions, read_scanned_pages
+from drac.documents.ocr import ocr_available
 from drac.errors import DocumentError
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
@@ -142,6 +143,7 @@ def test_without_a_budget_calls_keep_their_own_limits():
         )
 
 
+@pytest.mark.skipif(not ocr_available(), reason="the ocr extra is not installed")
 def test_checking_scans_past_the_budget_leaves_the_other_pages_unread():
     pdf = make_pdf([(200, 200)] * 6, scanned=range(6))
     options = ConversionOptions()
