@@ -9,7 +9,8 @@ import json
 import re
 from pathlib import Path
 
-from pdfs import Text, make_pdf, text_page
+from pdfs import make_pdf
+from price_pages import honest_answer, price_page
 from test_cli_with_model_server import LOOP, ModelServer, run, server
 
 __all__ = ["server"]  # the fixture, shared with the model-server tests
@@ -29,26 +30,12 @@ INVENTED = "$1,250.00"
 
 
 def _page(number: int) -> tuple:
-    lines = [
-        Text(f"Price plans of region {number}", 72, 720, 16),
-        Text("Prices are yearly and include support by Acme Services.", 72, 690),
-        *(Text(cell, 72 + 150 * i, 660, 10) for i, cell in enumerate(("Plan", "Price", "Seats"))),
-    ]
-    for row, values in enumerate(PLANS[number]):
-        lines.extend(Text(cell, 72 + 150 * i, 640 - 20 * row) for i, cell in enumerate(values))
-    return text_page(lines)
+    return price_page(number, PLANS)
 
 
 def honest(number: int, rows: list[tuple[str, str, str]] | None = None) -> str:
-    """What a faithful model writes for page `number` (the method's one sentence per row)."""
-    sentences = "\n".join(
-        f"- Plan {plan}: Price {price}; Seats {seats}."
-        for plan, price, seats in rows or PLANS[number]
-    )
-    return (
-        f"<!-- Page {number} -->\n\n## Price plans of region {number}\n\n"
-        "Prices are yearly and include support by Acme Services.\n\n" + sentences
-    )
+    """What a faithful model writes for page `number` (its own rows unless given)."""
+    return honest_answer(number, PLANS[number] if rows is None else rows)
 
 
 def cheap() -> dict[int, str]:
