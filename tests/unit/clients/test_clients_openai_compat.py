@@ -11,14 +11,26 @@ from drac.ports import ModelCallError
 
 
 class FakeServer:
-    """A local chat-completions endpoint answering from a queue of (status, body, headers)."""
+    """A local chat-completions endpoint answering POSTs from a queue of (status, body,
+    headers), and GET /props with `props` when given (as llama.cpp's server does)."""
 
-    def __init__(self, answers):
+    def __init__(self, answers, props=None):
         self.answers = list(answers)
         self.requests: list[dict] = []
+        self.gets: list[str] = []
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                outer.gets.append(self.path)
+                found = props is not None and self.path == "/props"
+                payload = json.dumps(props if found else {"error": "not found"}).encode()
+                self.send_response(200 if found else 404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
             def do_POST(self):
                 length = int(self.headers["Content-Length"])
                 outer.requests.append(
