@@ -527,8 +527,11 @@ class Cloud:
         for poller in self.pollers:
             attributes = self.sqs.get_queue_attributes(
                 QueueUrl=poller.source.queue.url,
+                # A message waiting its turn is sent back with a delay: while delayed it is
+                # counted only as Delayed (SQS Developer Guide, "Amazon SQS delay queues").
                 AttributeNames=["ApproximateNumberOfMessages",
-                                "ApproximateNumberOfMessagesNotVisible"])["Attributes"]
+                                "ApproximateNumberOfMessagesNotVisible",
+                                "ApproximateNumberOfMessagesDelayed"])["Attributes"]
             if any(int(v) for v in attributes.values()):
                 pending.append(f"queue {poller.source.queue.name}: {attributes}")
         for machine in self.machines:

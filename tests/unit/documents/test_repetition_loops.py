@@ -89,5 +89,5 @@ def test_the_openai_client_asks_again_with_a_frequency_penalty() -> None:
         model = OpenAICompatVisionModel("v", base_url=server.url, backoff=Backoff(attempts=1))
         model.convert("s", "p", [b"png"])
         model.convert_carefully("s", "p", [b"png"])
-    assert "frequency_penalty" not in server.requests[0]
-    assert server.requests[1]["frequency_penalty"] == LOOP_PENALTY
+    assert "frequency_penalty" not in server.bodies[0]
+    assert server.bodies[1]["frequency_penalty"] == LOOP_PENALTY
