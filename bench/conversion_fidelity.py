@@ -50,9 +50,9 @@ from _common import CORPUS, REPO, machine, write_section
 
 from drac.documents import convert as convert_module
 from drac.documents.convert import convert_to_markdown
-from drac.documents.detect import DocumentFormat, detect_format
-from drac.documents.normalise import Converted, normalise_to_pdf
-from drac.documents.offline import OfflinePage, offline_markdown
+from drac.documents.intake.detect import DocumentFormat, detect_format
+from drac.documents.intake.normalise import Converted, normalise_to_pdf
+from drac.documents.offline.pages import OfflinePage, offline_markdown
 from drac.documents.options import ConversionOptions
 from drac.evaluation.fidelity_corpus import (
     Rendition,
@@ -158,7 +158,8 @@ def cached_pdf_conversion(
 
 @functools.cache
 def old_offline(ref: str) -> ModuleType:
-    """`drac.documents.offline` as it was at git revision `ref` (with its tables module)."""
+    """The offline converter as it was at git revision `ref` (`src/drac/documents/offline.py` with
+    its tables module)."""
     folder = Path(tempfile.mkdtemp(prefix="drac-old-offline-"))
     for name in ("offline", "tables"):
         source = subprocess.run(

@@ -37,11 +37,11 @@ from _common import CORPUS, REPO, machine, write_section
 sys.path.insert(0, str(REPO / "tests"))
 from page_model import ImageVision, document_pdf, labels
 
-from drac.documents.containment import GIB, Limits, contained_call
-from drac.documents.detect import DocumentFormat
-from drac.documents.incremental import is_reused, page_digest
-from drac.documents.normalise import normalise
-from drac.documents.render import RenderOptions, render_pages
+from drac.documents.intake.detect import DocumentFormat
+from drac.documents.intake.normalise import normalise
+from drac.documents.pdf.render import RenderOptions, render_pages
+from drac.documents.sandbox.containment import GIB, Limits, contained_call
+from drac.documents.vision.incremental import is_reused, page_digest
 from drac.local import Workspace
 from drac.local.pipeline import IngestSettings, ingest_file
 from drac.models import TokenUsage

@@ -28,8 +28,8 @@ import pypdfium2 as pdfium
 from _common import CORPUS, machine, write_section
 
 from drac.documents.convert import ConversionOptions, read_scanned_pages
-from drac.documents.normalise import image_to_pdf
-from drac.documents.render import RenderOptions, render_pages
+from drac.documents.intake.normalise import image_to_pdf
+from drac.documents.pdf.render import RenderOptions, render_pages
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ocr_bench import PICKS

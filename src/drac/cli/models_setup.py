@@ -12,8 +12,8 @@ from drac.models import Strategy
 from drac.ports import TextModel, VisionModel
 
 if TYPE_CHECKING:
-    from drac.documents.escalate import Escalation
     from drac.documents.options import ConversionOptions
+    from drac.documents.vision.escalate import Escalation
 
 
 def build_models(

@@ -26,7 +26,7 @@ from drac.cli.options import (
 )
 from drac.cli.planning_attempts import describe_attempt, last_failed_attempt
 from drac.cli.terminal import json_text, markup, printable
-from drac.documents.verify import VerificationSummary
+from drac.documents.vision.verify import VerificationSummary
 from drac.embedders.factory import CHOICES, embedder_from_spec, is_configured
 from drac.errors import DracError
 from drac.filters import FilterError, MetadataFilter, parse_expressions

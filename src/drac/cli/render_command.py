@@ -11,10 +11,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from drac.cli import cli
 from drac.cli.terminal import markup
-from drac.documents.detect import detect_format
-from drac.documents.normalise import normalise_to_pdf
+from drac.documents.intake.detect import detect_format
+from drac.documents.intake.normalise import normalise_to_pdf
 from drac.documents.options import ConversionOptions
-from drac.documents.render import page_count, render_pages
+from drac.documents.pdf.render import page_count, render_pages
 from drac.errors import DocumentError
 from drac.local.files import shown_path
 

@@ -9,27 +9,20 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from drac.documents.batches import BatchResult, checked_against_ocr, join_batches
-from drac.documents.containment import GIB, BudgetExceeded, Limits, contained_call
-from drac.documents.containment.budget import Budget, charged_to
-from drac.documents.containment.budget import current as current_budget
-from drac.documents.detect import DocumentFormat, detect_format
-from drac.documents.escalate import Escalation, escalation_reasons, merge_escalated
-from drac.documents.file_structure import FileBlock, read_file_structure
-from drac.documents.file_tables import FileTable, read_file_tables
-from drac.documents.file_words import file_vocabulary, respell
-from drac.documents.incremental import (
-    EarlierVersion,
-    StoredBatch,
-    convert_or_reuse,
-    is_reused,
-)
-from drac.documents.layers import PageLayer, ocr_layer
-from drac.documents.normalise import normalise
-from drac.documents.ocr import OcrPage, ocr_available, ocr_warnings
-from drac.documents.offline import OfflinePage
+from drac.documents.intake.detect import DocumentFormat, detect_format
+from drac.documents.intake.normalise import normalise
+from drac.documents.office.file_structure import FileBlock, read_file_structure
+from drac.documents.office.file_tables import FileTable, read_file_tables
+from drac.documents.office.file_words import file_vocabulary, respell
+from drac.documents.office.slide_lines import apply_slide
+from drac.documents.office.slides import SlideText, read_slide_headings
+from drac.documents.office.structure_pages import place_structure
+from drac.documents.office.table_pages import place_tables
+from drac.documents.offline.pages import OfflinePage
 from drac.documents.options import ConversionOptions
-from drac.documents.render import (
+from drac.documents.pdf.layers import PageLayer, ocr_layer
+from drac.documents.pdf.ocr import OcrPage, ocr_available, ocr_warnings
+from drac.documents.pdf.render import (
     PageImage,
     RenderOptions,
     batched,
@@ -38,13 +31,20 @@ from drac.documents.render import (
     render_pages,
 )
 from drac.documents.row_sentences import GROWTH, rows_as_sentences
-from drac.documents.slide_lines import apply_slide
-from drac.documents.slides import SlideText, read_slide_headings
+from drac.documents.sandbox.containment import GIB, BudgetExceeded, Limits, contained_call
+from drac.documents.sandbox.containment.budget import Budget, charged_to
+from drac.documents.sandbox.containment.budget import current as current_budget
 from drac.documents.spreadsheets import SpreadsheetOptions, read_spreadsheet
-from drac.documents.structure_pages import place_structure
-from drac.documents.table_pages import place_tables
 from drac.documents.text import decode_text
-from drac.documents.verify import PageVerification
+from drac.documents.vision.batches import BatchResult, checked_against_ocr, join_batches
+from drac.documents.vision.escalate import Escalation, escalation_reasons, merge_escalated
+from drac.documents.vision.incremental import (
+    EarlierVersion,
+    StoredBatch,
+    convert_or_reuse,
+    is_reused,
+)
+from drac.documents.vision.verify import PageVerification
 from drac.errors import DocumentError
 from drac.models import LedgerEntry, PageEscalation
 from drac.ports import Ledger, MemoryLedger, VisionModel
@@ -109,7 +109,8 @@ def convert_to_markdown(
     None), their tables' rows written as `spreadsheet.table_rows` asks. A failed batch becomes
     error markers and the result is "partial". A batch whose pages render as a batch of the
     `earlier` version did reuses that batch's Markdown. With an `escalation`, the pages the
-    vision model converted doubtfully are converted again by its model (`drac.documents.escalate`).
+    vision model converted doubtfully are converted again by its model
+    (`drac.documents.vision.escalate`).
     """
     if len(data) > options.max_file_bytes:
         raise DocumentError(
@@ -216,7 +217,7 @@ def _convert_offline(
     (DOCX, PPTX, HTML), headings and lists (DOCX, HTML) put in place of the text layer's, and
     words the text layer broke apart put back whole as the file holds them (DOCX)."""
     found = contained_call(
-        "drac.documents.render:offline_here", pdf, options.max_pages,
+        "drac.documents.pdf.render:offline_here", pdf, options.max_pages,
         fmt is DocumentFormat.PDF,  # LibreOffice breaks no word at a line end by itself
         limits=pdf_limits(len(pdf)), what="while opening the PDF",
     )  # fmt: skip
@@ -275,7 +276,7 @@ OCR_LIMITS = Limits(
     cpu_s=120.0,
     step_cpu_s=120.0,
     wall_s=300.0,
-    preload=("drac.documents.ocr", "numpy", "onnxruntime", "rapidocr"),
+    preload=("drac.documents.pdf.ocr", "numpy", "onnxruntime", "rapidocr"),
     # the engine's native libraries, and what onnxruntime reads to size its thread pool
     readable=(
         *("/usr/lib", "/lib", "/lib64", "/usr/lib64"),
@@ -300,7 +301,7 @@ def read_scanned_pages(
         try:
             image = next(render_pages(pdf, render, pages=[number]))
             found = contained_call(
-                "drac.documents.ocr:ocr_page", image.png, number, image.width_pt,
+                "drac.documents.pdf.ocr:ocr_page", image.png, number, image.width_pt,
                 image.height_pt, limits=OCR_LIMITS, what=f"while reading page {number} by OCR",
             )  # fmt: skip
             read[number] = OcrPage.model_validate(found)

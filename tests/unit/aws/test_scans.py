@@ -27,9 +27,9 @@ from drac.aws.stages.conversion import (
 from drac.aws.stages.fanout import MAX_SCAN_GROUPS, SCAN_PAGES_PER_READ, ItemGroup, scan_group_pages
 from drac.aws.stages.scans import ScansInput, read_scans
 from drac.documents import convert
-from drac.documents.normalise import image_to_pdf
-from drac.documents.ocr import ocr_available
-from drac.documents.render import RenderOptions, render_pages
+from drac.documents.intake.normalise import image_to_pdf
+from drac.documents.pdf.ocr import ocr_available
+from drac.documents.pdf.render import RenderOptions, render_pages
 from drac.models import DocumentRecord
 from tests.fakes import FakeBedrockRuntime, _digest
 

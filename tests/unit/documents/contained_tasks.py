@@ -40,7 +40,7 @@ def allocate(gib: int) -> int:
 
 def spin() -> None:
     """Use CPU until killed."""
-    from drac.documents.containment import step
+    from drac.documents.sandbox.containment import step
 
     step("spinning on page 3")
     while True:
@@ -91,7 +91,7 @@ def burn(seconds: float) -> float:
 
 def burn_pages(pages: int, seconds: float) -> Iterator[int]:
     """Stream `pages` page numbers, each after a step that uses `seconds` of CPU."""
-    from drac.documents.containment import step
+    from drac.documents.sandbox.containment import step
 
     for number in range(1, pages + 1):
         step(f"reading page {number}")

@@ -13,8 +13,14 @@ from pathlib import Path
 import pytest
 from polling import wait_for
 
-from drac.documents.containment import GIB, Limits, contained_call, contained_stream, protections
-from drac.documents.containment.policy import landlock_abi
+from drac.documents.sandbox.containment import (
+    GIB,
+    Limits,
+    contained_call,
+    contained_stream,
+    protections,
+)
+from drac.documents.sandbox.containment.policy import landlock_abi
 from drac.errors import DocumentError
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")

@@ -13,7 +13,9 @@ from dataclasses import replace
 import pytest
 from pdfs import make_pdf
 
-from drac.documents.containment import (
+from drac.documents.convert import ConversionOptions, read_scanned_pages
+from drac.documents.pdf.ocr import ocr_available
+from drac.documents.sandbox.containment import (
     GIB,
     BudgetExceeded,
     Limits,
@@ -21,9 +23,7 @@ from drac.documents.containment import (
     contained_stream,
     document_budget,
 )
-from drac.documents.containment.budget import MIN_CALL_CPU_S, Budget, current
-from drac.documents.convert import ConversionOptions, read_scanned_pages
-from drac.documents.ocr import ocr_available
+from drac.documents.sandbox.containment.budget import MIN_CALL_CPU_S, Budget, current
 from drac.errors import DocumentError
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")

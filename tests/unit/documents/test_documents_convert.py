@@ -9,7 +9,7 @@ from pdfs import Text, make_pdf
 from PIL import Image, ImageDraw
 
 from drac.documents.convert import ConversionOptions, convert_to_markdown
-from drac.documents.normalise import image_to_pdf
+from drac.documents.intake.normalise import image_to_pdf
 from drac.errors import DocumentError
 from drac.models import TokenUsage
 from drac.ports import MemoryLedger, ModelCallError, ModelReply, VisionModel

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from drac.documents.ocr import OcrSegment, group_rows, ocr_warnings, page_from_segments
+from drac.documents.pdf.ocr import OcrSegment, group_rows, ocr_warnings, page_from_segments
 from drac.parsing import PAGE_MARKER
 
 LINE = 12.0
@@ -151,8 +151,8 @@ def test_an_engine_failure_leaves_that_page_unread_and_the_document_partial(monk
     pytest.importorskip("numpy")  # comes with the ocr extra; the wrapper hands it the image
 
     from drac.documents import convert as convert_module
-    from drac.documents import ocr
     from drac.documents.convert import ConversionOptions, convert_to_markdown
+    from drac.documents.pdf import ocr
     from drac.ports import MemoryLedger
     from tests.pdfs import Text, make_pdf, text_page
 

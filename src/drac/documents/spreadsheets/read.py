@@ -9,11 +9,11 @@ from pathlib import PurePath
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from drac.documents.archive import check_inflation
-from drac.documents.containment import GIB, Limits, contained_call, in_worker, step
-from drac.documents.delimited import DELIMITERS, read_rows, sniff_delimiter
-from drac.documents.detect import DocumentFormat
-from drac.documents.normalise import convert_with_libreoffice
+from drac.documents.intake.archive import check_inflation
+from drac.documents.intake.delimited import DELIMITERS, read_rows, sniff_delimiter
+from drac.documents.intake.detect import DocumentFormat
+from drac.documents.intake.normalise import convert_with_libreoffice
+from drac.documents.sandbox.containment import GIB, Limits, contained_call, in_worker, step
 from drac.documents.spreadsheets.grid import SheetGrid, non_empty, used_columns
 from drac.documents.spreadsheets.rows import RowStats
 from drac.documents.spreadsheets.sheet import write_sheet
