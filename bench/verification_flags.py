@@ -65,7 +65,7 @@ def main() -> None:
     for path in pdfs:
         data = path.read_bytes()
         found = contained_call(
-            "drac.documents.pdf.render:offline_here", data, limits=PDF_LIMITS, what="offline"
+            "drac.documents.offline.pages:offline_here", data, limits=PDF_LIMITS, what="offline"
         )
         layers = page_text_layers(data)
         for page in found["pages"]:

@@ -217,7 +217,7 @@ def _convert_offline(
     (DOCX, PPTX, HTML), headings and lists (DOCX, HTML) put in place of the text layer's, and
     words the text layer broke apart put back whole as the file holds them (DOCX)."""
     found = contained_call(
-        "drac.documents.pdf.render:offline_here", pdf, options.max_pages,
+        "drac.documents.offline.pages:offline_here", pdf, options.max_pages,
         fmt is DocumentFormat.PDF,  # LibreOffice breaks no word at a line end by itself
         limits=pdf_limits(len(pdf)), what="while opening the PDF",
     )  # fmt: skip

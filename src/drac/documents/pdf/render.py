@@ -14,7 +14,7 @@ import math
 import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
@@ -322,17 +322,6 @@ def render_here(
             if not 1 <= number <= total:
                 raise DocumentError(f"page {number} does not exist (the PDF has {total} pages)")
             yield _render_one(document, number, options)
-
-
-def offline_here(data: bytes, max_pages: int = 5000, hyphenated: bool = True) -> dict[str, Any]:
-    """The offline converter's pages of a PDF and the PDF's warnings, in this process (the
-    worker's side of `drac.documents.convert`'s offline conversion; `hyphenated` as
-    `offline_markdown` takes it)."""
-    from drac.documents.offline.pages import offline_markdown
-
-    facts = facts_here(data, max_pages)
-    pages = offline_markdown(data, max_pages=max_pages, hyphenated=hyphenated)
-    return {"pages": [page.model_dump() for page in pages], "warnings": facts.warnings}
 
 
 def _render_one(document: CheckedDocument, number: int, options: RenderOptions) -> PageImage:
