@@ -19,10 +19,11 @@ from collections import Counter
 
 from _common import COMPANIES, CORPUS, machine, write_section
 
-from drac.documents.convert import ConversionOptions, _convert_offline
 from drac.documents.intake.detect import DocumentFormat
 from drac.documents.intake.normalise import normalise_to_pdf
 from drac.documents.office.slides import slide_text
+from drac.documents.offline.converter import convert_offline
+from drac.documents.options import ConversionOptions
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 NOTES = [
@@ -84,8 +85,8 @@ def main() -> None:
             data = deck.read_bytes()
             pdf = normalise_to_pdf(data, DocumentFormat.PPTX, timeout_s=120, max_pages=5000)
             hints = slide_text(data)  # headings and lines, as the product reads them
-            before = _convert_offline(pdf, DocumentFormat.PPTX, [], options, None, [])
-            after = _convert_offline(pdf, DocumentFormat.PPTX, [], options, None, hints)
+            before = convert_offline(pdf, DocumentFormat.PPTX, [], options, None, [])
+            after = convert_offline(pdf, DocumentFormat.PPTX, [], options, None, hints)
             pages = before.pages
             totals["decks"] += 1
             totals["unmatched"] += len(hints) != pages

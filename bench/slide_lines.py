@@ -25,8 +25,8 @@ from pathlib import Path
 from _common import CORPUS, machine, write_section
 from conversion_fidelity import cached_product_conversion
 
-from drac.documents import convert as convert_module
 from drac.documents.office.slides import SlideText, apply_headings
+from drac.documents.offline import converter as convert_module
 from drac.evaluation.fidelity_corpus import (
     Rendition,
     ScoredRendition,

@@ -13,8 +13,9 @@ from dataclasses import replace
 import pytest
 from pdfs import make_pdf
 
-from drac.documents.convert import ConversionOptions, read_scanned_pages
+from drac.documents.options import ConversionOptions
 from drac.documents.pdf.ocr import ocr_available
+from drac.documents.pdf.scans import read_scanned_pages
 from drac.documents.sandbox.containment import (
     GIB,
     BudgetExceeded,

@@ -215,7 +215,7 @@ def test_each_handler_loads_only_the_core_and_the_aws_adapters() -> None:
     assert "drac.documents.offline.pages" not in loaded["convert"]
     # ReadScans (an image with the ocr extra) runs the local OCR path; the engine itself is
     # imported only in its contained worker
-    assert "drac.documents.convert" in loaded["read_scans"]
+    assert "drac.documents.pdf.scans" in loaded["read_scans"]
     assert "rapidocr" not in loaded["read_scans"] and "onnxruntime" not in loaded["read_scans"]
 
 
