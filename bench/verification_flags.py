@@ -23,6 +23,7 @@ import time
 
 from _common import CORPUS, machine, write_section
 
+from drac.documents.offline.pages import offline_here
 from drac.documents.pdf.page_text import page_text_layers
 from drac.documents.pdf.render import PDF_LIMITS
 from drac.documents.sandbox.containment import contained_call
@@ -64,9 +65,7 @@ def main() -> None:
     started = time.perf_counter()
     for path in pdfs:
         data = path.read_bytes()
-        found = contained_call(
-            "drac.documents.offline.pages:offline_here", data, limits=PDF_LIMITS, what="offline"
-        )
+        found = contained_call(offline_here, data, limits=PDF_LIMITS, what="offline")
         layers = page_text_layers(data)
         for page in found["pages"]:
             number, markdown = int(page["number"]), str(page["markdown"])

@@ -39,6 +39,7 @@ from drac.documents.office.file_tables import (
     read_in_worker,
 )
 from drac.documents.sandbox.containment import step
+from drac.documents.sandbox.containment.tasks import contained_task
 from drac.documents.sandbox.references.html_tokens import HtmlTokenizer
 from drac.documents.text import decode_text
 
@@ -99,11 +100,12 @@ def read_file_structure(data: bytes, fmt: DocumentFormat) -> tuple[list[FileBloc
     if fmt not in FILE_STRUCTURE:
         return [], []
     return read_in_worker(
-        "drac.documents.office.file_structure:structure_here", data, fmt, FILE_STRUCTURE_LIMITS,
+        structure_here, data, fmt, FILE_STRUCTURE_LIMITS,
         ("headings and lists", FileBlock, "they are as the PDF's text layer shows them"),
     )  # fmt: skip
 
 
+@contained_task
 def structure_here(data: bytes, fmt: str) -> list[FileBlock]:
     """`read_file_structure` in this process (the worker's side); [] for an unreadable file."""
     try:

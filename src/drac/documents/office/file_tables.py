@@ -28,14 +28,15 @@ from __future__ import annotations
 import io
 import posixpath
 import zipfile
-from collections.abc import Iterable, Sequence
-from typing import TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 from xml.etree import ElementTree
 
 from pydantic import BaseModel, ConfigDict
 
 from drac.documents.intake.detect import DocumentFormat
 from drac.documents.sandbox.containment import GIB, BudgetExceeded, Limits, contained_call, step
+from drac.documents.sandbox.containment.tasks import contained_task
 from drac.documents.sandbox.references.html_tokens import HtmlTokenizer
 from drac.documents.text import decode_text
 from drac.errors import DocumentError
@@ -98,13 +99,13 @@ UNREADABLE = (zipfile.BadZipFile, ElementTree.ParseError, KeyError, ValueError, 
 
 
 def read_in_worker(
-    target: str,
+    target: Callable[[bytes, str], list[Any]],
     data: bytes,
     fmt: DocumentFormat,
     limits: Limits,
     read: tuple[str, type[_Found], str],
 ) -> tuple[list[_Found], list[str]]:
-    """What `target` (a worker-side "module:function" of the file's bytes and format) found
+    """What `target` (a registered worker task of the file's bytes and format) found
     in the file, read in a contained worker, as `read`'s model, and no warning; or nothing and
     a warning naming what (`read`'s first part) could not be read and what is kept instead (its
     last), when the worker failed (a limit, a crash)."""
@@ -129,11 +130,12 @@ def read_file_tables(data: bytes, fmt: DocumentFormat) -> tuple[list[FileTable],
     if fmt not in FILE_TABLES:
         return [], []
     return read_in_worker(
-        "drac.documents.office.file_tables:tables_here", data, fmt, FILE_TABLE_LIMITS,
+        tables_here, data, fmt, FILE_TABLE_LIMITS,
         ("tables", FileTable, "tables are as the PDF's text layer shows them"),
     )  # fmt: skip
 
 
+@contained_task
 def tables_here(data: bytes, fmt: str) -> list[FileTable]:
     """`read_file_tables` in this process (the worker's side); [] for an unreadable file."""
     try:

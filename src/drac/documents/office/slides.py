@@ -26,6 +26,7 @@ from xml.etree import ElementTree
 from pydantic import BaseModel, ConfigDict, Field
 
 from drac.documents.sandbox.containment import GIB, BudgetExceeded, Limits, contained_call
+from drac.documents.sandbox.containment.tasks import contained_task
 from drac.errors import DocumentError
 
 _P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"
@@ -108,7 +109,7 @@ def read_slide_headings(pptx: bytes) -> tuple[list[SlideText], list[str]]:
     """
     try:
         found = contained_call(
-            "drac.documents.office.slides:slide_text", pptx,
+            slide_text, pptx,
             limits=SLIDE_LIMITS, what="while reading the deck's slide titles and paragraphs",
         )  # fmt: skip
     except BudgetExceeded:
@@ -136,6 +137,7 @@ def slide_headings(pptx: bytes) -> list[list[HeadingHint]]:
     return [slide.headings for slide in slide_text(pptx)]
 
 
+@contained_task
 def slide_text(pptx: bytes) -> list[SlideText]:
     """The headings and lines of each slide LibreOffice exports (hidden slides left out), in
     order, read in this process (`read_slide_headings` runs it contained).

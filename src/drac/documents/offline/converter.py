@@ -16,7 +16,7 @@ from drac.documents.office.slide_lines import apply_slide
 from drac.documents.office.slides import SlideText, read_slide_headings
 from drac.documents.office.structure_pages import place_structure
 from drac.documents.office.table_pages import place_tables
-from drac.documents.offline.pages import OfflinePage
+from drac.documents.offline.pages import OfflinePage, offline_here
 from drac.documents.options import ConversionOptions
 from drac.documents.pdf.layers import ocr_layer
 from drac.documents.pdf.ocr import ocr_available, ocr_warnings
@@ -70,7 +70,7 @@ def convert_offline(
     (DOCX, PPTX, HTML), headings and lists (DOCX, HTML) put in place of the text layer's, and
     words the text layer broke apart put back whole as the file holds them (DOCX)."""
     found = contained_call(
-        "drac.documents.offline.pages:offline_here", pdf, options.max_pages,
+        offline_here, pdf, options.max_pages,
         fmt is DocumentFormat.PDF,  # LibreOffice breaks no word at a line end by itself
         limits=pdf_limits(len(pdf)), what="while opening the PDF",
     )  # fmt: skip

@@ -32,6 +32,7 @@ from drac.documents.offline.hyphens import resolve_hyphens
 from drac.documents.offline.lines import ORDERED, WORD, Line
 from drac.documents.offline.tables import Table, Vocabulary
 from drac.documents.pdf.render import facts_here, open_pdf
+from drac.documents.sandbox.containment.tasks import contained_task
 from drac.documents.vision.prompt import page_marker
 
 
@@ -169,6 +170,7 @@ def _join_broken_paragraph(
     return joined, page.model_copy(update={"markdown": left})
 
 
+@contained_task
 def offline_here(data: bytes, max_pages: int = 5000, hyphenated: bool = True) -> dict[str, Any]:
     """The offline converter's pages of a PDF and the PDF's warnings, in this process (the
     worker's side of the offline converter; `hyphenated` as

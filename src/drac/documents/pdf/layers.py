@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from drac.documents.pdf.ocr import OcrPage
 from drac.documents.sandbox.containment import contained_stream, in_worker, step
+from drac.documents.sandbox.containment.tasks import contained_task
 
 if TYPE_CHECKING:
     from drac.documents.pdf.render import CheckedDocument
@@ -55,13 +56,14 @@ def read_text_layers(
         yield from text_layers_here(pdf, max_pages, numbers)
         return
     items = contained_stream(
-        "drac.documents.pdf.layers:text_layers_here", pdf, max_pages, numbers,
+        text_layers_here, pdf, max_pages, numbers,
         limits=pdf_limits(len(pdf)), what="while reading the text layer",
     )  # fmt: skip
     for item in items:
         yield PageLayer.model_validate(item)
 
 
+@contained_task
 def text_layers_here(
     pdf: bytes, max_pages: int = 5000, pages: Iterable[int] | None = None
 ) -> Iterator[PageLayer]:

@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from drac.documents.sandbox.containment.tasks import contained_task
 from drac.documents.vision.prompt import page_marker
 from drac.errors import DocumentError
 
@@ -125,6 +126,7 @@ def ocr_available() -> bool:
     )
 
 
+@contained_task
 def ocr_page(png: bytes, number: int, width_pt: float, height_pt: float) -> OcrPage:
     """Read one rendered page image (PNG bytes) and return its Markdown with its page marker.
 

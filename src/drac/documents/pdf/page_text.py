@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from drac.documents.pdf.render import open_pdf, pdf_limits
 from drac.documents.sandbox.containment import contained_call, in_worker
+from drac.documents.sandbox.containment.tasks import contained_task
 
 
 def page_text_layers(
@@ -20,12 +21,13 @@ def page_text_layers(
     if in_worker():
         return page_text_here(pdf, pages, max_pages)
     found = contained_call(
-        "drac.documents.pdf.page_text:page_text_here", pdf, list(pages) if pages else None,
+        page_text_here, pdf, list(pages) if pages else None,
         max_pages, limits=pdf_limits(len(pdf)), what="while reading the text layer",
     )  # fmt: skip
     return {int(number): str(text) for number, text in found.items()}
 
 
+@contained_task
 def page_text_here(
     pdf: bytes, pages: Sequence[int] | None = None, max_pages: int = 5000
 ) -> dict[int, str]:

@@ -28,6 +28,7 @@ from drac.documents.sandbox.containment import (
     in_worker,
     step,
 )
+from drac.documents.sandbox.containment.tasks import contained_task
 from drac.errors import DocumentError
 
 POINTS_PER_INCH = 72.0
@@ -277,12 +278,13 @@ def pdf_facts(data: bytes, max_pages: int = 5000) -> PdfFacts:
     if in_worker():  # already contained (e.g. an OCR task that renders): no nested worker
         return facts_here(data, max_pages)
     found = contained_call(
-        "drac.documents.pdf.render:facts_here", data, max_pages,
+        facts_here, data, max_pages,
         limits=pdf_limits(len(data)), what="while opening the PDF",
     )  # fmt: skip
     return PdfFacts.model_validate(found)
 
 
+@contained_task
 def facts_here(data: bytes, max_pages: int = 5000) -> PdfFacts:
     """`pdf_facts` in this process (the worker's side)."""
     with open_pdf(data, max_pages) as document:
@@ -303,13 +305,14 @@ def render_pages(
         yield from render_here(data, options, numbers)
         return
     items = contained_stream(
-        "drac.documents.pdf.render:render_here", data, options, numbers,
+        render_here, data, options, numbers,
         limits=pdf_limits(len(data)), what="while opening the PDF",
     )  # fmt: skip
     for item in items:
         yield PageImage.model_validate(item)
 
 
+@contained_task
 def render_here(
     data: bytes, options: RenderOptions | None = None, pages: Iterable[int] | None = None
 ) -> Iterator[PageImage]:

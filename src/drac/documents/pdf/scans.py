@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from drac.documents.options import ConversionOptions
-from drac.documents.pdf.ocr import OcrPage
+from drac.documents.pdf.ocr import OcrPage, ocr_page
 from drac.documents.pdf.render import RenderOptions, render_pages
 from drac.documents.sandbox.containment import GIB, BudgetExceeded, Limits, contained_call
 from drac.errors import DocumentError
@@ -42,7 +42,7 @@ def read_scanned_pages(
         try:
             image = next(render_pages(pdf, render, pages=[number]))
             found = contained_call(
-                "drac.documents.pdf.ocr:ocr_page", image.png, number, image.width_pt,
+                ocr_page, image.png, number, image.width_pt,
                 image.height_pt, limits=OCR_LIMITS, what=f"while reading page {number} by OCR",
             )  # fmt: skip
             read[number] = OcrPage.model_validate(found)

@@ -5,11 +5,13 @@ timeout, no network and no files but its own where the platform allows. A crash,
 or a limit kill fails that call alone with a named reason (DocumentError); the next call
 gets a healthy worker.
 
-    result = contained_call("package.module:function", data, limits=Limits(), what="...")
-    for item in contained_stream("package.module:generator", data, ...): ...
+    result = contained_call(function, data, limits=Limits(), what="...")
+    for item in contained_stream(generator, data, ...): ...
 
-The function runs in the worker, so it must be importable by name; its arguments travel
-pickled (drac to worker), its result as JSON plus bytes (pydantic models as their fields).
+The function runs in the worker, so it must be a module-level function registered with
+`@contained_task` (`tasks.py`: the worker finds it by that name and runs nothing else); its
+arguments travel pickled (drac to worker), its result as JSON plus bytes (pydantic models as
+their fields).
 Inside it, `step("reading page 3")` names what it is doing and restarts the step's CPU budget.
 
 Inside `with document_budget(seconds):` every call (and every LibreOffice run) is charged to
@@ -18,12 +20,13 @@ one CPU budget for the document, and given no more than what is left (`budget.py
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from drac.documents.sandbox.containment.budget import BudgetExceeded, document_budget
 from drac.documents.sandbox.containment.pool import GIB, Limits, protections
 from drac.documents.sandbox.containment.pool import run as _run
+from drac.documents.sandbox.containment.tasks import contained_task, registered_name
 from drac.documents.sandbox.containment.worker import in_worker, step
 
 __all__ = [
@@ -32,6 +35,7 @@ __all__ = [
     "Limits",
     "contained_call",
     "contained_stream",
+    "contained_task",
     "document_budget",
     "in_worker",
     "protections",
@@ -39,19 +43,23 @@ __all__ = [
 ]
 
 
-def contained_call(target: str, *args: Any, limits: Limits, what: str, **kwargs: Any) -> Any:
-    """Run the module-level function `target` ("module:function") with the arguments in a
-    contained worker and return its result; DocumentError names why it failed.
+def contained_call(
+    task: Callable[..., Any], *args: Any, limits: Limits, what: str, **kwargs: Any
+) -> Any:
+    """Run the registered task `task` (`@contained_task`) with the arguments in a contained
+    worker and return its result; DocumentError names why it failed.
 
     `what` says what the call does before it names a step ("while opening the PDF")."""
-    for value in _run(target, args, kwargs, limits, what, stream=False):
+    for value in _run(registered_name(task), args, kwargs, limits, what, stream=False):
         return value
     raise AssertionError("a finished call always has a result")
 
 
 def contained_stream(
-    target: str, *args: Any, limits: Limits, what: str, **kwargs: Any
+    task: Callable[..., Any], *args: Any, limits: Limits, what: str, **kwargs: Any
 ) -> Iterator[Any]:
-    """Run the generator function `target` in a contained worker, yielding its items as they
-    come (the worker waits while the caller is busy); closing the iterator early stops it."""
-    yield from _run(target, args, kwargs, limits, what, stream=True)
+    """Run the registered generator function `task` in a contained worker, yielding its items
+    as they come (the worker waits while the caller is busy); closing the iterator early
+    stops it."""
+    name = registered_name(task)  # refused at once, not at the first item
+    return _run(name, args, kwargs, limits, what, stream=True)

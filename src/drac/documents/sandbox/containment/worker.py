@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from drac.documents.sandbox.containment import policy, wire
+from drac.documents.sandbox.containment import policy, tasks, wire
 
 PR_SET_PDEATHSIG = 1
 
@@ -120,11 +120,7 @@ def _items(result: object) -> Iterator[object]:
 
 
 def _resolve(target: str) -> Callable[..., Any]:
-    module, _, name = target.partition(":")
-    function = getattr(importlib.import_module(module), name)
-    if not callable(function):
-        raise TypeError(f"{target} is not a function")
-    return function
+    return tasks.resolve(target)  # only a registered task, never any importable function
 
 
 def _cpu_used() -> float:

@@ -34,6 +34,7 @@ from typing import Any, BinaryIO
 
 from drac.documents.intake.archive import DEFAULT_LIMITS, ArchiveLimits
 from drac.documents.sandbox.containment import GIB, Limits, contained_call, in_worker
+from drac.documents.sandbox.containment.tasks import contained_task
 from drac.documents.sandbox.references.kinds import (
     EXTERNAL_DATA,
     FIELD,
@@ -98,12 +99,13 @@ def remove_external_references(data: bytes, suffix: str) -> Cleaned:
     if in_worker():
         return strip_external_references(data, suffix)
     found = contained_call(
-        "drac.documents.sandbox.references:cleaned_here", data, suffix,
+        cleaned_here, data, suffix,
         limits=SANITIZER_LIMITS, what="while removing external references",
     )  # fmt: skip
     return Cleaned(found["data"], Counter(found["removed"]))
 
 
+@contained_task
 def cleaned_here(data: bytes, suffix: str) -> dict[str, Any]:
     """`strip_external_references` in this process, as the worker sends it back."""
     cleaned = strip_external_references(data, suffix)
