@@ -29,7 +29,7 @@ def build_models(
 
     def notice(line: str) -> None:
         from drac.cli.options import stderr
-        from drac.cli.terminal import printable
+        from drac.terminal import printable
 
         stderr.print(printable(line), markup=False, highlight=False)
 
