@@ -27,7 +27,6 @@ from drac.documents.vision.verify import review_conversion
 from drac.errors import DocumentError, DracError
 from drac.ids import ContentDigest
 from drac.ingest import (
-    ParsedDocument,
     parse_document,
     spreadsheet_options,
     status_after_conversion,
@@ -47,6 +46,7 @@ from drac.models import (
     Chunk,
     DocumentRecord,
     DocumentStatus,
+    ParsedDocument,
     PlanVersion,
     Strategy,
 )

@@ -10,7 +10,7 @@ from drac.aws.keys import PAGES
 from drac.aws.runtime import Runtime
 from drac.documents.pdf.boxes import align_elements
 from drac.documents.pdf.layers import PageLayer, read_text_layers
-from drac.ingest import ParsedDocument
+from drac.models import ParsedDocument
 
 READERS = 16
 """Page layers read at once (S3 GETs are latency-bound)."""

@@ -25,8 +25,7 @@ from difflib import SequenceMatcher
 from drac.documents.pdf.layers import PageLayer, read_text_layers
 from drac.documents.sandbox.containment import BudgetExceeded
 from drac.errors import DocumentError
-from drac.ingest import ParsedDocument
-from drac.models import Element
+from drac.models import Element, ParsedDocument
 from drac.provenance import (
     Box,
     BoxSource,
