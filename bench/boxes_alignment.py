@@ -6,7 +6,7 @@ Usage:
 
 Each corpus document (both companies) of the given formats is converted offline as `drac
 ingest` does, parsed, then its elements are placed on the pages of its PDF (the source, or the
-PDF LibreOffice made of it) by `drac.documents.boxes.with_boxes`, the step ingest runs. Counts
+PDF LibreOffice made of it) by `drac.documents.pdf.boxes.with_boxes`, the step ingest runs. Counts
 of content elements (headings apart) per status, per format; and per document the time of
 conversion + parsing (before) against the time of placing (what boxes add), measured in the
 same run on the same document. A second table stands in for a vision model: the corpus' source
@@ -30,10 +30,10 @@ from pathlib import Path
 
 from _common import COMPANIES, CORPUS, machine, write_section
 
-from drac.documents.boxes import with_boxes
 from drac.documents.convert import convert_to_markdown
 from drac.documents.options import ConversionOptions
-from drac.documents.render import page_count
+from drac.documents.pdf.boxes import with_boxes
+from drac.documents.pdf.render import page_count
 from drac.ingest import parse_document
 from drac.models import Strategy
 from drac.ports import MemoryLedger
@@ -162,7 +162,7 @@ def main() -> int:
         f"`python bench/boxes_alignment.py --formats {args.formats}{limit} --write` "
         f"({machine()}). Offline conversion of each document, then its content elements "
         "(headings apart) placed on its PDF's text layer as `drac ingest` does "
-        "(`drac.documents.boxes`). *Aligned*: at least 90 % of the element's words found; "
+        "(`drac.documents.pdf.boxes`). *Aligned*: at least 90 % of the element's words found; "
         "*partial*: at least half (boxes of those words only); *not aligned*: no box; "
         "*without words*: elements with no letter or digit (a stray `)` of a slide), "
         "not aligned as there is nothing to place, and left out of the shares.",

@@ -27,7 +27,7 @@ from _common import CORPUS, machine, write_section
 from render_dense import dense_pdf
 
 from drac.aws.stages.fanout import render_slices
-from drac.documents.render import RenderOptions, render_pages
+from drac.documents.pdf.render import RenderOptions, render_pages
 from drac.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -48,11 +48,12 @@ from types import ModuleType
 
 from _common import CORPUS, REPO, machine, write_section
 
-from drac.documents import convert as convert_module
+from drac.documents import conversion as conversion_module
 from drac.documents.convert import convert_to_markdown
-from drac.documents.detect import DocumentFormat, detect_format
-from drac.documents.normalise import Converted, normalise_to_pdf
-from drac.documents.offline import OfflinePage, offline_markdown
+from drac.documents.intake.detect import DocumentFormat, detect_format
+from drac.documents.intake.normalise import Converted, normalise_to_pdf
+from drac.documents.offline import converter as offline_module
+from drac.documents.offline.pages import OfflinePage, offline_markdown
 from drac.documents.options import ConversionOptions
 from drac.evaluation.fidelity_corpus import (
     Rendition,
@@ -96,25 +97,25 @@ def product_path(
     `file_tables`, without the file's own tables: the text layer's only; unless
     `file_structure`, without the file's own headings and lists)."""
     cache.mkdir(parents=True, exist_ok=True)
-    normalise, read_tables = convert_module.normalise, convert_module.read_file_tables
-    read_structure = convert_module.read_file_structure
+    normalise, read_tables = conversion_module.normalise, offline_module.read_file_tables
+    read_structure = offline_module.read_file_structure
 
     def cached(data: bytes, fmt: DocumentFormat, **_: object) -> Converted:
         if fmt is DocumentFormat.PDF:
             return Converted(data, [])
         return Converted(cached_pdf(cache, data, fmt), [])
 
-    convert_module.normalise = cached  # type: ignore[assignment]
+    conversion_module.normalise = cached  # type: ignore[assignment]
     if not file_tables:
-        convert_module.read_file_tables = lambda data, fmt: ([], [])  # type: ignore[assignment]
+        offline_module.read_file_tables = lambda data, fmt: ([], [])  # type: ignore[assignment]
     if not file_structure:
-        convert_module.read_file_structure = lambda data, fmt: ([], [])  # type: ignore[assignment]
+        offline_module.read_file_structure = lambda data, fmt: ([], [])  # type: ignore[assignment]
     try:
         yield
     finally:
-        convert_module.normalise = normalise  # type: ignore[assignment]
-        convert_module.read_file_tables = read_tables  # type: ignore[assignment]
-        convert_module.read_file_structure = read_structure  # type: ignore[assignment]
+        conversion_module.normalise = normalise  # type: ignore[assignment]
+        offline_module.read_file_tables = read_tables  # type: ignore[assignment]
+        offline_module.read_file_structure = read_structure  # type: ignore[assignment]
 
 
 def cached_product_conversion(
@@ -158,7 +159,8 @@ def cached_pdf_conversion(
 
 @functools.cache
 def old_offline(ref: str) -> ModuleType:
-    """`drac.documents.offline` as it was at git revision `ref` (with its tables module)."""
+    """The offline converter as it was at git revision `ref` (`src/drac/documents/offline.py` with
+    its tables module)."""
     folder = Path(tempfile.mkdtemp(prefix="drac-old-offline-"))
     for name in ("offline", "tables"):
         source = subprocess.run(

@@ -38,7 +38,7 @@ from _common import CORPUS, REPO, machine, write_section
 _CHILD = """
 import json, sys, time
 sys.path.insert(0, sys.argv[1])
-from drac.documents.offline import offline_markdown
+from drac.documents.offline.pages import offline_markdown
 spent = 0.0
 for path in sys.argv[2:]:
     data = open(path, "rb").read()

@@ -37,10 +37,10 @@ from _common import CORPUS, machine, write_section
 from drac.api.models_setup import named_vision_model
 from drac.costs.models import conversion_by_model
 from drac.costs.prices import PriceTable, load_prices
-from drac.documents.check import page_texts
 from drac.documents.convert import convert_to_markdown
-from drac.documents.escalate import Escalation
 from drac.documents.options import ESCALATE_FLAGS, ConversionOptions
+from drac.documents.vision.check import page_texts
+from drac.documents.vision.escalate import Escalation
 from drac.ports import MemoryLedger, VisionModel
 
 CHEAP, STRONG = "cheap-vl", "strong-vl"

@@ -82,7 +82,7 @@ def _run_one(path: Path, workspace: Path) -> dict[str, object]:
     started = time.perf_counter()
     outcome = ingest_file(path, ws, IngestSettings())
     seconds = time.perf_counter() - started
-    from drac.documents.containment.pool import _POOL
+    from drac.documents.sandbox.containment.pool import _POOL
 
     _POOL.close()  # reap the contained workers, so their peaks count below
     said = outcome.error if outcome.failed else " | ".join(outcome.warnings)

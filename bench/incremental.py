@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib
 import io
 import re
 import statistics
@@ -31,17 +32,18 @@ import time
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
 
 from _common import CORPUS, REPO, machine, write_section
 
 sys.path.insert(0, str(REPO / "tests"))
 from page_model import ImageVision, document_pdf, labels
 
-from drac.documents.containment import GIB, Limits, contained_call
-from drac.documents.detect import DocumentFormat
-from drac.documents.incremental import is_reused, page_digest
-from drac.documents.normalise import normalise
-from drac.documents.render import RenderOptions, render_pages
+from drac.documents.intake.detect import DocumentFormat
+from drac.documents.intake.normalise import normalise
+from drac.documents.pdf.render import RenderOptions, render_pages
+from drac.documents.sandbox.containment import GIB, Limits, contained_call, contained_task
+from drac.documents.vision.incremental import is_reused, page_digest
 from drac.local import Workspace
 from drac.local.pipeline import IngestSettings, ingest_file
 from drac.models import TokenUsage
@@ -73,6 +75,13 @@ STREAM_LIMITS = Limits(
 """The contained pypdf worker of the content-stream digest (this module, run from bench/)."""
 
 
+def _worker_side() -> ModuleType:
+    """This file as the module a worker imports ("incremental"), not as `__main__`: its tasks
+    are registered under that name."""
+    return importlib.import_module("incremental")
+
+
+@contained_task
 def content_digests_here(pdf: bytes) -> list[str]:
     """Per page, in the worker: a digest of the page's decoded content stream(s) and of the
     resources it names (fonts, images, by their decoded content, not their object numbers)."""
@@ -99,6 +108,7 @@ def content_digests_here(pdf: bytes) -> list[str]:
     return digests
 
 
+@contained_task
 def resaved_here(pdf: bytes) -> bytes:
     """In the worker: the PDF written again by pypdf with every page's content stream wrapped
     in `q ... Q` (drawing the same, other bytes), as tools that stamp or merge pages save it."""
@@ -125,7 +135,7 @@ def _digests(pdf: bytes) -> tuple[list[str], list[str], list[str]]:
         pngs.append(page_digest(page.png))
         texts.append(hashlib.sha256(page.text_layer.encode()).hexdigest())
     streams = contained_call(
-        "incremental:content_digests_here", pdf, limits=STREAM_LIMITS, what="reading the PDF"
+        _worker_side().content_digests_here, pdf, limits=STREAM_LIMITS, what="reading the PDF"
     )
     return pngs, texts, list(streams)
 
@@ -154,7 +164,7 @@ def pdf_stability() -> list[str]:
             first,
             _digests(
                 contained_call(
-                    "incremental:resaved_here",
+                    _worker_side().resaved_here,
                     document_pdf(before),
                     limits=STREAM_LIMITS,
                     what="re-saving the PDF",

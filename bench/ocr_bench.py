@@ -5,7 +5,7 @@ Usage: .venv/bin/python bench/ocr_bench.py [--pages 10] [--engines rapidocr,tess
 Corpus PDF pages (a fixed pick: text pages and table pages) are rendered at 200 DPI with
 drac's renderer, as they are (clean) and degraded with Pillow (0.8 degree rotation, blur,
 noise, JPEG at quality 60). Each engine's text segments go through the same layout code
-(`drac.documents.ocr.page_from_segments`); the output is scored against the page's own
+(`drac.documents.pdf.ocr.page_from_segments`); the output is scored against the page's own
 text layer: word recall and precision (multisets of lower-case alphanumeric words), and
 table rows kept (a table row of the document's source Markdown whose words are all on the
 page is kept when one output line holds all its words in order, spacing and hyphens at line
@@ -38,9 +38,9 @@ from _common import CORPUS, machine, write_section
 from PIL import Image, ImageFilter
 
 from drac.documents.convert import ConversionOptions, convert_to_markdown
-from drac.documents.normalise import image_to_pdf
-from drac.documents.ocr import OcrPage, OcrSegment, ocr_page, page_from_segments
-from drac.documents.render import RenderOptions, open_pdf, render_pages
+from drac.documents.intake.normalise import image_to_pdf
+from drac.documents.pdf.ocr import OcrPage, OcrSegment, ocr_page, page_from_segments
+from drac.documents.pdf.render import RenderOptions, open_pdf, render_pages
 from drac.ports import MemoryLedger
 
 DPI = 200

@@ -24,7 +24,7 @@ from pathlib import Path
 from _common import CORPUS
 from conversion_fidelity import cached_product_conversion
 
-from drac.documents.offline import offline_markdown
+from drac.documents.offline.pages import offline_markdown
 
 _HYPHENATED = re.compile(r"\b([^\W\d_]+)-([^\W\d_]+)\b")
 _DELIMITER = re.compile(r"^\|(?: ?:?-+:? ?\|)+$")

@@ -23,9 +23,9 @@ from _common import CORPUS, machine, write_section
 from drac.assemble import assemble_chunks
 from drac.costs.prices import PriceTable
 from drac.costs.quote import QuoteAssumptions, QuoteModels, estimate_pages, quote_document
-from drac.documents.detect import detect_format
-from drac.documents.normalise import normalise_to_pdf
-from drac.documents.render import page_count
+from drac.documents.intake.detect import detect_format
+from drac.documents.intake.normalise import normalise_to_pdf
+from drac.documents.pdf.render import page_count
 from drac.ids import document_id_for
 from drac.models import DocumentRecord
 from drac.parsing import parse_markdown

@@ -3,7 +3,7 @@
 Usage: .venv/bin/python bench/read_scans_bench.py [--pages 6] [--write]
 
 Corpus PDF pages (the OCR benchmark's picks) are rendered at 200 DPI and wrapped as one
-image-only PDF (a scan), then read by `drac.documents.convert.read_scanned_pages`, the code
+image-only PDF (a scan), then read by `drac.documents.pdf.scans.read_scanned_pages`, the code
 ReadScans runs: each page rendered again in the contained pdfium worker and read by RapidOCR in
 the contained OCR worker. Measured per page: wall seconds and the CPU seconds of this process
 and of its worker processes (live ones from /proc, ended ones from RUSAGE_CHILDREN: an OCR
@@ -27,9 +27,10 @@ from pathlib import Path
 import pypdfium2 as pdfium
 from _common import CORPUS, machine, write_section
 
-from drac.documents.convert import ConversionOptions, read_scanned_pages
-from drac.documents.normalise import image_to_pdf
-from drac.documents.render import RenderOptions, render_pages
+from drac.documents.intake.normalise import image_to_pdf
+from drac.documents.options import ConversionOptions
+from drac.documents.pdf.render import RenderOptions, render_pages
+from drac.documents.pdf.scans import read_scanned_pages
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ocr_bench import PICKS
@@ -119,7 +120,7 @@ def main() -> None:
 
 Command: `.venv/bin/python bench/read_scans_bench.py --pages {args.pages} --write` (the OCR
 benchmark's first {args.pages} corpus pages as one image-only PDF, read by
-`convert.read_scanned_pages`, the code the ReadScans function runs: render at 200 DPI and
+`pdf.scans.read_scanned_pages`, the code the ReadScans function runs: render at 200 DPI and
 RapidOCR, each in its contained worker; CPU is this process and its workers).
 Machine: {machine()}.
 

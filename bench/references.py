@@ -23,9 +23,9 @@ from pathlib import Path
 
 from _common import COMPANIES, CORPUS
 
-from drac.documents.normalise import Defences, convert_with_libreoffice
-from drac.documents.offline import offline_markdown
-from drac.documents.references import strip_external_references
+from drac.documents.intake.normalise import Defences, convert_with_libreoffice
+from drac.documents.offline.pages import offline_markdown
+from drac.documents.sandbox.references import strip_external_references
 
 
 def _same_parts(before: bytes, after: bytes) -> bool:

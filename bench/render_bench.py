@@ -21,7 +21,7 @@ from pathlib import Path
 
 from _common import CORPUS, machine, write_section
 
-from drac.documents.render import RenderOptions, render_pages
+from drac.documents.pdf.render import RenderOptions, render_pages
 
 
 def _drac(datas: list[bytes], options: RenderOptions) -> tuple[int, float, int]:

@@ -2,7 +2,7 @@
 
 Ranks every page of the corpus PDFs by its content objects (then text-layer characters),
 copies the densest pages (repeated) into one PDF of `--pages` pages with pdfium, and renders
-it with `drac.documents.render.render_pages` under its containment limits (`PDF_LIMITS`, the
+it with `drac.documents.pdf.render.render_pages` under its containment limits (`PDF_LIMITS`, the
 worker the Render function uses), at the default RenderOptions. Reports seconds per page and
 what a render slice takes in a Lambda, against one invocation for every page (before).
 
@@ -22,7 +22,7 @@ import pypdfium2.raw as pdfium_c
 from _common import CORPUS, machine, write_section
 
 from drac.aws.stages.fanout import MAX_SLICE_PAGES, MAX_SLICES, SLICE_PAGES
-from drac.documents.render import PDF_LIMITS, RenderOptions, render_pages
+from drac.documents.pdf.render import PDF_LIMITS, RenderOptions, render_pages
 
 LAMBDA_CPU_FACTOR = 0.6
 """A 2 GB Lambda's share of a core against this machine's (the cloud throughput model's)."""

@@ -3,7 +3,7 @@
 Usage: .venv/bin/python bench/slide_headings.py [--limit N] [--write]
 
 Each corpus PPTX is normalised to PDF once by LibreOffice and converted offline twice from
-that same PDF: as before (the text layer alone) and with `drac.documents.slides` heading
+that same PDF: as before (the text layer alone) and with `drac.documents.office.slides` heading
 hints. Scored against the deck's source Markdown: the share of its headings that come back as
 headings with the same text (markup, punctuation and case ignored), and with the same text
 and level. Decks whose slide count differs from the PDF's page count get no hints (counted).
@@ -19,16 +19,17 @@ from collections import Counter
 
 from _common import COMPANIES, CORPUS, machine, write_section
 
-from drac.documents.convert import ConversionOptions, _convert_offline
-from drac.documents.detect import DocumentFormat
-from drac.documents.normalise import normalise_to_pdf
-from drac.documents.slides import slide_text
+from drac.documents.intake.detect import DocumentFormat
+from drac.documents.intake.normalise import normalise_to_pdf
+from drac.documents.office.slides import slide_text
+from drac.documents.offline.converter import convert_offline
+from drac.documents.options import ConversionOptions
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 NOTES = [
     "Before, LibreOffice's PDF text layer set most of a deck's headings in the body's",
     "size, so they became paragraphs (or ran into the next line) and the chunks of a deck",
-    "had empty breadcrumbs. `drac.documents.slides` reads the deck's own headings (title",
+    "had empty breadcrumbs. `drac.documents.office.slides` reads the deck's own headings (title",
     "placeholders; bold, unbulleted paragraphs with space before, as PowerPoint and pandoc",
     "write sub-headings) and their levels from its structure, and makes the matching text",
     "on that slide's page a heading. The levels that still differ are mostly the source's",
@@ -84,8 +85,8 @@ def main() -> None:
             data = deck.read_bytes()
             pdf = normalise_to_pdf(data, DocumentFormat.PPTX, timeout_s=120, max_pages=5000)
             hints = slide_text(data)  # headings and lines, as the product reads them
-            before = _convert_offline(pdf, DocumentFormat.PPTX, [], options, None, [])
-            after = _convert_offline(pdf, DocumentFormat.PPTX, [], options, None, hints)
+            before = convert_offline(pdf, DocumentFormat.PPTX, [], options, None, [])
+            after = convert_offline(pdf, DocumentFormat.PPTX, [], options, None, hints)
             pages = before.pages
             totals["decks"] += 1
             totals["unmatched"] += len(hints) != pages

@@ -6,7 +6,7 @@ Usage:
 Every corpus PPTX is converted offline as `drac ingest` does (LibreOffice's PDF taken from
 `--pdf-cache`, default /tmp/tables-cache, made there once when missing), twice and interleaved
 so that load from others weighs on both alike: as before (slide titles as headings only) and
-with the deck's own lines (`drac.documents.slide_lines`: wrapped lines joined, bullets and
+with the deck's own lines (`drac.documents.office.slide_lines`: wrapped lines joined, bullets and
 numbered items as nested lists). Both are scored against the source Markdown by the
 conversion-fidelity scorer (`drac.evaluation.fidelity`), per format and per company, with the
 seconds the conversions took. --write puts the tables into BENCHMARKS.md (section
@@ -25,8 +25,8 @@ from pathlib import Path
 from _common import CORPUS, machine, write_section
 from conversion_fidelity import cached_product_conversion
 
-from drac.documents import convert as convert_module
-from drac.documents.slides import SlideText, apply_headings
+from drac.documents.office.slides import SlideText, apply_headings
+from drac.documents.offline import converter as convert_module
 from drac.evaluation.fidelity_corpus import (
     Rendition,
     ScoredRendition,
@@ -41,12 +41,12 @@ Before, LibreOffice's PDF of a deck broke every line a slide wraps, and its text
 not tell a bullet from a paragraph: a title or a sentence over two lines became two blocks (the
 second sometimes a heading: "## For any questions or to pre-arrange your", a wrapped item's
 end as "### Glass Victus 2"), bullets came back as paragraphs, an automatic number ran into
-the heading above. `drac.documents.slides` now also reads each slide's paragraphs (in the same
-contained worker as its titles): bullets and automatic numbers (`a:buChar`, `a:buAutoNum`,
+the heading above. `drac.documents.office.slides` now also reads each slide's paragraphs (in the
+same contained worker as its titles): bullets and automatic numbers (`a:buChar`, `a:buAutoNum`,
 else inherited from the shape's, the layout's and the master's list styles), levels (`lvl`),
-line breaks, list markers typed into a line. `drac.documents.slide_lines` finds each deck line
-on its slide's page by its words and cuts, joins and marks the page's blocks to match, keeping
-the text layer's characters (a text-layer table whose every word is in the deck's lines, six
+line breaks, list markers typed into a line. `drac.documents.office.slide_lines` finds each
+deck line on its slide's page by its words and cuts, joins and marks the page's blocks to match,
+keeping the text layer's characters (a text-layer table whose every word is in the deck's lines, six
 of them, bullets whose bold lead made a column, is read as those lines): split mid-sentence
 5 -> 0, list items kept as lists 0.848 -> 0.931, words and table cells unchanged, headings +2
 (titles wrapped over two lines). Heading levels also gain

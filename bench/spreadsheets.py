@@ -77,7 +77,7 @@ def workbook(rows: int, cols: int) -> Path:
 
 def _stage(name: str, path: Path, table_rows: str) -> dict[str, Any]:
     """Run one stage in this process; return its numbers (peak RSS read after it)."""
-    from drac.documents.detect import DocumentFormat
+    from drac.documents.intake.detect import DocumentFormat
     from drac.documents.spreadsheets import read_spreadsheet
     from drac.ingest import element_config, spreadsheet_options
     from drac.models import DocumentRecord, Strategy

@@ -5,7 +5,7 @@ Usage:
 
 Every corpus PDF is converted offline (its Markdown is taken from the text layer, so it is a
 faithful transcription) and each page's Markdown is checked against the page's own text layer
-by `drac.documents.verify`, as a vision model's answer is. Every flag is a false flag. The
+by `drac.documents.vision.verify`, as a vision model's answer is. Every flag is a false flag. The
 rate is flags (unsupported tokens + missing tokens + suspect rows) per element (`drac`'s
 parser's elements of the page Markdown). Then each page holding a number is damaged twice, as a
 model might: one number changed (a digit added: must be *unsupported*), and the last line
@@ -23,10 +23,11 @@ import time
 
 from _common import CORPUS, machine, write_section
 
-from drac.documents.containment import contained_call
-from drac.documents.page_text import page_text_layers
-from drac.documents.render import PDF_LIMITS
-from drac.documents.verify import verify_page
+from drac.documents.offline.pages import offline_here
+from drac.documents.pdf.page_text import page_text_layers
+from drac.documents.pdf.render import PDF_LIMITS
+from drac.documents.sandbox.containment import contained_call
+from drac.documents.vision.verify import verify_page
 from drac.parsing import parse_markdown
 
 _NUMBER = re.compile(r"(?<![\d.,])\d{2,}(?![\d.,])")
@@ -64,9 +65,7 @@ def main() -> None:
     started = time.perf_counter()
     for path in pdfs:
         data = path.read_bytes()
-        found = contained_call(
-            "drac.documents.render:offline_here", data, limits=PDF_LIMITS, what="offline"
-        )
+        found = contained_call(offline_here, data, limits=PDF_LIMITS, what="offline")
         layers = page_text_layers(data)
         for page in found["pages"]:
             number, markdown = int(page["number"]), str(page["markdown"])

@@ -265,8 +265,8 @@ class FakeBedrockRuntime:
 
     def add_pdf(self, pdf: bytes) -> None:
         """Know the pages of a PDF: each rendered page image maps to the page's text."""
-        from drac.documents.offline import offline_markdown
-        from drac.documents.render import RenderOptions, render_pages
+        from drac.documents.offline.pages import offline_markdown
+        from drac.documents.pdf.render import RenderOptions, render_pages
 
         texts = {page.number: page.markdown for page in offline_markdown(pdf)}
         for page in render_pages(pdf, RenderOptions()):

@@ -9,10 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict
-
 from drac.errors import DocumentError
-from drac.models import DocumentStatus, Element, ParseConfig, Section, Strategy
+from drac.models import DocumentStatus, ParseConfig, ParsedDocument, Strategy
 from drac.parsing import normalise_newlines, parse_markdown
 from drac.sectioning import make_sections
 
@@ -22,16 +20,6 @@ if TYPE_CHECKING:
 CHUNK_HEADROOM = 500
 """Room kept in a chunk beside its largest element: the breadcrumb (at most 300 characters)
 and a table's header."""
-
-
-class ParsedDocument(BaseModel):
-    """A document's Markdown (LF line endings), elements and planner sections."""
-
-    model_config = ConfigDict(frozen=True)
-
-    markdown: str
-    elements: tuple[Element, ...]
-    sections: tuple[Section, ...]
 
 
 def element_config(strategy: Strategy, base: ParseConfig | None = None) -> ParseConfig:

@@ -95,6 +95,16 @@ class Section(Frozen):
     )
 
 
+class ParsedDocument(BaseModel):
+    """A document's Markdown (LF line endings), elements and planner sections."""
+
+    model_config = ConfigDict(frozen=True)
+
+    markdown: str
+    elements: tuple[Element, ...]
+    sections: tuple[Section, ...]
+
+
 TableRows = Literal["pipe", "sentences"]
 """How a table row is written: a pipe-table row under its header, or a sentence."""
 

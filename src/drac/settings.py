@@ -32,12 +32,12 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from drac.documents.containment.budget import (
+from drac.documents.options import ESCALATE_FLAGS
+from drac.documents.sandbox.containment.budget import (
     DOCUMENT_CPU_S,
     DOCUMENT_CPU_S_PER_MIB,
     budget_for,
 )
-from drac.documents.options import ESCALATE_FLAGS
 from drac.errors import DracError
 from drac.models import Strategy
 from drac.strategies import strategy_from_request

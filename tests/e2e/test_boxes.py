@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from drac.documents.boxes import place_elements
+from drac.documents.pdf.boxes import place_elements
 from drac.ids import document_id_for
 from drac.provenance import BoxStatus
 from tests.e2e.conftest import ACME_ROLE, upload

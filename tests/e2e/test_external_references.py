@@ -19,7 +19,7 @@ from reliability.hostile_links import (
 )
 
 from drac.aws import keys
-from drac.documents import references
+from drac.documents.sandbox import references
 from drac.ids import document_id_for
 from drac.models import DocumentStatus
 from tests.e2e.conftest import upload

@@ -10,9 +10,9 @@ from boto3.dynamodb.conditions import Key
 from page_model import document_pdf, labels
 
 from drac.aws import keys
-from drac.documents.check import MARKER, page_texts
-from drac.documents.incremental import REUSED, StoredBatch
-from drac.documents.offline import offline_markdown
+from drac.documents.offline.pages import offline_markdown
+from drac.documents.vision.check import MARKER, page_texts
+from drac.documents.vision.incremental import REUSED, StoredBatch
 from drac.ids import document_id_for
 from drac.models import DocumentStatus
 from drac.settings import Settings

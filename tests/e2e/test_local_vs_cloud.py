@@ -113,8 +113,8 @@ def test_a_word_document_gives_the_same_chunks_locally_and_in_the_cloud(
     runtimes ask the model for the same page images and build the same chunks."""
     from shared_paths import VELVERA
 
-    from drac.documents.detect import DocumentFormat
-    from drac.documents.normalise import normalise
+    from drac.documents.intake.detect import DocumentFormat
+    from drac.documents.intake.normalise import normalise
 
     deployed, cloud_bedrock, opensearch, _pdf = cloud
     source = VELVERA / "docx" / "purchasing.docx"

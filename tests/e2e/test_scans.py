@@ -14,10 +14,10 @@ import pytest
 from drac.aws import keys
 from drac.aws.stages.boxes import page_layer_key
 from drac.documents.convert import ConversionOptions
-from drac.documents.layers import PageLayer
-from drac.documents.normalise import image_to_pdf
-from drac.documents.ocr import ocr_available
-from drac.documents.render import RenderOptions, pdf_facts, render_pages
+from drac.documents.intake.normalise import image_to_pdf
+from drac.documents.pdf.layers import PageLayer
+from drac.documents.pdf.ocr import ocr_available
+from drac.documents.pdf.render import RenderOptions, pdf_facts, render_pages
 from drac.ids import document_id_for
 from drac.local import Workspace
 from drac.local.pipeline import IngestSettings, ingest_file

@@ -93,7 +93,7 @@ def test_a_damaged_workbook_fails_alone_naming_the_file(cloud: Any) -> None:
 def test_an_ods_goes_through_libreoffice_in_the_spreadsheet_function(
     cloud: Any, tmp_path: Path
 ) -> None:
-    from drac.documents.normalise import libreoffice_convert
+    from drac.documents.intake.normalise import libreoffice_convert
 
     deployed, _bedrock, opensearch, _pdf = cloud
     ods = libreoffice_convert(xlsx({"Fares": sales_rows(12)}), ".xlsx", "ods")

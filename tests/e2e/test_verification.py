@@ -12,8 +12,8 @@ from typing import Any
 import boto3
 
 from drac.aws import keys
-from drac.documents.offline import offline_markdown
-from drac.documents.render import RenderOptions, render_pages
+from drac.documents.offline.pages import offline_markdown
+from drac.documents.pdf.render import RenderOptions, render_pages
 from drac.ids import document_id_for
 from drac.models import DocumentStatus, Strategy, VerificationCounts
 from drac.settings import Settings

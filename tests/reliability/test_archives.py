@@ -11,9 +11,9 @@ import pytest
 from hostile_office import docx, docx_bomb, docx_many_entries, docx_padded
 from hostile_zip import deflated, filler_entry, zip_bytes
 
-from drac.documents.archive import ArchiveLimits, check_archive, check_inflation
-from drac.documents.detect import DocumentFormat, detect_format
-from drac.documents.normalise import normalise_to_pdf
+from drac.documents.intake.archive import ArchiveLimits, check_archive, check_inflation
+from drac.documents.intake.detect import DocumentFormat, detect_format
+from drac.documents.intake.normalise import normalise_to_pdf
 from drac.errors import DocumentError
 
 

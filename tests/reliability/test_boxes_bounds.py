@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from drac.documents import boxes
-from drac.documents.layers import PageLayer
+from drac.documents.pdf import boxes
+from drac.documents.pdf.layers import PageLayer
 from drac.models import Element
 from drac.provenance import BoxStatus
 

@@ -16,7 +16,7 @@ import pytest
 from hostile_cost import many_frames_tiff, nested_tables_docx, tiny_image_pages_pdf
 from hostile_pdf import many_pages_pdf
 
-from drac.documents.ocr import ocr_available
+from drac.documents.pdf.ocr import ocr_available
 
 pytestmark = pytest.mark.libreoffice
 

@@ -34,9 +34,9 @@ from hostile_links import (
     write_canary,
 )
 
-from drac.documents import lo_profile
-from drac.documents.detect import DocumentFormat
-from drac.documents.normalise import Converted, Defences, convert_with_libreoffice, normalise
+from drac.documents.intake.detect import DocumentFormat
+from drac.documents.intake.normalise import Converted, Defences, convert_with_libreoffice, normalise
+from drac.documents.sandbox import lo_profile
 from drac.documents.spreadsheets import SpreadsheetOptions, read_spreadsheet
 
 pytestmark = pytest.mark.libreoffice

@@ -7,11 +7,11 @@ from __future__ import annotations
 from hostile_office import docx, docx_with_body
 from hostile_zip import deflated, filler_entry
 
-from drac.documents import file_structure, structure_pages
-from drac.documents.containment import GIB, Limits
-from drac.documents.detect import DocumentFormat
-from drac.documents.file_structure import FileBlock, Run, read_file_structure, structure_here
-from drac.documents.structure_pages import place_structure
+from drac.documents.intake.detect import DocumentFormat
+from drac.documents.office import file_structure, structure_pages
+from drac.documents.office.file_structure import FileBlock, Run, read_file_structure, structure_here
+from drac.documents.office.structure_pages import place_structure
+from drac.documents.sandbox.containment import GIB, Limits
 
 _W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
 
@@ -82,7 +82,7 @@ def test_deep_nesting_and_a_worker_past_its_limits_keep_the_text_layers_structur
     refused = not blocks and len(warnings) == 1 and "could not be read" in warnings[0]
     assert read or refused  # the worker reads it or fails alone; the call returns cleanly
     tight = Limits(memory_bytes=1 * GIB, cpu_s=0.3, step_cpu_s=0.3, wall_s=30.0,
-                   preload=("drac.documents.file_structure",))  # fmt: skip
+                   preload=("drac.documents.office.file_structure",))  # fmt: skip
     monkeypatch.setattr(file_structure, "FILE_STRUCTURE_LIMITS", tight)
     many = docx([f"Paragraph number {n} of a long file." for n in range(60_000)])
     blocks, warnings = read_file_structure(many, DocumentFormat.DOCX)

@@ -21,9 +21,9 @@ from reliability.hostile_layer1 import (
     xlsx_formula,
 )
 
-from drac.documents import normalise
-from drac.documents.normalise import convert_with_libreoffice
-from drac.documents.references import EXTERNAL_DATA, FIELD, LINKED_DOCUMENT, OTHER
+from drac.documents.intake import normalise
+from drac.documents.intake.normalise import convert_with_libreoffice
+from drac.documents.sandbox.references import EXTERNAL_DATA, FIELD, LINKED_DOCUMENT, OTHER
 from drac.errors import DocumentError
 
 pytestmark = pytest.mark.libreoffice

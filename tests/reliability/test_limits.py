@@ -65,7 +65,7 @@ def test_a_2_gb_file_costs_no_memory(tmp_path):
 
 _CONVERT = """
 import sys
-from drac.documents.normalise import libreoffice_to_pdf
+from drac.documents.intake.normalise import libreoffice_to_pdf
 assert libreoffice_to_pdf(open(sys.argv[1], "rb").read(), ".docx").startswith(b"%PDF")
 """
 

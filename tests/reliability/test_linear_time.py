@@ -15,11 +15,16 @@ import pytest
 from hostile_text import SIZE, TEXT_FAMILIES, comment_bomb, hostile_text
 from pdfs import Text, make_pdf, text_page
 
-from drac.documents.check import check_batch, clean_model_markdown, page_texts, repair_markers
 from drac.documents.convert import decode_text
-from drac.documents.detect import DocumentFormat, detect_format
-from drac.documents.offline import offline_markdown
+from drac.documents.intake.detect import DocumentFormat, detect_format
+from drac.documents.offline.pages import offline_markdown
 from drac.documents.row_sentences import rows_as_sentences
+from drac.documents.vision.check import (
+    check_batch,
+    clean_model_markdown,
+    page_texts,
+    repair_markers,
+)
 from drac.errors import DracError
 from drac.ingest import parse_document
 from drac.models import Element, ElementKind, ParseConfig, Strategy
@@ -115,9 +120,9 @@ def test_the_offline_converter_is_fast_on_pathological_text_lines() -> None:
 def test_placing_a_file_table_of_the_most_rows_allowed_grows_linearly() -> None:
     """The file's table is matched line by line against the text layer: copying the table's
     word counts for each line made 5,000 rows cost 25 s of drac's own CPU (quadratic)."""
-    from drac.documents.file_tables import _MAX_ROWS as MOST_ROWS  # the reader's cap
-    from drac.documents.file_tables import FileTable
-    from drac.documents.table_pages import place_tables
+    from drac.documents.office.file_tables import _MAX_ROWS as MOST_ROWS  # the reader's cap
+    from drac.documents.office.file_tables import FileTable
+    from drac.documents.office.table_pages import place_tables
 
     def placed_in(rows: int) -> float:
         header = tuple(f"head{c}" for c in range(10))
@@ -142,8 +147,8 @@ def test_placing_a_file_table_of_the_most_rows_allowed_grows_linearly() -> None:
 def test_the_file_readers_read_unfinished_html_tags_linearly(reader: str) -> None:
     """The file-table and file-structure readers used `html.parser`, which scans to the end of
     the page once per unfinished `<a`: 40,000 of them took 4.1 s each (quadratic)."""
-    from drac.documents.file_structure import _html_blocks
-    from drac.documents.file_tables import _html_tables
+    from drac.documents.office.file_structure import _html_blocks
+    from drac.documents.office.file_tables import _html_tables
 
     read = _html_tables if reader == "tables" else _html_blocks
 
@@ -159,8 +164,8 @@ def test_the_file_readers_read_unfinished_html_tags_linearly(reader: str) -> Non
 def test_mending_broken_words_grows_linearly_in_the_pages_pieces() -> None:
     """Each piece starts a run of at most the file's longest word: a page of pieces that all
     nearly spell a word of the file costs time linear in its pieces."""
-    from drac.documents.file_structure import FileBlock, Run
-    from drac.documents.file_words import file_vocabulary, respell
+    from drac.documents.office.file_structure import FileBlock, Run
+    from drac.documents.office.file_words import file_vocabulary, respell
 
     word = "maharashtra" * 4
     vocabulary = file_vocabulary([], [FileBlock(kind="paragraph", runs=(Run(text=word),))])

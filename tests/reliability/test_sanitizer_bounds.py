@@ -24,9 +24,9 @@ import pytest
 from pdfs import Text, make_pdf, text_page
 from reliability.hostile_layer1 import ods_formula
 
-from drac.documents import references
-from drac.documents.normalise import convert_with_libreoffice
-from drac.documents.references import strip_external_references
+from drac.documents.intake.normalise import convert_with_libreoffice
+from drac.documents.sandbox import references
+from drac.documents.sandbox.references import strip_external_references
 from drac.errors import DocumentError
 
 _PAGE = "<!DOCTYPE html><html><head><title>t</title></head><body><p>Honest.</p>{}</body></html>"

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import time
 
-from drac.documents import slides
-from drac.documents.slide_lines import apply_lines, apply_slide
-from drac.documents.slides import SlideLine, SlideText
+from drac.documents.office import slides
+from drac.documents.office.slide_lines import apply_lines, apply_slide
+from drac.documents.office.slides import SlideLine, SlideText
 from tests.decks import Para, Slide, make_pptx, slide_xml
 
 PAGE = "<!-- Page 1 -->\n\nItem one wrapped\n\nover two lines\n\n- Item two"
@@ -36,11 +36,11 @@ def test_a_deck_the_worker_cannot_read_keeps_the_text_layers_blocks(monkeypatch)
     """The worker fails (here: its memory limit, past which the deck's parts cannot be read):
     no slide text and one warning; the converter then gives each page an empty SlideText,
     which leaves the page as the text layer made it."""
-    from drac.documents.containment import GIB, Limits
+    from drac.documents.sandbox.containment import GIB, Limits
 
     monkeypatch.setattr(
         slides, "SLIDE_LIMITS", Limits(memory_bytes=GIB // 16, cpu_s=5.0, step_cpu_s=5.0,
-                                       wall_s=20.0, preload=("drac.documents.slides",)),
+                                       wall_s=20.0, preload=("drac.documents.office.slides",)),
     )  # fmt: skip
     body = "<a:r><a:t>x</a:t></a:r>" * (15 * 1024 * 1024 // 24)
     part = (
@@ -80,7 +80,7 @@ def _linear(shape: str) -> None:
 
 
 def test_a_page_or_a_slide_past_the_size_limits_is_left_as_it_is():
-    from drac.documents import slide_lines
+    from drac.documents.office import slide_lines
 
     line = SlideLine(text="Item one wrapped over two lines", kind="bullet")
     big_page = PAGE + "\n\n" + " ".join(["w"] * slide_lines._MAX_PAGE_WORDS)

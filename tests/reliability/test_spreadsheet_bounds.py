@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from sheet_workbooks import rewritten, xlsx
 
-from drac.documents.detect import DocumentFormat
+from drac.documents.intake.detect import DocumentFormat
 from drac.documents.spreadsheets import SpreadsheetOptions, read_spreadsheet
 from drac.errors import DocumentError
 

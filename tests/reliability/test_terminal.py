@@ -16,8 +16,8 @@ from click.testing import CliRunner
 from pdfs import Text, make_pdf
 
 from drac.cli import _register_commands, cli
-from drac.cli.terminal import json_text, markup, printable
 from drac.local.workspace import Workspace
+from drac.terminal import json_text, markup, printable
 
 _register_commands()
 

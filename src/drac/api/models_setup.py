@@ -10,7 +10,7 @@ from drac.models import Strategy
 from drac.ports import TextModel, VisionModel
 
 if TYPE_CHECKING:
-    from drac.documents.escalate import Escalation
+    from drac.documents.vision.escalate import Escalation
 
 
 class ModelSetupError(DracError):
@@ -91,7 +91,7 @@ def build_escalation(spec: str | None = None) -> Escalation | None:
     """The second model doubtful pages are converted again by: `spec` (BACKEND:MODEL, over
     the settings' `escalate_to`), with the settings' `escalate_flags` threshold; None when
     neither names one. Raises ModelSetupError for a spec that names no usable model."""
-    from drac.documents.escalate import Escalation
+    from drac.documents.vision.escalate import Escalation
     from drac.settings import Settings
 
     settings = Settings.load()

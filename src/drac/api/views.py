@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from drac.documents.verify import VerificationSummary, chunk_flags
+from drac.documents.vision.verify import VerificationSummary, chunk_flags
 from drac.local.verification import stored_verification
 from drac.local.workspace import Workspace as LocalWorkspace
 from drac.metadata import Metadata

@@ -11,7 +11,7 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 
 from drac.aws.dynamo import DynamoLedger
-from drac.documents.containment.policy import hide_from_children
+from drac.documents.sandbox.containment.policy import hide_from_children
 from drac.models import LedgerEntry
 
 if "AWS_LAMBDA_FUNCTION_NAME" in os.environ:  # in Lambda: its parsers cannot read ours

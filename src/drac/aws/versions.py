@@ -22,7 +22,12 @@ from pydantic import ValidationError
 
 from drac.aws import keys
 from drac.aws.runtime import Runtime
-from drac.documents.incremental import EarlierVersion, StoredBatch, is_document_id, prompt_digest
+from drac.documents.vision.incremental import (
+    EarlierVersion,
+    StoredBatch,
+    is_document_id,
+    prompt_digest,
+)
 from drac.ids import digest_of
 
 _BATCH_DOMAIN = "drac-batch-v1"

@@ -16,8 +16,8 @@ from pathlib import Path
 import click
 
 from drac import __version__
-from drac.cli.terminal import printable
 from drac.errors import DracError
+from drac.terminal import printable
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "ingest": (

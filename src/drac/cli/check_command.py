@@ -8,8 +8,8 @@ import click
 
 from drac.cli import cli
 from drac.cli.options import json_option, print_json, stderr, stdout, workspace_option
-from drac.cli.terminal import markup
 from drac.local.check import check_workspace, repair_workspace
+from drac.terminal import markup
 
 
 @cli.command("check")

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from drac.cli import cli
-from drac.cli.terminal import printable
+from drac.terminal import printable
 
 
 @cli.command("cloud-audit")

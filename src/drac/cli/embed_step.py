@@ -22,10 +22,10 @@ from drac.api.embedding import (
 )
 from drac.api.embedding import embed_new_chunks as embed_new_chunks_now
 from drac.cli.options import stderr
-from drac.cli.terminal import printable
 from drac.local.search import EmbedReport
 from drac.local.workspace import Workspace
 from drac.settings import Settings
+from drac.terminal import printable
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -11,7 +11,6 @@ from rich.table import Table
 
 from drac.cli import cli
 from drac.cli.options import json_option, open_workspace, print_json, stdout, workspace_option
-from drac.cli.terminal import markup, printable
 from drac.costs.prices import load_prices
 from drac.costs.report import CostReport, cost_report
 from drac.errors import DracError
@@ -22,6 +21,7 @@ from drac.evaluation.report import print_report
 from drac.evaluation.runner import evaluate
 from drac.local.workspace import Workspace
 from drac.models import DocumentStatus
+from drac.terminal import markup, printable
 
 
 def workspace_chunk_set(ws: Workspace) -> ChunkSet:

@@ -39,7 +39,6 @@ from drac.cli.options import (
     strategy_options,
     workspace_option,
 )
-from drac.cli.terminal import markup
 from drac.errors import DracError, WorkspaceError
 from drac.local.database import WorkspaceUnusableError
 from drac.local.files import shown_path
@@ -57,6 +56,7 @@ from drac.metadata import MetadataError, parse_assignments
 from drac.models import Strategy
 from drac.planning import PlanningCounts
 from drac.planning.llm import ModelServerUnreachable
+from drac.terminal import markup
 
 
 def _progress() -> Progress:

@@ -8,10 +8,10 @@ import click
 
 from drac.cli import cli
 from drac.cli.options import open_workspace, stdout, workspace_option
-from drac.cli.terminal import markup
 from drac.errors import DracError
 from drac.inspect.report import write_report
 from drac.models import DocumentStatus
+from drac.terminal import markup
 
 
 @cli.command(

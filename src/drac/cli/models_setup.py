@@ -12,8 +12,8 @@ from drac.models import Strategy
 from drac.ports import TextModel, VisionModel
 
 if TYPE_CHECKING:
-    from drac.documents.escalate import Escalation
     from drac.documents.options import ConversionOptions
+    from drac.documents.vision.escalate import Escalation
 
 
 def build_models(
@@ -29,7 +29,7 @@ def build_models(
 
     def notice(line: str) -> None:
         from drac.cli.options import stderr
-        from drac.cli.terminal import printable
+        from drac.terminal import printable
 
         stderr.print(printable(line), markup=False, highlight=False)
 

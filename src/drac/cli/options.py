@@ -13,12 +13,12 @@ import click
 from pydantic import BaseModel
 from rich.console import Console
 
-from drac.cli.terminal import json_text, printable
 from drac.errors import DracError
 from drac.local.trust import DEFAULT_WORKSPACE, choose_workspace
 from drac.local.workspace import Workspace
 from drac.models import Strategy
 from drac.strategies import PRESETS, resolve_strategy
+from drac.terminal import json_text, printable
 
 F = TypeVar("F", bound=Callable[..., Any])
 

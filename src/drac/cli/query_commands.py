@@ -25,8 +25,7 @@ from drac.cli.options import (
     workspace_option,
 )
 from drac.cli.planning_attempts import describe_attempt, last_failed_attempt
-from drac.cli.terminal import json_text, markup, printable
-from drac.documents.verify import VerificationSummary
+from drac.documents.vision.verify import VerificationSummary
 from drac.embedders.factory import CHOICES, embedder_from_spec, is_configured
 from drac.errors import DracError
 from drac.filters import FilterError, MetadataFilter, parse_expressions
@@ -39,6 +38,7 @@ from drac.planning import PlanningCounts
 from drac.planning.llm import one_line, preview
 from drac.ports import ModelCallError, SearchHit
 from drac.retrieval.rank import Mode
+from drac.terminal import json_text, markup, printable
 
 SOURCE_WIDTH = 32
 """Characters of a source name `drac status` shows before it folds the name."""

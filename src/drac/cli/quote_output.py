@@ -16,7 +16,6 @@ from rich.table import Table
 
 from drac.cli import cli
 from drac.cli.options import json_option, print_json, stdout, strategy_options
-from drac.cli.terminal import markup
 from drac.costs.models import EscalationQuote, ModelCost, escalation_quote
 from drac.costs.prices import PriceTable, load_prices
 from drac.costs.quote import DocumentQuote, Quote, QuoteModels, quote_document, total_quote
@@ -26,6 +25,7 @@ from drac.local.files import shown_path
 from drac.local.inputs import read_limited, walk_inputs
 from drac.models import Strategy
 from drac.settings import Settings
+from drac.terminal import markup
 
 DEFAULT_OBJECT_CAP = 100 * 1024 * 1024
 """Largest S3 object `drac quote` downloads (a PDF must be read whole to count its pages)."""

@@ -10,13 +10,13 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from drac.cli import cli
-from drac.cli.terminal import markup
-from drac.documents.detect import detect_format
-from drac.documents.normalise import normalise_to_pdf
+from drac.documents.intake.detect import detect_format
+from drac.documents.intake.normalise import normalise_to_pdf
 from drac.documents.options import ConversionOptions
-from drac.documents.render import page_count, render_pages
+from drac.documents.pdf.render import page_count, render_pages
 from drac.errors import DocumentError
 from drac.local.files import shown_path
+from drac.terminal import markup
 
 
 @cli.command("render")

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pydantic import BaseModel, ConfigDict
 
 from drac.costs.prices import PriceTable
-from drac.documents.incremental import is_reused
+from drac.documents.vision.incremental import is_reused
 from drac.models import LedgerEntry
 
 

@@ -37,11 +37,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from drac.costs.prices import PriceTable
 from drac.costs.report import CHARS_PER_TOKEN, StageCost
-from drac.documents.archive import check_archive
-from drac.documents.detect import DocumentFormat, detect_format
-from drac.documents.prompt import batch_prompt, conversion_system_prompt
-from drac.documents.render import page_batches, page_count
+from drac.documents.intake.archive import check_archive
+from drac.documents.intake.detect import DocumentFormat, detect_format
+from drac.documents.pdf.render import page_batches, page_count
 from drac.documents.text import decode_text
+from drac.documents.vision.prompt import batch_prompt, conversion_system_prompt
 from drac.errors import DocumentError
 from drac.models import Strategy
 

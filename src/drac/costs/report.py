@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from drac.costs.models import EscalationCost, ModelCost, conversion_by_model, escalation_cost
 from drac.costs.prices import PriceTable
-from drac.documents.incremental import is_reused
+from drac.documents.vision.incremental import is_reused
 from drac.models import DocumentRecord, LedgerEntry
 
 STAGES = ("conversion", "planning", "embedding")

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from drac.documents.containment.budget import (
+from drac.documents.pdf.render import RenderOptions
+from drac.documents.sandbox.containment.budget import (
     DOCUMENT_CPU_S,
     DOCUMENT_CPU_S_PER_MIB,
     budget_for,
 )
-from drac.documents.render import RenderOptions
 
 ESCALATE_FLAGS = 0
 """Default escalation threshold: a page with more verification flags than this is converted

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from drac.documents.detect import DocumentFormat
+from drac.documents.intake.detect import DocumentFormat
 from drac.documents.spreadsheets.rows import RowStats, SentenceRows, paragraph, sentence_text
 from drac.models import DocumentRecord, TableRows
 from drac.parsing.blocks import split_blocks

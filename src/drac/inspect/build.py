@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from drac.documents.verify import PageVerification, VerificationSummary, chunk_flags
+from drac.documents.vision.verify import PageVerification, VerificationSummary, chunk_flags
 from drac.errors import DocumentError, DracError
 from drac.inspect.compare import compare_chunks
 from drac.inspect.model import (

@@ -7,8 +7,8 @@ import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from drac.documents.check import page_texts
-from drac.documents.render import RenderOptions, render_pages
+from drac.documents.pdf.render import RenderOptions, render_pages
+from drac.documents.vision.check import page_texts
 from drac.inspect.model import NoteKind, PageNote
 from drac.local.workspace import Workspace
 from drac.models import DocumentRecord

@@ -5,7 +5,7 @@ Tools: `search` (with metadata filters), `show_chunk` (a chunk with its pages an
 `list_documents`, and `ingest` only when the user allowed a folder (`--allow-ingest DIR`):
 a path is resolved (links followed) and refused unless it lies inside that folder.
 Every string a tool returns is escaped as the CLI escapes what it prints
-(`drac.cli.terminal.printable`: control, bidi and invisible characters as visible escapes),
+(`drac.terminal.printable`: control, bidi and invisible characters as visible escapes),
 so document text cannot hide instructions or reorder what a client shows.
 """
 
@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from drac.api.workspace import Workspace
-from drac.cli.terminal import printable
 from drac.errors import DracError
+from drac.terminal import printable
 
 
 def _sdk() -> tuple[Any, type[Exception]]:

@@ -16,18 +16,17 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from drac.clock import utc_now
 from drac.commit import plan_chunks
-from drac.documents.boxes import with_boxes
-from drac.documents.containment import document_budget
 from drac.documents.convert import ConversionOptions, ConversionResult, convert_to_markdown
-from drac.documents.detect import DocumentFormat, detect_format
-from drac.documents.escalate import Escalation, escalation_line
+from drac.documents.intake.detect import DocumentFormat, detect_format
+from drac.documents.pdf.boxes import with_boxes
 from drac.documents.row_sentences import stored_rows_differ
+from drac.documents.sandbox.containment import document_budget
 from drac.documents.spreadsheets import SPREADSHEET_FORMATS, table_rows_advice
-from drac.documents.verify import review_conversion
+from drac.documents.vision.escalate import Escalation, escalation_line
+from drac.documents.vision.verify import review_conversion
 from drac.errors import DocumentError, DracError
 from drac.ids import ContentDigest
 from drac.ingest import (
-    ParsedDocument,
     parse_document,
     spreadsheet_options,
     status_after_conversion,
@@ -47,6 +46,7 @@ from drac.models import (
     Chunk,
     DocumentRecord,
     DocumentStatus,
+    ParsedDocument,
     PlanVersion,
     Strategy,
 )

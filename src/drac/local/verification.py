@@ -3,7 +3,7 @@ model converted it; read by `drac status`, `show`, `export` and `inspect`)."""
 
 from __future__ import annotations
 
-from drac.documents.verify import VERIFICATION_FILE, VerificationSummary
+from drac.documents.vision.verify import VERIFICATION_FILE, VerificationSummary
 from drac.local.workspace import Workspace
 
 

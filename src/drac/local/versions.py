@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from pydantic import TypeAdapter
 
-from drac.documents.incremental import EarlierVersion, StoredBatch, is_document_id
+from drac.documents.vision.incremental import EarlierVersion, StoredBatch, is_document_id
 from drac.local.workspace import Workspace
 from drac.models import DocumentRecord
 

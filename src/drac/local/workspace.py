@@ -30,7 +30,6 @@ from typing import Any
 
 from drac.commit import Activation, commit_plan, release_source, retire_if_orphaned
 from drac.errors import WorkspaceError
-from drac.ingest import ParsedDocument
 from drac.local.database import DAMAGED_DATABASE_FIX, DISK_FULL_FIX, Database, DiskFullError
 from drac.local.files import remove_temporary_files, write_atomic
 from drac.local.fts_index import FtsChunkIndex
@@ -56,6 +55,7 @@ from drac.models import (
     DocumentRecord,
     Element,
     LedgerEntry,
+    ParsedDocument,
     PlanVersion,
     Section,
     Strategy,

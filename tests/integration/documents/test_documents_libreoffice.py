@@ -11,9 +11,9 @@ import pytest
 from shared_paths import CLOUDWAY, require
 
 from drac.documents.convert import ConversionOptions, convert_to_markdown
-from drac.documents.detect import DocumentFormat, detect_format
-from drac.documents.normalise import find_soffice, libreoffice_to_pdf, normalise_to_pdf
-from drac.documents.render import page_count
+from drac.documents.intake.detect import DocumentFormat, detect_format
+from drac.documents.intake.normalise import find_soffice, libreoffice_to_pdf, normalise_to_pdf
+from drac.documents.pdf.render import page_count
 from drac.errors import DocumentError
 from drac.ports import MemoryLedger
 

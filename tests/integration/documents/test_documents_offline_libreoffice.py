@@ -8,8 +8,8 @@ from xml.sax.saxutils import escape
 
 import pytest
 
-from drac.documents.normalise import libreoffice_to_pdf
-from drac.documents.offline import offline_markdown
+from drac.documents.intake.normalise import libreoffice_to_pdf
+from drac.documents.offline.pages import offline_markdown
 from drac.evaluation.fidelity import score_conversion
 
 pytestmark = pytest.mark.libreoffice

@@ -20,10 +20,10 @@ import pytest
 from PIL import Image
 
 from drac.documents.convert import ConversionOptions, ConversionResult, convert_to_markdown
-from drac.documents.normalise import image_to_pdf
-from drac.documents.ocr import ocr_available, ocr_page
-from drac.documents.offline import offline_markdown
-from drac.documents.render import RenderOptions, render_pages
+from drac.documents.intake.normalise import image_to_pdf
+from drac.documents.offline.pages import offline_markdown
+from drac.documents.pdf.ocr import ocr_available, ocr_page
+from drac.documents.pdf.render import RenderOptions, render_pages
 from drac.ports import MemoryLedger
 from tests.pdfs import Text, make_pdf, text_page
 
@@ -175,7 +175,7 @@ def test_ocr_opens_no_network_connection(scan: bytes, monkeypatch: pytest.Monkey
 
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket.socket, "connect_ex", refuse)
-    from drac.documents import ocr
+    from drac.documents.pdf import ocr
 
     ocr._engine.cache_clear()  # load the models again, under the guard
     page = ocr_page(scan, 1, 612, 792)

@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from drac.cli import _register_commands, cli
-from drac.documents.ocr import ocr_available
-from drac.documents.render import RenderOptions, render_pages
+from drac.documents.pdf.ocr import ocr_available
+from drac.documents.pdf.render import RenderOptions, render_pages
 from tests.pdfs import Text, make_pdf, text_page
 
 _register_commands()

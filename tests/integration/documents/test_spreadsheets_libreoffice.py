@@ -8,9 +8,9 @@ import pytest
 from sheet_workbooks import sales_rows, xlsx
 
 from drac.documents.convert import ConversionOptions, convert_to_markdown
-from drac.documents.detect import DocumentFormat, detect_format
-from drac.documents.normalise import libreoffice_convert, normalise_to_pdf
-from drac.documents.offline import offline_markdown
+from drac.documents.intake.detect import DocumentFormat, detect_format
+from drac.documents.intake.normalise import libreoffice_convert, normalise_to_pdf
+from drac.documents.offline.pages import offline_markdown
 from drac.documents.spreadsheets import SpreadsheetOptions, read_spreadsheet
 from drac.models import ElementKind
 from drac.parsing import parse_markdown

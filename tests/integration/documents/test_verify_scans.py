@@ -8,9 +8,9 @@ from collections.abc import Sequence
 import pytest
 
 from drac.documents.convert import ConversionOptions, convert_to_markdown
-from drac.documents.normalise import image_to_pdf
-from drac.documents.ocr import ocr_available
-from drac.documents.render import RenderOptions, render_pages
+from drac.documents.intake.normalise import image_to_pdf
+from drac.documents.pdf.ocr import ocr_available
+from drac.documents.pdf.render import RenderOptions, render_pages
 from drac.ports import MemoryLedger, ModelReply, VisionModel
 from tests.pdfs import Text, make_pdf, text_page
 

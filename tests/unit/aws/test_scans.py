@@ -26,10 +26,10 @@ from drac.aws.stages.conversion import (
 )
 from drac.aws.stages.fanout import MAX_SCAN_GROUPS, SCAN_PAGES_PER_READ, ItemGroup, scan_group_pages
 from drac.aws.stages.scans import ScansInput, read_scans
-from drac.documents import convert
-from drac.documents.normalise import image_to_pdf
-from drac.documents.ocr import ocr_available
-from drac.documents.render import RenderOptions, render_pages
+from drac.documents.intake.normalise import image_to_pdf
+from drac.documents.pdf import scans
+from drac.documents.pdf.ocr import ocr_available
+from drac.documents.pdf.render import RenderOptions, render_pages
 from drac.models import DocumentRecord
 from tests.fakes import FakeBedrockRuntime, _digest
 
@@ -125,8 +125,8 @@ def test_a_page_that_breaks_the_ocr_limits_is_left_unread_not_the_invocation(
     rt, _ = cloud
     _two_pages(rt)
     # the contained OCR worker may use less memory than the engine needs: it is killed
-    starved = dataclasses.replace(convert.OCR_LIMITS, memory_bytes=200 * 1024 * 1024)
-    monkeypatch.setattr(convert, "OCR_LIMITS", starved)
+    starved = dataclasses.replace(scans.OCR_LIMITS, memory_bytes=200 * 1024 * 1024)
+    monkeypatch.setattr(scans, "OCR_LIMITS", starved)
     event = ScansInput(document_id="d1", pdf_bucket="art", pdf_key="in.pdf", pages=[2])
     done = read_scans(rt, event)
     assert (done.read, done.unread) == ([], [2])

@@ -8,7 +8,7 @@ from typing import Any
 
 from drac.aws import keys
 from drac.aws.versions import batch_digest, earlier_batch, keep_batch, point_to_earlier
-from drac.documents.incremental import StoredBatch, prompt_digest
+from drac.documents.vision.incremental import StoredBatch, prompt_digest
 from drac.models import DocumentRecord
 
 NEW = "d" + "1" * 19

@@ -20,7 +20,7 @@ from drac.costs.quote import (
     quote_document,
     total_quote,
 )
-from drac.documents.prompt import batch_prompt, conversion_system_prompt
+from drac.documents.vision.prompt import batch_prompt, conversion_system_prompt
 from drac.models import Strategy
 
 GEMMA = "google.gemma-3-27b-it"

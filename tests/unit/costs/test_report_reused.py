@@ -2,7 +2,7 @@
 
 from drac.costs.prices import PriceTable
 from drac.costs.report import stage_costs
-from drac.documents.incremental import reused_entry
+from drac.documents.vision.incremental import reused_entry
 from drac.models import LedgerEntry
 
 

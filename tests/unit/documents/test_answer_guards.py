@@ -3,8 +3,14 @@ is not its page's text, and the layers that prove nothing either way."""
 
 from __future__ import annotations
 
-from drac.documents.check import ECHO_SHARE, LAYER_SHARE, echo_share, foreign_pages, layer_share
-from drac.documents.prompt import batch_prompt, conversion_system_prompt
+from drac.documents.vision.check import (
+    ECHO_SHARE,
+    LAYER_SHARE,
+    echo_share,
+    foreign_pages,
+    layer_share,
+)
+from drac.documents.vision.prompt import batch_prompt, conversion_system_prompt
 
 PAGE = (
     "Warranty claims are handled within thirty days by the service team after the receipt "

@@ -10,11 +10,18 @@ import threading
 from dataclasses import replace
 from pathlib import Path
 
+import contained_tasks
 import pytest
 from polling import wait_for
 
-from drac.documents.containment import GIB, Limits, contained_call, contained_stream, protections
-from drac.documents.containment.policy import landlock_abi
+from drac.documents.sandbox.containment import (
+    GIB,
+    Limits,
+    contained_call,
+    contained_stream,
+    protections,
+)
+from drac.documents.sandbox.containment.policy import landlock_abi
 from drac.errors import DocumentError
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
@@ -27,7 +34,9 @@ _NO_LANDLOCK = f"Landlock unavailable here (ABI {landlock_abi()})"
 
 
 def _call(name: str, *args: object, limits: Limits = BASE) -> object:
-    return contained_call(f"contained_tasks:{name}", *args, limits=limits, what="while testing")
+    return contained_call(
+        getattr(contained_tasks, name), *args, limits=limits, what="while testing"
+    )
 
 
 class _Listener:
@@ -67,7 +76,7 @@ def listener():
 def test_results_and_bytes_come_back_and_workers_are_reused():
     assert _call("echo", [1, "a"]) == {"value": [1, "a"], "bytes": b"\x00\xff"}
     assert _call("echo", 2) == {"value": 2, "bytes": b"\x00\xff"}
-    assert list(contained_stream("contained_tasks:count", 3, limits=BASE, what="x")) == [0, 1, 2]
+    assert list(contained_stream(contained_tasks.count, 3, limits=BASE, what="x")) == [0, 1, 2]
 
 
 def test_the_listener_is_reachable_without_the_layers(listener):
@@ -140,7 +149,7 @@ def test_a_crash_is_named_and_the_pool_goes_on(name: str, signal: str):
 
 
 def test_an_abandoned_stream_stops_its_worker():
-    items = contained_stream("contained_tasks:count", 10**9, limits=BASE, what="x")
+    items = contained_stream(contained_tasks.count, 10**9, limits=BASE, what="x")
     assert next(items) == 0
     items.close()
     assert _call("echo", 7)["value"] == 7

@@ -10,10 +10,14 @@ import sys
 import threading
 from dataclasses import replace
 
+import contained_tasks
 import pytest
 from pdfs import make_pdf
 
-from drac.documents.containment import (
+from drac.documents.options import ConversionOptions
+from drac.documents.pdf.ocr import ocr_available
+from drac.documents.pdf.scans import read_scanned_pages
+from drac.documents.sandbox.containment import (
     GIB,
     BudgetExceeded,
     Limits,
@@ -21,9 +25,7 @@ from drac.documents.containment import (
     contained_stream,
     document_budget,
 )
-from drac.documents.containment.budget import MIN_CALL_CPU_S, Budget, current
-from drac.documents.convert import ConversionOptions, read_scanned_pages
-from drac.documents.ocr import ocr_available
+from drac.documents.sandbox.containment.budget import MIN_CALL_CPU_S, Budget, current
 from drac.errors import DocumentError
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
@@ -34,7 +36,9 @@ LIMITS = Limits(
 
 
 def _call(name: str, *args: object) -> object:
-    return contained_call(f"contained_tasks:{name}", *args, limits=LIMITS, what="while testing")
+    return contained_call(
+        getattr(contained_tasks, name), *args, limits=LIMITS, what="while testing"
+    )
 
 
 def test_charges_add_up_and_the_cap_is_what_is_left():
@@ -111,7 +115,7 @@ def test_a_stream_is_charged_step_by_step_and_stopped_at_the_step_that_spent_it(
     got: list[int] = []
     with document_budget(2.5), pytest.raises(BudgetExceeded) as failure:
         for number in contained_stream(
-            "contained_tasks:burn_pages", 50, 0.4, limits=LIMITS, what="while opening"
+            contained_tasks.burn_pages, 50, 0.4, limits=LIMITS, what="while opening"
         ):
             got.append(number)
     assert 3 <= len(got) <= 7  # 2.5 s at 0.4 s a page, not 50 pages
@@ -139,7 +143,7 @@ def test_threads_of_one_document_share_its_budget_and_other_documents_have_their
 def test_without_a_budget_calls_keep_their_own_limits():
     with pytest.raises(DocumentError, match=r"used more than 1 s of CPU while spinning"):
         contained_call(
-            "contained_tasks:spin", limits=replace(LIMITS, cpu_s=1, step_cpu_s=1), what="x"
+            contained_tasks.spin, limits=replace(LIMITS, cpu_s=1, step_cpu_s=1), what="x"
         )
 
 

@@ -13,9 +13,9 @@ from pdfs import Text, make_pdf, text_page
 
 from drac.assemble import assemble_chunks
 from drac.aws.dynamo import DynamoElementTable
-from drac.documents.boxes import align_elements, markdown_words, place_elements
-from drac.documents.layers import PageLayer, ocr_layer, read_text_layers
-from drac.documents.ocr import OcrSegment, page_from_segments
+from drac.documents.pdf.boxes import align_elements, markdown_words, place_elements
+from drac.documents.pdf.layers import PageLayer, ocr_layer, read_text_layers
+from drac.documents.pdf.ocr import OcrSegment, page_from_segments
 from drac.models import DocumentRecord, Element, ParseConfig, PlanVersion, SectionPlan, Strategy
 from drac.parsing import parse_markdown
 from drac.provenance import MAX_BOXES_PER_PAGE, BoxStatus, capped

@@ -1,4 +1,4 @@
-from drac.documents.check import (
+from drac.documents.vision.check import (
     check_batch,
     clean_model_markdown,
     markers_in,

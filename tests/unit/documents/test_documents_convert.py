@@ -9,7 +9,7 @@ from pdfs import Text, make_pdf
 from PIL import Image, ImageDraw
 
 from drac.documents.convert import ConversionOptions, convert_to_markdown
-from drac.documents.normalise import image_to_pdf
+from drac.documents.intake.normalise import image_to_pdf
 from drac.errors import DocumentError
 from drac.models import TokenUsage
 from drac.ports import MemoryLedger, ModelCallError, ModelReply, VisionModel
@@ -209,3 +209,30 @@ def test_corrupt_and_encrypted_pdfs_are_document_errors():
 def test_a_mismatched_name_is_a_warning():
     result = _convert(_pdf(1), None, name="slides.pptx")
     assert any("file name says pptx" in w for w in result.warnings)
+
+
+def test_the_first_converter_that_accepts_a_document_converts_it(monkeypatch):
+    """The routes are a registry tried in order: a converter put before the others takes the
+    documents it accepts, and every other document still goes the route it went."""
+    from drac.documents import convert as convert_module
+    from drac.documents.conversion import Conversion, ConversionResult
+
+    class Shouting:
+        def accepts(self, conversion: Conversion) -> bool:
+            return conversion.format.is_text
+
+        def convert(self, conversion: Conversion) -> ConversionResult:
+            text = conversion.data.decode().upper()
+            return ConversionResult(
+                markdown=text, format="md", pages=1, status="ok", model="shouting"
+            )
+
+    monkeypatch.setattr(convert_module, "CONVERTERS", (Shouting(), *convert_module.CONVERTERS))
+    common = {"options": ConversionOptions(), "ledger": MemoryLedger(), "document_id": "d"}
+    text = convert_to_markdown(b"# Fares\n\nSome text.\n", "fares.md", vision=None, **common)
+    assert (text.markdown, text.model) == ("# FARES\n\nSOME TEXT.\n", "shouting")
+    pdf = make_pdf([(612, 792, [Text("Fares", 72, 700)])])
+    offline = convert_to_markdown(pdf, "fares.pdf", vision=None, **common)
+    assert offline.model == "offline" and "Fares" in offline.markdown
+    vision = convert_to_markdown(pdf, "fares.pdf", vision=ScriptedVision(), **common)
+    assert vision.model == "scripted"

@@ -6,7 +6,7 @@ import pytest
 from pdfs import make_pdf
 from PIL import Image
 
-from drac.documents.detect import DocumentFormat, detect_format, extension_format
+from drac.documents.intake.detect import DocumentFormat, detect_format, extension_format
 from drac.errors import DocumentError
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from file_structure_fixtures import make_styled_docx, styled
 from file_table_fixtures import docx_table, html_table, make_docx, make_html
 
-from drac.documents.detect import DocumentFormat
-from drac.documents.file_structure import FileBlock, Run, read_file_structure, structure_here
-from drac.documents.structure_pages import place_structure
+from drac.documents.intake.detect import DocumentFormat
+from drac.documents.office.file_structure import FileBlock, Run, read_file_structure, structure_here
+from drac.documents.office.structure_pages import place_structure
 from drac.evaluation.fidelity import score_conversion
 
 HIDDEN = ('<w:p><w:r><w:t>Shown</w:t></w:r><w:r><w:rPr><w:vanish/></w:rPr>'

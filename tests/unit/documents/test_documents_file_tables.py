@@ -14,9 +14,9 @@ from file_table_fixtures import (
     make_pptx_with_tables,
 )
 
-from drac.documents.detect import DocumentFormat
-from drac.documents.file_tables import FileTable, read_file_tables, tables_here
-from drac.documents.table_pages import place_tables, table_markdown
+from drac.documents.intake.detect import DocumentFormat
+from drac.documents.office.file_tables import FileTable, read_file_tables, tables_here
+from drac.documents.office.table_pages import place_tables, table_markdown
 from tests.decks import Slide
 
 GRID = [["Model", "Range", "Price"], ["A350", "15,000 km", "$317M"], ["A380", "14,800 km", "$445M"]]
@@ -179,11 +179,11 @@ def test_a_part_declaring_entities_or_a_zip_bomb_gives_no_tables():
 def test_a_file_past_the_workers_limits_keeps_the_text_layers_tables_with_a_warning(
     monkeypatch,
 ):
-    from drac.documents import file_tables
-    from drac.documents.containment import GIB, Limits
+    from drac.documents.office import file_tables
+    from drac.documents.sandbox.containment import GIB, Limits
 
     tight = Limits(memory_bytes=1 * GIB, cpu_s=0.3, step_cpu_s=0.3, wall_s=30.0,
-                   preload=("drac.documents.file_tables",))  # fmt: skip
+                   preload=("drac.documents.office.file_tables",))  # fmt: skip
     monkeypatch.setattr(file_tables, "FILE_TABLE_LIMITS", tight)
     rows = "".join(f"<tr><td>{n}</td><td>x</td></tr>" for n in range(4000))
     html = make_html(f"<table><tr><th>Key</th><th>Value</th></tr>{rows}</table>" * 40)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from drac.documents.file_structure import FileBlock, Run
-from drac.documents.file_tables import FileTable
-from drac.documents.file_words import file_vocabulary, respell
+from drac.documents.office.file_structure import FileBlock, Run
+from drac.documents.office.file_tables import FileTable
+from drac.documents.office.file_words import file_vocabulary, respell
 
 BLOCKS = [
     FileBlock(kind="paragraph", runs=(Run(text="Visit a store in Mumbai or Pune."),)),

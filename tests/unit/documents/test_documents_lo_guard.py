@@ -18,8 +18,8 @@ import pytest
 from polling import wait_for
 from reliability.hostile_links import package
 
-from drac.documents import normalise
-from drac.documents.normalise import libreoffice_to_pdf
+from drac.documents.intake import normalise
+from drac.documents.intake.normalise import libreoffice_to_pdf
 from drac.errors import DocumentError
 
 # a package LibreOffice stand-ins are given: the reference sanitizer refuses anything not a ZIP
@@ -92,7 +92,7 @@ def test_no_folder_is_left_behind_and_one_profile_template_is_reused(tmp_path, m
 _CONVERT_AND_HANG = """
 import os, sys
 sys.path[:0] = {paths!r}
-from drac.documents import normalise
+from drac.documents.intake import normalise
 normalise.LIBREOFFICE_WRITABLE[:] = [{writable!r}]
 normalise.libreoffice_to_pdf({data!r}, ".docx", timeout_s=120)
 """
@@ -197,7 +197,7 @@ PY
 def test_libreoffice_under_the_guard_reaches_no_listener_and_no_canary(tmp_path, monkeypatch):
     """Whatever LibreOffice does (here a probe in its place), it connects nowhere, not even to
     127.0.0.1, and reads no file outside its work folder and system paths."""
-    from drac.documents.containment.policy import landlock_abi
+    from drac.documents.sandbox.containment.policy import landlock_abi
 
     monkeypatch.setattr(normalise, "LIBREOFFICE_WRITABLE", [])
     secret = tmp_path.parent / f"{tmp_path.name}-secret"  # not beneath the fake's own folder

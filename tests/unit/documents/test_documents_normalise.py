@@ -11,11 +11,11 @@ from pdfs import make_pdf
 from PIL import Image
 from reliability.hostile_links import package
 
-from drac.documents import normalise
-from drac.documents.containment import BudgetExceeded, document_budget
-from drac.documents.detect import DocumentFormat
-from drac.documents.normalise import image_to_pdf, libreoffice_to_pdf, normalise_to_pdf
-from drac.documents.render import page_count, render_pages
+from drac.documents.intake import normalise
+from drac.documents.intake.detect import DocumentFormat
+from drac.documents.intake.normalise import image_to_pdf, libreoffice_to_pdf, normalise_to_pdf
+from drac.documents.pdf.render import page_count, render_pages
+from drac.documents.sandbox.containment import BudgetExceeded, document_budget
 from drac.errors import DocumentError
 
 # a package LibreOffice stand-ins are given: the reference sanitizer refuses anything not a ZIP

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from drac.documents.ocr import OcrSegment, group_rows, ocr_warnings, page_from_segments
+from drac.documents.pdf.ocr import OcrSegment, group_rows, ocr_warnings, page_from_segments
 from drac.parsing import PAGE_MARKER
 
 LINE = 12.0
@@ -150,9 +150,9 @@ def test_rows_apart_by_a_gap_are_separate_rows_even_in_lower_case():
 def test_an_engine_failure_leaves_that_page_unread_and_the_document_partial(monkeypatch):
     pytest.importorskip("numpy")  # comes with the ocr extra; the wrapper hands it the image
 
-    from drac.documents import convert as convert_module
-    from drac.documents import ocr
     from drac.documents.convert import ConversionOptions, convert_to_markdown
+    from drac.documents.offline import converter as offline_converter
+    from drac.documents.pdf import ocr
     from drac.ports import MemoryLedger
     from tests.pdfs import Text, make_pdf, text_page
 
@@ -163,7 +163,7 @@ def test_an_engine_failure_leaves_that_page_unread_and_the_document_partial(monk
     engine = ocr._RapidOcr.__new__(ocr._RapidOcr)
     engine._engine, engine._lock = Broken(), __import__("threading").Lock()
     monkeypatch.setattr(ocr, "_engine", lambda: engine)
-    monkeypatch.setattr(convert_module, "ocr_available", lambda: True)
+    monkeypatch.setattr(offline_converter, "ocr_available", lambda: True)
     pdf = make_pdf([text_page([Text("Kept text layer", 72, 700)]), (612, 792)], scanned=[1])
     result = convert_to_markdown(
         pdf, "mixed.pdf", options=ConversionOptions(), vision=None,

@@ -1,6 +1,6 @@
 from pdfs import Text, make_pdf
 
-from drac.documents.offline import offline_markdown
+from drac.documents.offline.pages import offline_markdown
 
 
 def _sample_pdf() -> bytes:

@@ -2,7 +2,7 @@ import re
 
 import pytest
 
-from drac.documents.prompt import batch_prompt, conversion_system_prompt, page_marker
+from drac.documents.vision.prompt import batch_prompt, conversion_system_prompt, page_marker
 
 RULES = {
     "verbatim": [r"word for word", r"[Dd]o not summarise", r"skip"],

@@ -23,7 +23,7 @@ from reliability.hostile_links import (
     pptx_ole_link,
 )
 
-from drac.documents.references import (
+from drac.documents.sandbox.references import (
     EXTERNAL_DATA,
     FIELD,
     HYPERLINK,

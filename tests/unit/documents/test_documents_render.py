@@ -7,8 +7,8 @@ import pytest
 from pdfs import make_pdf
 from PIL import Image
 
-from drac.documents import render as render_module
-from drac.documents.render import (
+from drac.documents.pdf import render as render_module
+from drac.documents.pdf.render import (
     RenderOptions,
     batched,
     page_batches,

@@ -3,8 +3,8 @@ page as the text layer gives such a slide (cases taken from the corpus decks).""
 
 from __future__ import annotations
 
-from drac.documents.slide_lines import apply_lines, apply_slide
-from drac.documents.slides import HeadingHint, SlideLine, SlideText, slide_text
+from drac.documents.office.slide_lines import apply_lines, apply_slide
+from drac.documents.office.slides import HeadingHint, SlideLine, SlideText, slide_text
 from drac.parsing import parse_markdown
 from tests.decks import Para, Slide, make_pptx
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from drac.documents.slides import HeadingHint, apply_headings, slide_headings
+from drac.documents.office.slides import HeadingHint, apply_headings, slide_headings
 from tests.decks import HANDBOOK, Para, Slide, make_pptx, slide_xml
 
 
@@ -151,12 +151,12 @@ def test_a_deck_past_the_reading_limits_gives_no_hints_and_a_warning(monkeypatch
     (16 MiB a part, any number of parts), so a 1 MB deck could hold drac for minutes. Now
     they are read in a contained worker; past its CPU limit the deck keeps the converter's
     headings, with a warning naming the limit."""
-    from drac.documents import slides
-    from drac.documents.containment import Limits
+    from drac.documents.office import slides
+    from drac.documents.sandbox.containment import Limits
 
     monkeypatch.setattr(
         slides, "SLIDE_LIMITS", Limits(cpu_s=1.0, step_cpu_s=1.0, wall_s=20.0,
-                                       preload=("drac.documents.slides",)),
+                                       preload=("drac.documents.office.slides",)),
     )  # fmt: skip
     hints, warnings = slides.read_slide_headings(_slow_deck(8))
     assert hints == []
@@ -164,9 +164,9 @@ def test_a_deck_past_the_reading_limits_gives_no_hints_and_a_warning(monkeypatch
 
 
 def test_slide_titles_are_read_in_the_contained_worker(monkeypatch):
-    from drac.documents import slides
+    from drac.documents.office import slides
 
-    targets: list[str] = []
+    targets: list[object] = []
     real = slides.contained_call
 
     def recorded(target, *args, **kwargs):
@@ -175,6 +175,6 @@ def test_slide_titles_are_read_in_the_contained_worker(monkeypatch):
 
     monkeypatch.setattr(slides, "contained_call", recorded)
     hints, warnings = slides.read_slide_headings(make_pptx(HANDBOOK))
-    assert targets == ["drac.documents.slides:slide_text"]
+    assert targets == [slides.slide_text]
     assert [(hint.level, hint.text) for hint in hints[0].headings] == [(1, "Acme Travel Handbook")]
     assert warnings == []

@@ -1,10 +1,11 @@
-"""Which pages are escalated, and which answer each page keeps (`drac.documents.escalate`)."""
+"""Which pages are escalated, and which answer each page keeps
+(`drac.documents.vision.escalate`)."""
 
 from __future__ import annotations
 
-from drac.documents.batches import BatchResult, failed_batch, join_batches
-from drac.documents.escalate import escalation_reasons, merge_escalated
-from drac.documents.verify import PageVerification
+from drac.documents.vision.batches import BatchResult, failed_batch, join_batches
+from drac.documents.vision.escalate import escalation_reasons, merge_escalated
+from drac.documents.vision.verify import PageVerification
 
 
 def _checked(page: int, unsupported: int = 0, missing: int = 0) -> PageVerification:

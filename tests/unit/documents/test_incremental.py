@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from drac.documents.batches import BatchResult, failed_batch
-from drac.documents.incremental import (
+from drac.documents.vision.batches import BatchResult, failed_batch
+from drac.documents.vision.incremental import (
     EarlierVersion,
     StoredBatch,
     convert_or_reuse,

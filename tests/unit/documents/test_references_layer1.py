@@ -23,7 +23,7 @@ from reliability.hostile_layer1 import (
 from reliability.hostile_links import docx, ods, package
 from sheet_workbooks import patched
 
-from drac.documents.references import (
+from drac.documents.sandbox.references import (
     EXTERNAL_DATA,
     FIELD,
     LINKED_DOCUMENT,
@@ -31,7 +31,7 @@ from drac.documents.references import (
     remove_external_references,
     strip_external_references,
 )
-from drac.documents.references.formulas import reads_outside
+from drac.documents.sandbox.references.formulas import reads_outside
 from drac.errors import DocumentError
 
 TARGET = "file:///secret/target.txt"

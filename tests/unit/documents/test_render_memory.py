@@ -6,9 +6,7 @@ from __future__ import annotations
 import pytest
 from pdfs import make_pdf
 
-from drac.documents.containment import GIB
-from drac.documents.containment import pool as pool_module
-from drac.documents.render import (
+from drac.documents.pdf.render import (
     MEMORY_HEADROOM,
     MIB,
     PDF_LIMITS,
@@ -17,6 +15,8 @@ from drac.documents.render import (
     pdf_limits,
     render_pages,
 )
+from drac.documents.sandbox.containment import GIB
+from drac.documents.sandbox.containment import pool as pool_module
 from drac.errors import DocumentError
 
 

@@ -11,8 +11,8 @@ import pytest
 
 from drac.clients.http_json import Backoff
 from drac.clients.openai_compat import LOOP_PENALTY, OpenAICompatVisionModel
-from drac.documents.batches import LOOP_REASON, convert_batch
-from drac.documents.loops import loop_start
+from drac.documents.vision.batches import LOOP_REASON, convert_batch
+from drac.documents.vision.loops import loop_start
 from drac.models import TokenUsage
 from drac.ports import MemoryLedger, ModelReply, VisionModel
 from tests.unit.clients.test_clients_openai_compat import _ok

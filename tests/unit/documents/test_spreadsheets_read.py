@@ -7,7 +7,7 @@ from datetime import date, datetime
 import pytest
 from sheet_workbooks import patched, sales_rows, with_cached_values, xlsx
 
-from drac.documents.detect import DocumentFormat
+from drac.documents.intake.detect import DocumentFormat
 from drac.documents.spreadsheets import (
     SpreadsheetOptions,
     read_spreadsheet,

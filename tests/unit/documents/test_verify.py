@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from drac.documents.verify import (
+from drac.documents.vision.verify import (
     VerificationSummary,
     chunk_flags,
     hold_back,

@@ -210,12 +210,12 @@ def test_each_handler_loads_only_the_core_and_the_aws_adapters() -> None:
     for name, modules in loaded.items():
         bad = [m for m in modules if any(m == f or m.startswith(f + ".") for f in FORBIDDEN)]
         assert bad == [], f"{name} loads {bad}"
-    assert "drac.documents.normalise" in loaded["normalise"]
+    assert "drac.documents.intake.normalise" in loaded["normalise"]
     assert "drac.documents.spreadsheets" in loaded["read_spreadsheet"]
-    assert "drac.documents.offline" not in loaded["convert"]
+    assert "drac.documents.offline.pages" not in loaded["convert"]
     # ReadScans (an image with the ocr extra) runs the local OCR path; the engine itself is
     # imported only in its contained worker
-    assert "drac.documents.convert" in loaded["read_scans"]
+    assert "drac.documents.pdf.scans" in loaded["read_scans"]
     assert "rapidocr" not in loaded["read_scans"] and "onnxruntime" not in loaded["read_scans"]
 
 

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from page_model import ImageVision, document_pdf, labels
 
 from drac.cli import cli
-from drac.documents.incremental import is_reused
+from drac.documents.vision.incremental import is_reused
 from drac.local import Workspace
 from drac.local.outcome import Outcome
 from drac.local.pipeline import IngestSettings, ingest_file

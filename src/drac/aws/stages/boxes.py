@@ -1,5 +1,5 @@
 """Boxes in the cloud: Render stores each page's text-layer words next to its image, Parse
-aligns the elements to them (`drac.documents.boxes`, the same code as the local runtime)."""
+aligns the elements to them (`drac.documents.pdf.boxes`, the same code as the local runtime)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 from drac.aws.keys import PAGES
 from drac.aws.runtime import Runtime
-from drac.documents.boxes import align_elements
-from drac.documents.layers import PageLayer, read_text_layers
-from drac.ingest import ParsedDocument
+from drac.documents.pdf.boxes import align_elements
+from drac.documents.pdf.layers import PageLayer, read_text_layers
+from drac.models import ParsedDocument
 
 READERS = 16
 """Page layers read at once (S3 GETs are latency-bound)."""

@@ -28,12 +28,12 @@ from drac.aws.stages.fanout import (
     scan_group_pages,
 )
 from drac.aws.versions import earlier_batch, keep_batch
-from drac.documents.batches import BatchResult, StoredPage, checked_against_ocr, failed_batch
-from drac.documents.containment import document_budget
-from drac.documents.detect import DocumentFormat
-from drac.documents.incremental import convert_or_reuse, page_digests
-from drac.documents.normalise import normalise
-from drac.documents.render import RenderOptions, page_batches, pdf_facts, render_pages
+from drac.documents.intake.detect import DocumentFormat
+from drac.documents.intake.normalise import normalise
+from drac.documents.pdf.render import RenderOptions, page_batches, pdf_facts, render_pages
+from drac.documents.sandbox.containment import document_budget
+from drac.documents.vision.batches import BatchResult, StoredPage, checked_against_ocr, failed_batch
+from drac.documents.vision.incremental import convert_or_reuse, page_digests
 from drac.errors import DocumentError
 
 

@@ -14,8 +14,8 @@ from drac.aws.runtime import Runtime
 from drac.aws.stages.boxes import place_on_pages
 from drac.aws.stages.fanout import ItemGroup
 from drac.aws.stages.planning import store_sections
-from drac.documents.batches import BatchResult, JoinedMarkdown, join_batches
-from drac.documents.verify import VerificationSummary, review_conversion
+from drac.documents.vision.batches import BatchResult, JoinedMarkdown, join_batches
+from drac.documents.vision.verify import VerificationSummary, review_conversion
 from drac.ingest import parse_document
 from drac.models import DocumentStatus, Strategy
 

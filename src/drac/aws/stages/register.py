@@ -13,7 +13,7 @@ from drac.aws.object_metadata import document_metadata
 from drac.aws.runtime import Runtime
 from drac.aws.versions import point_to_earlier
 from drac.documents.convert import decode_text
-from drac.documents.detect import DocumentFormat, detect_format
+from drac.documents.intake.detect import DocumentFormat, detect_format
 from drac.errors import DocumentError
 from drac.models import DocumentRecord
 

@@ -3,10 +3,11 @@ like a born-digital page's (issue 21).
 
 Render tells which pages have no text layer; the ReadScans map of the ingest machine sends
 them here in groups (`fanout.scan_group_pages`), before conversion. The OCR is the local
-runtime's own (`drac.documents.convert.read_scanned_pages`: each page rendered and read in a
+runtime's own (`drac.documents.pdf.scans.read_scanned_pages`: each page rendered and read in a
 contained worker). Each page read is stored twice: its words as text, which Convert checks
-the answer against (`drac.documents.batches.checked_against_ocr`, source "ocr"), and its words
-with their boxes in place of the empty text layer, which Parse places the page's elements on.
+the answer against (`drac.documents.vision.batches.checked_against_ocr`, source "ocr"), and
+its words with their boxes in place of the empty text layer, which Parse places the page's
+elements on.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from drac.aws.lambda_support import logger
 from drac.aws.runtime import Runtime
 from drac.aws.stages.boxes import page_layer_key
 from drac.aws.stages.conversion import page_scope
-from drac.documents.containment import document_budget
-from drac.documents.convert import ConversionOptions, read_scanned_pages
-from drac.documents.layers import ocr_layer
+from drac.documents.options import ConversionOptions
+from drac.documents.pdf.layers import ocr_layer
+from drac.documents.pdf.scans import read_scanned_pages
+from drac.documents.sandbox.containment import document_budget
 
 
 class ScansInput(BaseModel):

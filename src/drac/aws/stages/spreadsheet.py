@@ -9,8 +9,8 @@ from drac.aws import keys
 from drac.aws.document_access import DocumentScope
 from drac.aws.lambda_support import logger
 from drac.aws.runtime import Runtime
-from drac.documents.containment import document_budget
-from drac.documents.detect import DocumentFormat
+from drac.documents.intake.detect import DocumentFormat
+from drac.documents.sandbox.containment import document_budget
 from drac.documents.spreadsheets import read_spreadsheet
 from drac.errors import DocumentError
 from drac.ingest import spreadsheet_options

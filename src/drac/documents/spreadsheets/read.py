@@ -9,11 +9,12 @@ from pathlib import PurePath
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from drac.documents.archive import check_inflation
-from drac.documents.containment import GIB, Limits, contained_call, in_worker, step
-from drac.documents.delimited import DELIMITERS, read_rows, sniff_delimiter
-from drac.documents.detect import DocumentFormat
-from drac.documents.normalise import convert_with_libreoffice
+from drac.documents.intake.archive import check_inflation
+from drac.documents.intake.delimited import DELIMITERS, read_rows, sniff_delimiter
+from drac.documents.intake.detect import DocumentFormat
+from drac.documents.intake.normalise import convert_with_libreoffice
+from drac.documents.sandbox.containment import GIB, Limits, contained_call, in_worker, step
+from drac.documents.sandbox.containment.tasks import contained_task
 from drac.documents.spreadsheets.grid import SheetGrid, non_empty, used_columns
 from drac.documents.spreadsheets.rows import RowStats
 from drac.documents.spreadsheets.sheet import write_sheet
@@ -93,7 +94,7 @@ def read_spreadsheet(
         result = _workbook(data, fmt, stem, options)
     else:
         found = contained_call(
-            "drac.documents.spreadsheets.read:workbook_here", data, fmt, stem, options,
+            workbook_here, data, fmt, stem, options,
             limits=SHEET_LIMITS, what="while opening the workbook",
         )  # fmt: skip
         result = SpreadsheetResult.model_validate(found)
@@ -102,6 +103,7 @@ def read_spreadsheet(
     return result.model_copy(update={"warnings": [*warnings, *result.warnings]})
 
 
+@contained_task
 def workbook_here(
     data: bytes, fmt: DocumentFormat, stem: str, options: SpreadsheetOptions
 ) -> SpreadsheetResult:

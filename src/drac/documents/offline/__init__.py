@@ -1,0 +1,1 @@
+"""The offline converter: a PDF's text layer to Markdown without a model."""

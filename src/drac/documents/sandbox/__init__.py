@@ -1,0 +1,2 @@
+"""Running hostile parsers: contained workers, the LibreOffice guard and profile, external
+references removed."""

@@ -1,0 +1,1 @@
+"""A vision model's conversion: prompts, page batches, checks, verification, escalation, reuse."""
