@@ -24,7 +24,7 @@ than the conversion without it has them on (the PDF decides pages: it must be 0)
 the code of git revision REF (CPU seconds, interleaved per document, five rounds: the
 performance budget), and with
 --pdf-cache scores the code at REF too (the table before the change).
---write puts the tables into BENCHMARKS.md (section "conversion-fidelity").
+--write puts the tables into docs/benchmarks.md (section "conversion-fidelity").
 """
 
 from __future__ import annotations
