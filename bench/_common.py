@@ -1,4 +1,4 @@
-"""Shared helpers of the benchmarks: corpus paths, machine description, BENCHMARKS.md sections."""
+"""Shared helpers of the benchmarks: corpus paths, the machine, docs/benchmarks.md sections."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ SHARED = Path(os.environ.get("DRAC_SHARED", REPO.parent / "shared"))
 CORPUS = SHARED / "corpus" / "rag-multi-corpus"
 MINILM = SHARED / "models" / "all-MiniLM-L6-v2"
 OUT = REPO / "bench" / "out"
-BENCHMARKS = REPO / "BENCHMARKS.md"
+BENCHMARKS = REPO / "docs" / "benchmarks.md"  # the full tables; BENCHMARKS.md summarises them
 COMPANIES = {"velvera": "Velvera Technologies", "cloudway": "CloudWay-24"}
 
 

@@ -15,7 +15,7 @@ no hyphenation, real table rows, its own line breaks) placed on that PDF.
 --limit N takes the first N documents of each format and company; --pdf-cache DIR keeps the
 PDFs LibreOffice makes of DOCX and HTML (keyed by SHA-256), so a second run converts only the
 text layer (not of PPTX: the offline converter reads a deck's slide titles from it).
---write puts the tables into BENCHMARKS.md (section "boxes").
+--write puts the tables into docs/benchmarks.md (section "boxes").
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ and Lambda's concurrency. Rendering speed is measured here on the corpus PDFs; m
 tokens and quotas are assumptions, printed with the results and settable by flags.
 
     .venv/bin/python bench/cloud_throughput.py [--batch-latency-s 25] [--conversion-rpm 100] ...
-    [--write: update the "Cloud throughput" section of BENCHMARKS.md]
+    [--write: update the "Cloud throughput" section of docs/benchmarks.md]
 """
 
 from __future__ import annotations
@@ -209,7 +209,7 @@ def main() -> None:
     defaults = Assumptions()
     for name, value in vars(defaults).items():
         parser.add_argument(f"--{name.replace('_', '-')}", type=type(value), default=None)
-    parser.add_argument("--write", action="store_true", help="update BENCHMARKS.md")
+    parser.add_argument("--write", action="store_true", help="update docs/benchmarks.md")
     args = parser.parse_args()
     write = args.write
     overrides = {k: v for k, v in vars(args).items() if v is not None and k != "write"}

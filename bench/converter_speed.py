@@ -15,7 +15,7 @@ by round, so that other load on a shared machine weighs on both alike), timing o
 (`drac ingest`, default jobs; this tree with `--no-embed`, since REF may predate embedding at
 ingest and vectors are not conversion), timed in wall-clock seconds and CPU seconds of the
 process and its workers. The median round is reported.
---write puts the result into BENCHMARKS.md (section "converter-speed").
+--write puts the result into docs/benchmarks.md (section "converter-speed").
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ candidate under bench/out/installs and times `pip install` (torch-based candidat
 `torch==2.13.0` first, the CPU build this machine's package index serves) and measures the
 folder; its results are kept in bench/out/embedder-installs.json for `--write`. The relevance
 judge is lexical and flatters BM25: compare embedders with each other. Vectors are cached in
-bench/out/embeddings.sqlite by model identity. --write puts the table into BENCHMARKS.md
+bench/out/embeddings.sqlite by model identity. --write puts the table into docs/benchmarks.md
 (section "default-embedder").
 """
 

@@ -18,7 +18,7 @@ the cheap model changes a number on every sixth page, drops the last line holdin
 every eighth and loops on every thirteenth; the strong model is honest. Prices: the cheap
 model at Gemma 3 27B's $0.12/$0.19, the strong one at Claude Haiku 4.5's $1/$5 per million
 tokens (override with --prices).
---write puts the scripted table into BENCHMARKS.md (section "escalation").
+--write puts the scripted table into docs/benchmarks.md (section "escalation").
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ alike), `drac.local.search.search_workspace` in BM25 mode runs without a filter 
 equality, a range, a date range and a compound (orAll of andAlls) filter. Separately, the
 evaluator alone (`drac.filters.predicate`) over `--documents` synthetic metadata records shows
 how the filter's own cost grows with the number of documents.
---write puts the table into BENCHMARKS.md (section "metadata-filters").
+--write puts the table into docs/benchmarks.md (section "metadata-filters").
 """
 
 from __future__ import annotations

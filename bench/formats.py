@@ -7,7 +7,7 @@ Each format folder of the company is ingested offline (the product's own `drac i
 strategy, offline converter; LibreOffice for office files and HTML) into its own workspace under
 bench/out/formats/, exported, and evaluated on the company's queries with the reference dense
 embedder, BM25 and the hybrid, next to fixed 1,000/200 windows over the PDF text layer.
---write puts the table into BENCHMARKS.md (section "formats").
+--write puts the table into docs/benchmarks.md (section "formats").
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ reported on the other half, both ways round (best by R@6, and by the mean of R@6
 - blend: w x min-max-normalised cosine + (1 - w) x min-max-normalised BM25, w in WEIGHTS.
 Today's fusion (RRF, k = 60, equal weights), BM25 alone and dense alone are reported on the same
 halves. Vectors come from bench/out/embeddings.sqlite (filled by bench/embedders.py).
---write puts the table into BENCHMARKS.md (section "fusion").
+--write puts the table into docs/benchmarks.md (section "fusion").
 """
 
 from __future__ import annotations
@@ -159,7 +159,7 @@ def main() -> int:
             "both halves for each model, and on the held-out half it scores at least RRF k=60's "
             "R@6, R@3 and MRR; RRF tuned for R@6 alone (small k) gains R@6 but loses R@3 and "
             "MRR, the top of the list. Both hybrids beat BM25 alone and dense alone on every "
-            "held-out half here; on the issue's other corpus RRF trailed BM25, so rerun this on "
+            "held-out half here; on another corpus RRF trailed BM25, so rerun this on "
             "yours. The cloud runtime's hybrid (OpenSearch, Titan) still fuses with RRF k=60.",
             "",
             "Rerun: `DRAC_SHARED=/work/shared python bench/fusion.py --write` (after "

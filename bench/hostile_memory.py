@@ -59,7 +59,7 @@ BENCH_ONLY: tuple[Hostile, ...] = (
             lambda: hostile_text("ordered-list lookalikes", 2 * _MIB).encode(), "INDEXED"),
     Hostile("PDF, 5,000 tiny pages (the page limit)", b"pages-5000.pdf",
             lambda: many_pages_pdf(5000, "tiny page"), "INDEXED"),
-    Hostile("PDF, one 40,000 x 40,000 image (the issue's 1.5 MB)", b"image-40k.pdf",
+    Hostile("PDF, one 40,000 x 40,000 image (the reported 1.5 MB)", b"image-40k.pdf",
             lambda: big_image_pdf(40_000), "PARTIAL", "no text layer"),
 )  # fmt: skip
 """Large honest inputs: what the peak-memory multiple of input size is measured on."""

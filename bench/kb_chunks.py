@@ -14,7 +14,7 @@ a token is approximated as 0.75 of a word (300 tokens = 225 words, overlap 45 wo
 whitespace. drac's chunks come from `drac.aws.stages.kb_transform.chunk_content`, the function's
 own core, with the default strategy and the rules planner. BM25, the embedder (drac's embedded
 multilingual-e5-small by default) and their RRF hybrid run on both sets; --write puts the
-tables into BENCHMARKS.md (section "kb-chunks").
+tables into docs/benchmarks.md (section "kb-chunks").
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tokens", type=int, default=300)
     parser.add_argument("--overlap", type=int, default=20, help="percent")
     parser.add_argument("-k", type=int, default=6)
-    parser.add_argument("--write", action="store_true", help="update BENCHMARKS.md")
+    parser.add_argument("--write", action="store_true", help="update docs/benchmarks.md")
     args = parser.parse_args(argv)
 
     docs = documents(_companies(args.companies))

@@ -62,7 +62,7 @@ CHOICE = [
     "**Choice: RapidOCR** (`rapidocr` 3 with `onnxruntime`, Apache-2.0), installed as the `ocr`",
     "extra by `scripts/setup.sh`. It reads more of every page, clean and degraded, and keeps",
     "table rows that Tesseract splits or merges; it reads codes such as `VLVR0001234` (the",
-    "integration test's page; the issue's trials found Tesseract reading 0 as O). Word recall",
+    "integration test's page; in trials Tesseract read 0 as O). Word recall",
     "counts spacing differences as misses (`55x 40` for `55 x 40`, `Wire- less` at a wrapped",
     "cell), so it is a floor. Its cost is CPU",
     "time (about 5x Tesseract's, about 3 s a page on one core) and size (onnxruntime and",
@@ -216,7 +216,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--pages", type=int, default=len(PICKS))
     parser.add_argument("--engines", default="rapidocr,tesseract")
-    parser.add_argument("--write", action="store_true", help="update BENCHMARKS.md")
+    parser.add_argument("--write", action="store_true", help="update docs/benchmarks.md")
     args = parser.parse_args()
     engines: dict[str, Callable[[bytes, int, float, float], OcrPage]] = {}
     for name in args.engines.split(","):

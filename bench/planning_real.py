@@ -130,7 +130,7 @@ def run(fmt: str, base_url: str, paths: Sequence[Path]) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", type=int, default=len(DOCUMENTS))
-    parser.add_argument("--write", action="store_true", help="update BENCHMARKS.md")
+    parser.add_argument("--write", action="store_true", help="update docs/benchmarks.md")
     args = parser.parse_args()
     paths = [CORPUS / name for name in DOCUMENTS[: args.docs]]
     server = start_server(Path("/tmp"))

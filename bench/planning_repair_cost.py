@@ -31,7 +31,7 @@ OLD_CAP = 1024  # the answer cap of every planner call before issue 20
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help="update BENCHMARKS.md")
+    parser.add_argument("--write", action="store_true", help="update docs/benchmarks.md")
     args = parser.parse_args()
     strategy = Strategy(planner="llm")
     system = SYSTEM_PROMPT.format(target=strategy.target_chars, limit=strategy.hard_limit_chars)

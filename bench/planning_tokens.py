@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--companies", default="velvera,cloudway")
     parser.add_argument("--preview-chars", type=int, default=None)
-    parser.add_argument("--write", action="store_true", help="update BENCHMARKS.md")
+    parser.add_argument("--write", action="store_true", help="update docs/benchmarks.md")
     args = parser.parse_args(argv)
     strategy = resolve_strategy("llm", preview_chars=args.preview_chars)
     paths = [p for c in args.companies.split(",")

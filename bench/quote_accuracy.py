@@ -114,7 +114,7 @@ def pdf_and_chunks() -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the checks; print them, and with --write put them in BENCHMARKS.md."""
+    """Run the checks; print them, and with --write put them in docs/benchmarks.md."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--office-sample", type=int, default=12)
     parser.add_argument("--write", action="store_true")

@@ -74,7 +74,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("pdfs", nargs="*", type=Path)
     parser.add_argument("--limit", type=int, default=0, help="use only the first N PDFs")
-    parser.add_argument("--write", action="store_true", help="update BENCHMARKS.md")
+    parser.add_argument("--write", action="store_true", help="update docs/benchmarks.md")
     args = parser.parse_args()
     paths = args.pdfs or sorted(CORPUS.glob("*/pdf/*.pdf"))
     if args.limit:

@@ -67,7 +67,7 @@ def dense_pdf(paths: list[Path], pages: int, densest: int) -> tuple[bytes, list[
 
 
 def report(per_page: float, ranked: list[Page], corpus_pages: int, pages: int) -> str:
-    """The BENCHMARKS.md section for one measurement."""
+    """The docs/benchmarks.md section for one measurement."""
     in_lambda = per_page / LAMBDA_CPU_FACTOR
     objects = [r[0] for r in ranked]
     chars = [r[1] for r in ranked]

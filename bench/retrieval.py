@@ -10,8 +10,8 @@ Usage:
 --drac-md builds drac chunks in process from the corpus Markdown with the rules planner, one
 chunk set per strategy preset name or target_chars value (on top of the default preset).
 Without either, only the baselines run. The reference embedder (all-MiniLM-L6-v2 from shared/models)
-is the default; BM25 and the RRF hybrid always run too. --write puts the tables into
-BENCHMARKS.md (section "retrieval"). Embeddings are cached under bench/out/embeddings.
+is the default; BM25 and the hybrid (drac search's blend) always run too. --write puts the
+tables into docs/benchmarks.md (section "retrieval"). Embeddings are cached under bench/out/.
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-fixed", action="store_true")
     parser.add_argument("--no-agentic", action="store_true")
     parser.add_argument("-k", type=int, default=6)
-    parser.add_argument("--write", action="store_true", help="update BENCHMARKS.md")
+    parser.add_argument("--write", action="store_true", help="update docs/benchmarks.md")
     parser.add_argument("--json", type=Path, help="also write the report as JSON here")
     args = parser.parse_args(argv)
 

@@ -10,7 +10,7 @@ user runs it, no vision model) into two workspaces, one with `table_rows="pipe"`
 (dense with the reference MiniLM embedder, BM25, and their hybrid: R@6, MRR, NDCG@6). Nothing
 is tuned: the two settings are compared as they are, on all queries and, to show the choice
 holds on either, on each half (even and odd query rows). --write puts the tables into
-BENCHMARKS.md (section "row-sentences"). Needs the bench requirements (sentence-transformers)
+docs/benchmarks.md (section "row-sentences"). Needs the bench requirements (sentence-transformers)
 unless --embedder none.
 """
 
@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=Path, default=CORPUS / "queries.csv")
     parser.add_argument("--embedder", default=f"local:{MINILM}", help="local:PATH or none")
     parser.add_argument("-k", type=int, default=6)
-    parser.add_argument("--write", action="store_true", help="update BENCHMARKS.md")
+    parser.add_argument("--write", action="store_true", help="update docs/benchmarks.md")
     parser.add_argument("--json", type=Path, help="also write the reports as JSON here")
     args = parser.parse_args(argv)
 

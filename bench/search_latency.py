@@ -13,7 +13,7 @@ loaded (what a long-running service or a notebook sees):
 - the embedder's own time per query, and a re-plan's refresh (only changed chunks embedded).
 Finally the whole `drac search` command, process start to exit, which adds Python start-up and,
 with a local model, importing torch and loading the model.
---write puts the table into BENCHMARKS.md (section "search-latency").
+--write puts the table into docs/benchmarks.md (section "search-latency").
 """
 
 from __future__ import annotations

@@ -67,7 +67,7 @@ def recall(source: list[tuple[int, str]], got: list[tuple[int, str]]) -> tuple[i
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--limit", type=int, default=0, help="decks per company (0: all)")
-    parser.add_argument("--write", action="store_true", help="update BENCHMARKS.md")
+    parser.add_argument("--write", action="store_true", help="update docs/benchmarks.md")
     args = parser.parse_args()
     started = time.time()
     options = ConversionOptions()

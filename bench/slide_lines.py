@@ -9,7 +9,7 @@ so that load from others weighs on both alike: as before (slide titles as headin
 with the deck's own lines (`drac.documents.office.slide_lines`: wrapped lines joined, bullets and
 numbered items as nested lists). Both are scored against the source Markdown by the
 conversion-fidelity scorer (`drac.evaluation.fidelity`), per format and per company, with the
-seconds the conversions took. --write puts the tables into BENCHMARKS.md (section
+seconds the conversions took. --write puts the tables into docs/benchmarks.md (section
 "slide-lines").
 """
 

@@ -191,7 +191,7 @@ def main() -> None:
     parser.add_argument("--cols", type=int, default=30)
     parser.add_argument("--stages", default=",".join(STAGES))
     parser.add_argument("--table-rows", default="pipe,sentences")
-    parser.add_argument("--write", action="store_true", help="update BENCHMARKS.md")
+    parser.add_argument("--write", action="store_true", help="update docs/benchmarks.md")
     args = parser.parse_args()
     if shutil.which("drac", path=str(Path(sys.executable).parent)) is None:
         raise SystemExit("run with the venv's Python (.venv/bin/python), where drac is installed")

@@ -10,7 +10,7 @@ rate is flags (unsupported tokens + missing tokens + suspect rows) per element (
 parser's elements of the page Markdown). Then each page holding a number is damaged twice, as a
 model might: one number changed (a digit added: must be *unsupported*), and the last line
 holding a number dropped (its values must be *missing*); the share caught is the recall.
---write puts the table into BENCHMARKS.md (section
+--write puts the table into docs/benchmarks.md (section
 "verification-flags").
 """
 

@@ -20,7 +20,8 @@ import pytest
 
 SERVER_SCRIPT = Path(__file__).resolve().parent / "model_server.py"
 READY_WITHIN_S = 300.0
-THREADS = 1  # one compute thread: on 2 shared cores, 2 threads spin-wait 10x slower (README)
+# One compute thread: on 2 shared cores, 2 threads spin-wait 10x slower (docs/configuration.md).
+THREADS = 1
 
 
 @dataclass

@@ -134,7 +134,7 @@ def _html_comment_bomb() -> bytes:
 
 HOSTILE_SET: tuple[Hostile, ...] = (
     # pathological text
-    Hostile("Markdown, 40 leading comments (the issue's comment bomb)", b"comment-bomb.md",
+    Hostile("Markdown, 40 leading comments (the reported comment bomb)", b"comment-bomb.md",
             lambda: comment_bomb(40).encode(), "INDEXED"),
     Hostile("Markdown, 5,000 leading comments", b"comment-bomb-5000.md",
             lambda: comment_bomb(5000).encode(), "INDEXED"),

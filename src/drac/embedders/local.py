@@ -56,7 +56,7 @@ class SentenceTransformerEmbedder(Embedder):
             except ImportError as exc:
                 raise EmbedderUnavailable(
                     "local embedder needs sentence-transformers: install a CPU build of torch "
-                    "(README, Search), then pip install 'drac[local-model]'"
+                    "(docs/search.md), then pip install 'drac[local-model]'"
                 ) from exc
             _quiet_transformers()
             self._model = SentenceTransformer(str(self.path), device=self.device)
