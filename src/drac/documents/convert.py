@@ -31,6 +31,7 @@ from drac.documents.offline import OfflinePage
 from drac.documents.options import ConversionOptions
 from drac.documents.render import (
     PageImage,
+    PdfSource,
     RenderOptions,
     batched,
     pdf_facts,
@@ -286,7 +287,11 @@ OCR_LIMITS = Limits(
 
 
 def read_scanned_pages(
-    pdf: bytes, numbers: list[int], options: ConversionOptions, *, unread_past_budget: bool = False
+    pdf: PdfSource,
+    numbers: list[int],
+    options: ConversionOptions,
+    *,
+    unread_past_budget: bool = False,
 ) -> dict[int, OcrPage]:
     """Render the given pages (scans: no text layer) and read each by OCR.
 
