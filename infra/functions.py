@@ -71,9 +71,10 @@ class FunctionFactory:
         environment: dict[str, str] | None = None,
         reserved_concurrency: int | None = None,
         network: Placement | None = None,
+        ephemeral_storage: Size | None = None,
     ) -> lambda_.Function:
         """Return a zip-packaged function whose code is `functions/<handler_dir>/` (in the
-        VPC subnets of `network` when given)."""
+        VPC subnets of `network` when given; /tmp of `ephemeral_storage`, 512 MB if not)."""
         fn = lambda_.Function(
             self.scope,
             construct_id,
@@ -85,6 +86,7 @@ class FunctionFactory:
             ),
             layers=[self.core_layer, self.deps_layer],
             memory_size=memory,
+            ephemeral_storage_size=ephemeral_storage,
             timeout=timeout or Duration.minutes(1),
             tracing=lambda_.Tracing.ACTIVE,
             environment={**self.environment, **(environment or {})},

@@ -24,6 +24,18 @@ INCOMING = "incoming/*"
 """Where uploads are (a tenant's under incoming/<tenant>/)."""
 
 MACHINE_NAMES = ("ingest", "convert", "plan", "replan")
+MIB = 1024 * 1024
+EPHEMERAL_MIB = (512, 10_240)
+"""Lambda's /tmp: 512 MB unless set, any whole number from 512 to 10,240 MB (Lambda API
+Reference, "EphemeralStorage")."""
+
+
+def pdf_storage(settings: Settings) -> Size:
+    """The /tmp of the functions that stream a document's PDF to a file (Render, ReadScans:
+    `drac.aws.pdf_files`): twice the largest upload (`maxFileBytes`; room for a file that an
+    invocation stopped by its timeout left behind) and 64 MiB, within Lambda's range."""
+    wanted = -(-2 * settings.max_file_bytes // MIB) + 64
+    return Size.mebibytes(min(max(wanted, EPHEMERAL_MIB[0]), EPHEMERAL_MIB[1]))
 
 
 def machine_name(stack: Stack, name: str) -> str:
@@ -166,7 +178,16 @@ class Stages(Construct):
             reads=[(s.documents, INCOMING)],
             writes=[(s.artifacts, "documents/*/document.md")],  # its Markdown
         )
-        self.render = mk("Render", "render", memory=2048, timeout=minutes(15), network=converters)
+        # pdfium reads the PDF from /tmp as it renders a slice's pages (measured: RELIABILITY.md,
+        # "Memory of a slice"), so memory does not grow with the PDF; /tmp holds the largest
+        self.render = mk(
+            "Render",
+            "render",
+            memory=2048,
+            timeout=minutes(15),
+            network=converters,
+            ephemeral_storage=pdf_storage(settings),
+        )
         self._document_access(
             self.render,
             # a PDF upload is rendered where it is, a normalised PDF from the artifacts
@@ -176,14 +197,15 @@ class Stages(Construct):
         # OCR of scanned pages (no text layer), so their conversion is checked too: RapidOCR
         # and onnxruntime need an image (350 MiB, over a zip's 250 MB). A group of 20 to 100
         # pages (fanout.scan_group_pages) at the measured 3.7 CPU-seconds each takes 1 to 6
-        # minutes; 3,008 MB (about 1.7 vCPUs) holds the PDF and one page's OCR worker (800 MiB
-        # resident at its peak).
+        # minutes; 3,008 MB (about 1.7 vCPUs) holds one page's OCR worker (800 MiB resident at
+        # its peak) beside a page's pdfium worker; the PDF is in /tmp, as Render's.
         self.read_scans = factory.make_image(
             "ReadScans",
             "read_scans",
             memory=3008,
             timeout=minutes(15),
             network=converters,
+            ephemeral_storage=pdf_storage(settings),
         )
         self._document_access(
             self.read_scans,

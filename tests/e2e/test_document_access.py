@@ -121,3 +121,27 @@ def test_a_converter_session_cannot_reach_another_document(cloud: Any) -> None:
         spreadsheet_role.rsplit(":", 1)[-1]}
     narrowed = [d for d in denials if "session policy" in d.reason]
     assert len(narrowed) == 7, "\n".join(map(str, narrowed))  # its access role alone allows them
+
+
+def test_the_converter_process_chooses_its_session_policy(cloud: Any) -> None:
+    """The residual SECURITY.md states: no condition requires a session policy, so code
+    running in a converter's own process (not its contained parser, which holds no
+    credentials) may assume the access role without one and reach that role's whole grant
+    (another tenant's upload), never another kind of object or a table."""
+    deployed: Cloud = cloud[0]
+    pdf = PDF.read_bytes()
+    beta_pdf = pdf + b"\n%another tenant's copy\n"
+    upload(deployed, beta_pdf, BETA_PDF)
+    deployed.settle()
+    beta = document_id_for(beta_pdf, "beta")
+    render = _converter(deployed, "render")
+    answer = render.client("sts").assume_role(
+        RoleArn=render.resources.converter_access_role_arn, RoleSessionName="drac-unnarrowed"
+    )
+    wide = Runtime(render.resources, render.settings,
+                   deployed.sessions.session_for(answer["Credentials"]))
+    assert wide.bucket(deployed.documents_bucket).get_bytes(BETA_PDF) == beta_pdf
+    wide.artifacts.put_text(keys.page_key(beta, 1), "forged")  # any document's pages
+    _denied(lambda: wide.artifacts.put_text(keys.markdown_key(beta), "forged"))
+    _denied(lambda: wide.registry.get(beta))
+    assert len(deployed.log.take_denials()) == 2

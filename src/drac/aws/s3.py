@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, BinaryIO
 
 from drac.ports import ArtifactStore
+
+CHUNK_BYTES = 1024 * 1024
+"""What a streamed download holds at a time."""
+
+
+class ObjectTooLarge(ValueError):
+    """An object larger than a download may write."""
+
+    def __init__(self, key: str, size: int, limit: int) -> None:
+        """Name the object, its size and the limit (bytes)."""
+        super().__init__(f"{key} is {size} bytes, more than {limit}")
+        self.size = size
 
 
 class S3ArtifactStore(ArtifactStore):
@@ -30,6 +42,30 @@ class S3ArtifactStore(ArtifactStore):
         except self.client.exceptions.NoSuchKey as exc:
             raise KeyError(key) from exc
         return response["Body"].read()
+
+    def download(
+        self, key: str, out: BinaryIO, *, version_id: str | None = None, max_bytes: int
+    ) -> int:
+        """Stream the object (of one version, when given) into `out` a chunk at a time, never
+        holding it whole; its size. KeyError when absent; ObjectTooLarge when the object is over
+        `max_bytes` (checked before a byte is written)."""
+        request = {"Bucket": self.bucket, "Key": self.prefix + key}
+        if version_id:
+            request["VersionId"] = version_id
+        try:
+            response = self.client.get_object(**request)
+        except self.client.exceptions.NoSuchKey as exc:
+            raise KeyError(key) from exc
+        body = response["Body"]
+        try:
+            size = int(response["ContentLength"])
+            if size > max_bytes:
+                raise ObjectTooLarge(key, size, max_bytes)
+            for chunk in body.iter_chunks(CHUNK_BYTES):
+                out.write(chunk)
+        finally:
+            body.close()
+        return size
 
     def exists(self, key: str) -> bool:
         """Return True when an object is stored under key."""

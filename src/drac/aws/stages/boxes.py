@@ -10,6 +10,7 @@ from drac.aws.keys import PAGES
 from drac.aws.runtime import Runtime
 from drac.documents.pdf.boxes import align_elements
 from drac.documents.pdf.layers import PageLayer, read_text_layers
+from drac.documents.pdf.render import PdfSource
 from drac.models import ParsedDocument
 
 READERS = 16
@@ -22,7 +23,7 @@ def page_layer_key(document_id: str, page: int) -> str:
 
 
 def store_page_layers(
-    rt: Runtime, document_id: str, pdf: bytes, pages: Iterable[int] | None = None
+    rt: Runtime, document_id: str, pdf: PdfSource, pages: Iterable[int] | None = None
 ) -> int:
     """Read the words and boxes of the given pages (1-based, default all: a render slice
     passes its own) in the contained pdfium worker and store them; return the number of

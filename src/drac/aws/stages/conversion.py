@@ -8,6 +8,7 @@ invocation (and one pdfium worker) per slice, so no invocation grows with the do
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Protocol
 
 from pydantic import BaseModel, Field
@@ -16,6 +17,7 @@ from drac.aws import keys
 from drac.aws.document_access import DocumentScope
 from drac.aws.errors import retried_by_step_functions
 from drac.aws.lambda_support import logger
+from drac.aws.pdf_files import pdf_file
 from drac.aws.runtime import Runtime
 from drac.aws.stages.boxes import store_page_layers
 from drac.aws.stages.fanout import (
@@ -162,10 +164,14 @@ def render_document(rt: Runtime, event: RenderInput) -> Rendered:
     """Count the PDF's pages (in the contained pdfium worker) and return the render slices and
     conversion groups, with Normalise's warnings passed on (Parse records both: Render has no
     access to the documents table). Raises DocumentError past the page limit or the batch
-    fan-out limit. It reads only the document's PDF and writes nothing."""
+    fan-out limit. It reads only the document's PDF (streamed to a file: `pdf_file`) and
+    writes nothing."""
     rt = rt.for_document(event.document_id, DocumentScope(reads=_pdf(event), writes=()))
-    pdf = rt.bucket(event.pdf_bucket).get_bytes(event.pdf_key, version_id=event.pdf_version_id)
-    with document_budget(rt.settings.cpu_budget(len(pdf))):
+    source = rt.bucket(event.pdf_bucket)
+    with (
+        pdf_file(source, event.pdf_key, event.pdf_version_id) as pdf,
+        document_budget(rt.settings.cpu_budget(pdf.stat().st_size)),
+    ):
         count = pdf_facts(pdf, rt.settings.max_pages).pages
     batches = len(page_batches(count, rt.settings.batch_size))
     if batches > MAX_ITEMS:
@@ -187,16 +193,21 @@ def render_slice(rt: Runtime, event: SliceInput) -> SliceRendered:
     """Render the pages of one slice's batches to `pages/<doc>/<n>.png`, write each batch's
     text-layer sizes and each page's words with their boxes beside them; return the slice's
     scanned pages (DocumentError names a page that failed). It reads only the document's PDF
-    and writes only under `pages/<doc>/`."""
+    (streamed to a file, of which pdfium reads the slice's pages: `pdf_file`) and writes only
+    under `pages/<doc>/`."""
     rt = rt.for_document(event.document_id, page_scope(rt, event.document_id, event))
-    pdf = rt.bucket(event.pdf_bucket).get_bytes(event.pdf_key, version_id=event.pdf_version_id)
+    with pdf_file(rt.bucket(event.pdf_bucket), event.pdf_key, event.pdf_version_id) as pdf:
+        return _render_slice(rt, event, pdf)
+
+
+def _render_slice(rt: Runtime, event: SliceInput, pdf: Path) -> SliceRendered:
     first, last = event.slice.first, event.slice.last
     batches = page_batches(event.page_count, rt.settings.batch_size)[first : last + 1]
     numbers = [number for batch in batches for number in batch]
     options = RenderOptions(max_pages=rt.settings.max_pages)
     text_chars: dict[int, int] = {}
     scans: list[int] = []
-    with document_budget(rt.settings.cpu_budget(len(pdf))):  # per invocation (RELIABILITY.md)
+    with document_budget(rt.settings.cpu_budget(pdf.stat().st_size)):  # per invocation
         for page in render_pages(pdf, options, pages=numbers):
             rt.artifacts.put_bytes(keys.page_key(event.document_id, page.number), page.png)
             if page.text_layer:  # what the vision model's answer is checked against

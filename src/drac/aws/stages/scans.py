@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 
 from drac.aws import keys
 from drac.aws.lambda_support import logger
+from drac.aws.pdf_files import pdf_file
 from drac.aws.runtime import Runtime
 from drac.aws.stages.boxes import page_layer_key
 from drac.aws.stages.conversion import page_scope
@@ -45,11 +46,15 @@ class ScansRead(BaseModel):
 def read_scans(rt: Runtime, event: ScansInput) -> ScansRead:
     """Read the given scanned pages by OCR and store each readable page's words (for the
     conversion check) and its word boxes (for Parse); return which pages were read. It reads
-    only the document's PDF and writes only under `pages/<doc>/`."""
+    only the document's PDF (streamed to a file: `pdf_file`) and writes only under
+    `pages/<doc>/`."""
     rt = rt.for_document(event.document_id, page_scope(rt, event.document_id, event))
-    pdf = rt.bucket(event.pdf_bucket).get_bytes(event.pdf_key, version_id=event.pdf_version_id)
     options = ConversionOptions(max_pages=rt.settings.max_pages)
-    with document_budget(rt.settings.cpu_budget(len(pdf))):
+    source = rt.bucket(event.pdf_bucket)
+    with (
+        pdf_file(source, event.pdf_key, event.pdf_version_id) as pdf,
+        document_budget(rt.settings.cpu_budget(pdf.stat().st_size)),
+    ):
         found = read_scanned_pages(pdf, event.pages, options, unread_past_budget=True)
     read = sorted(number for number, page in found.items() if page.readable)
     for number in read:

@@ -20,7 +20,7 @@ from drac.documents.sandbox.containment import contained_stream, in_worker, step
 from drac.documents.sandbox.containment.tasks import contained_task
 
 if TYPE_CHECKING:
-    from drac.documents.pdf.render import CheckedDocument
+    from drac.documents.pdf.render import CheckedDocument, PdfSource
 
 Word = tuple[str, float, float, float, float, int]
 """A word's text, x0, top, x1, bottom (points, top-left origin) and its line on the page."""
@@ -45,11 +45,11 @@ class PageLayer(BaseModel):
 
 
 def read_text_layers(
-    pdf: bytes, max_pages: int = 5000, pages: Iterable[int] | None = None
+    pdf: PdfSource, max_pages: int = 5000, pages: Iterable[int] | None = None
 ) -> Iterator[PageLayer]:
     """Yield each page's text-layer words (1-based `pages`, default all), read by pdfium in a
     contained worker, one page at a time."""
-    from drac.documents.pdf.render import pdf_limits
+    from drac.documents.pdf.render import source_limits
 
     numbers = None if pages is None else list(pages)
     if in_worker():
@@ -57,7 +57,7 @@ def read_text_layers(
         return
     items = contained_stream(
         text_layers_here, pdf, max_pages, numbers,
-        limits=pdf_limits(len(pdf)), what="while reading the text layer",
+        limits=source_limits(pdf), what="while reading the text layer",
     )  # fmt: skip
     for item in items:
         yield PageLayer.model_validate(item)
@@ -65,7 +65,7 @@ def read_text_layers(
 
 @contained_task
 def text_layers_here(
-    pdf: bytes, max_pages: int = 5000, pages: Iterable[int] | None = None
+    pdf: PdfSource, max_pages: int = 5000, pages: Iterable[int] | None = None
 ) -> Iterator[PageLayer]:
     """`read_text_layers` in this process (the worker's side)."""
     from drac.documents.pdf.render import open_pdf

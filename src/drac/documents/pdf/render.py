@@ -1,7 +1,8 @@
 """Stage 1b: rasterise PDF pages to PNG, one page at a time (a generator, never the whole file).
 
 Every call into pdfium runs in a contained worker (`drac.documents.sandbox.containment`): one
-process per document at a time, under memory, CPU and time limits, without network or files.
+process per document at a time, under memory, CPU and time limits, without network or files
+(but the PDF's own folder when the PDF is given as a file, which pdfium reads as it needs).
 PDFium is not thread-safe, but each worker is single-threaded, so no lock is shared between
 documents. What a page may cost is checked as soon as pdfium can tell (`PAGE_LIMITS`).
 """
@@ -14,7 +15,8 @@ import math
 import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import TypeVar
+from pathlib import Path
+from typing import TypeAlias, TypeVar
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
@@ -33,6 +35,9 @@ from drac.errors import DocumentError
 
 POINTS_PER_INCH = 72.0
 T = TypeVar("T")
+PdfSource: TypeAlias = bytes | Path
+"""A PDF as its bytes (the worker gets a copy), or as a file that pdfium in the worker opens
+and reads as it needs (its resident memory holds the pages it reads, not the whole file)."""
 
 MAX_PAGE_OBJECTS = 50_000
 """Content objects (text runs, paths, images, forms) one page may hold, counted right after
@@ -58,8 +63,8 @@ FUNCTION_MEMORY_VARIABLE = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"
 MEMORY_HEADROOM = 128 * MIB
 """Kept free beside the caller and its worker (the pipe's buffers, the caller's growth)."""
 WORKER_OVERHEAD = 256 * MIB
-"""What a pdfium worker needs besides its copy of the PDF (measured: 60 MB of address space
-for a small PDF; pdfium's parse of a large one takes more)."""
+"""What a pdfium worker needs besides its copy of the PDF, if it is given one (measured: 60 MB
+of address space for a small PDF; pdfium's parse of a large one takes more)."""
 
 
 def fitted_limits(
@@ -93,6 +98,15 @@ def pdf_limits(pdf_bytes: int, limits: Limits = PDF_LIMITS) -> Limits:
     memory_mb = os.environ.get(FUNCTION_MEMORY_VARIABLE, "")
     function_bytes = int(memory_mb) * 1_000_000 if memory_mb.isdigit() else None
     return fitted_limits(limits, pdf_bytes, function_bytes, _resident_bytes())
+
+
+def source_limits(pdf: PdfSource, limits: Limits = PDF_LIMITS) -> Limits:
+    """The pdfium worker's limits for `pdf` (`pdf_limits`): a file's folder is readable to
+    the worker, and none of the file is counted in the worker's memory (it is not copied)."""
+    if isinstance(pdf, bytes):
+        return pdf_limits(len(pdf), limits)
+    readable = (*limits.readable, str(pdf.parent))
+    return pdf_limits(0, dataclasses.replace(limits, readable=readable))
 
 
 def _resident_bytes() -> int:
@@ -220,8 +234,9 @@ class CheckedPage(pdfium.PdfPage):
 
 
 @contextmanager
-def open_pdf(data: bytes, max_pages: int = 5000) -> Iterator[CheckedDocument]:
-    """Open PDF bytes, raising DocumentError for corrupt, encrypted, empty or oversized files."""
+def open_pdf(data: PdfSource, max_pages: int = 5000) -> Iterator[CheckedDocument]:
+    """Open a PDF (bytes or a file), raising DocumentError for corrupt, encrypted, empty or
+    oversized files."""
     step("opening the PDF")
     try:
         document = CheckedDocument(data)
@@ -248,9 +263,9 @@ _OPEN_ERRORS = {
 }
 
 
-def _open_error_reason(exc: pdfium.PdfiumError, data: bytes) -> str:
+def _open_error_reason(exc: pdfium.PdfiumError, data: PdfSource) -> str:
     code = getattr(exc, "err_code", None)
-    encrypted = b"/Encrypt" in data
+    encrypted = _mentions(data, b"/Encrypt")
     if code in (4, 5) and not encrypted:
         code = 0  # PDFium's last-error code can be stale from an earlier document
     elif encrypted and code in (0, 1):
@@ -258,6 +273,22 @@ def _open_error_reason(exc: pdfium.PdfiumError, data: bytes) -> str:
     if code in _OPEN_ERRORS:
         return _OPEN_ERRORS[code]
     return f"PDF cannot be opened ({exc})"
+
+
+def _mentions(data: PdfSource, word: bytes) -> bool:
+    """Whether the PDF's bytes hold `word` (a file is read a megabyte at a time)."""
+    if isinstance(data, bytes):
+        return word in data
+    tail = b""
+    try:
+        with open(data, "rb") as file:
+            while chunk := file.read(MIB):
+                if word in tail + chunk:
+                    return True
+                tail = chunk[1 - len(word) :]
+    except OSError:
+        pass
+    return False
 
 
 class PdfFacts(BaseModel):
@@ -272,20 +303,20 @@ def page_count(data: bytes, max_pages: int = 5000) -> int:
     return pdf_facts(data, max_pages).pages
 
 
-def pdf_facts(data: bytes, max_pages: int = 5000) -> PdfFacts:
+def pdf_facts(data: PdfSource, max_pages: int = 5000) -> PdfFacts:
     """Open the PDF in a contained worker: its page count and warnings (DocumentError when
     it cannot be opened)."""
     if in_worker():  # already contained (e.g. an OCR task that renders): no nested worker
         return facts_here(data, max_pages)
     found = contained_call(
         facts_here, data, max_pages,
-        limits=pdf_limits(len(data)), what="while opening the PDF",
+        limits=source_limits(data), what="while opening the PDF",
     )  # fmt: skip
     return PdfFacts.model_validate(found)
 
 
 @contained_task
-def facts_here(data: bytes, max_pages: int = 5000) -> PdfFacts:
+def facts_here(data: PdfSource, max_pages: int = 5000) -> PdfFacts:
     """`pdf_facts` in this process (the worker's side)."""
     with open_pdf(data, max_pages) as document:
         warning = document.encryption_warning()
@@ -293,7 +324,7 @@ def facts_here(data: bytes, max_pages: int = 5000) -> PdfFacts:
 
 
 def render_pages(
-    data: bytes,
+    data: PdfSource,
     options: RenderOptions | None = None,
     pages: Iterable[int] | None = None,
 ) -> Iterator[PageImage]:
@@ -306,7 +337,7 @@ def render_pages(
         return
     items = contained_stream(
         render_here, data, options, numbers,
-        limits=pdf_limits(len(data)), what="while opening the PDF",
+        limits=source_limits(data), what="while opening the PDF",
     )  # fmt: skip
     for item in items:
         yield PageImage.model_validate(item)
@@ -314,7 +345,7 @@ def render_pages(
 
 @contained_task
 def render_here(
-    data: bytes, options: RenderOptions | None = None, pages: Iterable[int] | None = None
+    data: PdfSource, options: RenderOptions | None = None, pages: Iterable[int] | None = None
 ) -> Iterator[PageImage]:
     """`render_pages` in this process (the worker's side)."""
     options = options or RenderOptions()

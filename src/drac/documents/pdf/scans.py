@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from drac.documents.options import ConversionOptions
 from drac.documents.pdf.ocr import OcrPage, ocr_page
-from drac.documents.pdf.render import RenderOptions, render_pages
+from drac.documents.pdf.render import PdfSource, RenderOptions, render_pages
 from drac.documents.sandbox.containment import GIB, BudgetExceeded, Limits, contained_call
 from drac.errors import DocumentError
 
@@ -28,7 +28,11 @@ OCR_LIMITS = Limits(
 
 
 def read_scanned_pages(
-    pdf: bytes, numbers: list[int], options: ConversionOptions, *, unread_past_budget: bool = False
+    pdf: PdfSource,
+    numbers: list[int],
+    options: ConversionOptions,
+    *,
+    unread_past_budget: bool = False,
 ) -> dict[int, OcrPage]:
     """Render the given pages (scans: no text layer) and read each by OCR.
 
