@@ -6,8 +6,11 @@ from typing import Any
 
 from drac.aws.errors import step_functions_task
 from drac.aws.lambda_support import MetricUnit, correlate, logger, metrics, tracer
+from drac.aws.resources import check_at_cold_start
 from drac.aws.runtime import lambda_runtime as _runtime  # tests replace _runtime
 from drac.aws.stages.conversion import BatchFailedInput, record_batch_failure
+
+check_at_cold_start("batch_failed")  # a missing resource name fails the init phase
 
 
 @logger.inject_lambda_context(clear_state=True)

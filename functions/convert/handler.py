@@ -13,8 +13,11 @@ from drac.aws.lambda_support import (
     metrics,
     tracer,
 )
+from drac.aws.resources import check_at_cold_start
 from drac.aws.runtime import lambda_runtime as _runtime  # tests replace _runtime
 from drac.aws.stages.conversion import ConvertInput, convert_pages
+
+check_at_cold_start("convert")  # a missing resource name fails the init phase
 
 
 @logger.inject_lambda_context(clear_state=True)

@@ -13,8 +13,11 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from drac.aws.events import S3EventBridgeEvent
 from drac.aws.lambda_support import logger, metrics, tracer
+from drac.aws.resources import check_at_cold_start
 from drac.aws.runtime import lambda_runtime as _runtime  # tests replace _runtime
 from drac.aws.stages.lifecycle import delete_object
+
+check_at_cold_start("delete")  # a missing resource name fails the init phase
 
 processor = BatchProcessor(event_type=EventType.SQS)
 

@@ -6,6 +6,9 @@ import os
 from typing import Any
 
 from drac.aws.lambda_support import logger
+from drac.aws.resources import check_at_cold_start
+
+check_at_cold_start("index_setup")  # a missing resource name fails the init phase
 
 
 @logger.inject_lambda_context(clear_state=True)

@@ -7,8 +7,11 @@ from typing import Any
 
 from drac.aws.errors import step_functions_task
 from drac.aws.lambda_support import correlate, logger, metrics, tracer
+from drac.aws.resources import check_at_cold_start
 from drac.aws.runtime import lambda_runtime as _runtime  # tests replace _runtime
 from drac.aws.stages.spreadsheet import SpreadsheetInput, read_spreadsheet_upload
+
+check_at_cold_start("read_spreadsheet")  # a missing resource name fails the init phase
 
 
 @logger.inject_lambda_context(clear_state=True)

@@ -14,6 +14,7 @@ from aws_lambda_powertools.logging import correlation_paths
 
 from drac.aws.identity import Forbidden, caller_scope, function_url_caller
 from drac.aws.lambda_support import MetricUnit, logger, metrics, tracer
+from drac.aws.resources import check_at_cold_start
 from drac.aws.runtime import lambda_runtime as _runtime  # tests replace _runtime
 from drac.aws.stages.retrieve import (
     RetrieveRequest,
@@ -21,6 +22,8 @@ from drac.aws.stages.retrieve import (
     retrieve,
     scoped_request,
 )
+
+check_at_cold_start("retrieve")  # a missing resource name fails the init phase
 
 app = LambdaFunctionUrlResolver(enable_validation=True)
 FORBIDDEN = 403

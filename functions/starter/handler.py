@@ -24,8 +24,11 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from drac.aws.errors import TransientError, aws_errors_retried
 from drac.aws.events import S3EventBridgeEvent
 from drac.aws.lambda_support import MetricUnit, logger, metrics, tracer
+from drac.aws.resources import check_at_cold_start
 from drac.aws.runtime import lambda_runtime as _runtime  # tests replace _runtime
 from drac.aws.stages.starter import WAITS_ATTRIBUTE, MustWait, requeue, start_ingest
+
+check_at_cold_start("starter")  # a missing resource name fails the init phase
 
 # A batch whose every upload failed is reported as such, not raised (it is counted).
 processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)

@@ -33,6 +33,7 @@ from pydantic import (
     model_validator,
 )
 
+from drac.errors import DracError
 from drac.metadata import MetadataError, MetaValue, as_date, check_key, scalar
 
 MAX_DEPTH = 6
@@ -46,7 +47,7 @@ RANGES = ("greaterThan", "greaterThanOrEquals", "lessThan", "lessThanOrEquals")
 _OPERATORS = ("equals", "in", *RANGES, "andAll", "orAll")
 
 
-class FilterError(ValueError):
+class FilterError(DracError, ValueError):
     """A filter drac cannot take; the message says which part and why."""
 
 

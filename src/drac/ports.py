@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from drac.errors import DracError
 from drac.models import (
     Chunk,
     DocumentRecord,
@@ -47,7 +48,7 @@ class ModelReply(BaseModel):
 RetryHint = Literal["throttled", "transient"]
 
 
-class ModelCallError(RuntimeError):
+class ModelCallError(DracError, RuntimeError):
     """A model call failed; the message says why.
 
     `retry` says whether trying again later may help: "throttled" (the service refused for

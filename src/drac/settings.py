@@ -8,6 +8,8 @@ The same model, with the same defaults, is read three ways:
 - the CDK app: context values in camelCase (`cdk.json` or `-c batchSize=4`), see
   `Settings.from_context`;
 - the Lambda functions: the JSON the stack puts in `DRAC_SETTINGS`, see `Settings.from_json`.
+The local embedder's own variables (`DRAC_EMBEDDER`, `DRAC_EMBED_*`) are the `embedder` group,
+read by `EmbedderSettings.from_env` and by nothing else; it never goes to the cloud.
 A bad value is rejected when loaded, with the field named.
 """
 
@@ -74,6 +76,65 @@ def _check_principal_arn(arn: str) -> None:
 
 class SettingsError(DracError, ValueError):
     """Settings that cannot be used; the message names the field and the reason."""
+
+
+_OFF = ("0", "false", "no", "off")
+
+
+class EmbedderSettings(BaseModel):
+    """The local embedder's own environment variables (docs/evaluation.md), read in one
+    place: `DRAC_EMBEDDER` (the spec `--embedder` takes), `DRAC_EMBED_MODEL`,
+    `DRAC_EMBED_DIMENSIONS`, `DRAC_EMBED_BASE_URL`, `DRAC_EMBED_API_KEY` (else
+    `OPENAI_API_KEY`), `DRAC_EMBED_AT_INGEST` and, for Bedrock, `AWS_DEFAULT_REGION`."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    spec: str = Field(default="", description="DRAC_EMBEDDER; empty: the default embedder")
+    model: str | None = None
+    dimensions: int | None = Field(default=None, gt=0)
+    base_url: str | None = None
+    api_key: str | None = Field(default=None, repr=False)
+    openai_api_key: str | None = Field(default=None, repr=False)
+    at_ingest: bool = Field(default=True, description="embed new chunks after an ingest")
+    default_region: str | None = None
+
+    @field_validator("at_ingest", mode="before")
+    @classmethod
+    def _switch(cls, value: Any) -> Any:
+        """Off only for 0, false, no or off (any case): any other value leaves it on."""
+        return str(value).strip().lower() not in _OFF if isinstance(value, str) else value
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> EmbedderSettings:
+        """Read the variables (blank ones count as unset); SettingsError names a bad one."""
+        env = os.environ if env is None else env
+        values = {
+            field: env[variable].strip()
+            for variable, field in EMBEDDER_VARIABLES.items()
+            if env.get(variable, "").strip()
+        }
+        try:
+            return cls.model_validate(values)
+        except ValidationError as exc:
+            names = {field: variable for variable, field in EMBEDDER_VARIABLES.items()}
+            problems = "; ".join(
+                f"{names.get(str(error['loc'][0]), error['loc'][0])}: {error['msg']}"
+                for error in exc.errors()
+            )
+            raise SettingsError(f"invalid embedder settings (environment): {problems}") from exc
+
+
+EMBEDDER_VARIABLES: dict[str, str] = {
+    "DRAC_EMBEDDER": "spec",
+    "DRAC_EMBED_MODEL": "model",
+    "DRAC_EMBED_DIMENSIONS": "dimensions",
+    "DRAC_EMBED_BASE_URL": "base_url",
+    "DRAC_EMBED_API_KEY": "api_key",
+    "OPENAI_API_KEY": "openai_api_key",
+    "DRAC_EMBED_AT_INGEST": "at_ingest",
+    "AWS_DEFAULT_REGION": "default_region",
+}
+"""The environment variable of each EmbedderSettings field."""
 
 
 class Settings(BaseModel):
@@ -155,6 +216,11 @@ class Settings(BaseModel):
         description="what a document's CPU budget grows by per MiB of the file",
     )
     strategy: Strategy = Field(default_factory=Strategy, description="default chunking strategy")
+    embedder: EmbedderSettings = Field(
+        default_factory=EmbedderSettings,
+        exclude=True,  # the local embedder's: never handed to the cloud's functions
+        description="the local embedder (DRAC_EMBEDDER, DRAC_EMBED_*: EmbedderSettings)",
+    )
     # -- cloud pipeline -------------------------------------------------------------------
     section_concurrency: int = Field(default=10, ge=1, le=40)
     index_concurrency: int = Field(default=4, ge=1, le=40)
@@ -363,8 +429,11 @@ class Settings(BaseModel):
         for variable, name in ENV_ALIASES.items():
             if env.get(variable, "").strip():
                 values[name] = env[variable].strip()
+        values["embedder"] = EmbedderSettings.from_env(env)
         for name in cls.model_fields:
             variable = f"DRAC_{name.upper()}"
+            if name == "embedder":
+                continue  # DRAC_EMBEDDER is the embedder's spec, read just above
             if env.get(variable, "").strip():
                 values[name] = _from_cli_string(env[variable].strip())
         settings = _validated(values, source=str(path) if read else "environment")

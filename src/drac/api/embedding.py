@@ -3,12 +3,11 @@ for yet, with the embedder search will use, so the first search embeds only the 
 
 from __future__ import annotations
 
-import os
-
 from drac.embedders.factory import embedder_from_spec
 from drac.local.search import EmbedReport, Progress, embed_active_chunks
 from drac.local.workspace import Workspace as LocalWorkspace
 from drac.ports import Embedder
+from drac.settings import EmbedderSettings
 
 SKIP_ENV = "DRAC_EMBED_AT_INGEST"
 """Set to 0 (or false, no, off) to skip the step by default."""
@@ -22,12 +21,12 @@ def embedding_wanted(embed: bool | None) -> bool:
     says 0, false, no or off)."""
     if embed is not None:
         return embed
-    return os.environ.get(SKIP_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+    return EmbedderSettings.from_env().at_ingest
 
 
 def configured_embedder_spec() -> str:
     """The embedder `DRAC_EMBEDDER` names ("" for the default)."""
-    return os.environ.get("DRAC_EMBEDDER", "").strip()
+    return EmbedderSettings.from_env().spec
 
 
 def search_embedder(spec: str | None = None) -> Embedder | None:

@@ -27,6 +27,7 @@ from drac.local.workspace import Workspace as LocalWorkspace
 from drac.metadata import MetaValue, validated
 from drac.models import DocumentRecord, Strategy
 from drac.retrieval.rank import Mode
+from drac.settings import EmbedderSettings
 from drac.strategies import resolve_strategy
 
 PathLike = str | os.PathLike[str]
@@ -186,7 +187,7 @@ class Workspace:
 
         Raises ValueError for a bad mode, filter or a dense search without an embedder."""
         metadata_filter = _as_filter(filters)
-        spec = embedder if embedder is not None else os.environ.get("DRAC_EMBEDDER")
+        spec = embedder if embedder is not None else EmbedderSettings.from_env().spec
         chosen = embedder_from_spec(spec)
         wanted = Mode(mode) if mode else default_mode(chosen)
         result = search_workspace(

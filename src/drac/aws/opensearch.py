@@ -26,6 +26,7 @@ from typing import Any
 
 from drac.aws.errors import TransientError
 from drac.embedders.cache import text_key
+from drac.errors import DracError
 from drac.filters import RANGES, MetadataFilter
 from drac.metadata import as_date
 from drac.models import Chunk
@@ -524,7 +525,7 @@ def tenant_filters(
     return filters
 
 
-class DimensionChanged(ValueError):
+class DimensionChanged(DracError, ValueError):
     """The index holds vectors of another dimension than the deployment's embeddings."""
 
 

@@ -11,8 +11,6 @@ from collections.abc import Callable, Mapping
 from functools import cached_property, lru_cache
 from typing import Any
 
-from pydantic import BaseModel
-
 from drac.aws.document_access import (
     SESSION_SECONDS,
     DocumentScope,
@@ -27,38 +25,10 @@ from drac.aws.dynamo import (
     DynamoPlanStore,
 )
 from drac.aws.opensearch import OpenSearchChunkIndex, make_client
+from drac.aws.resources import CloudResources
 from drac.aws.s3 import S3ArtifactStore
 from drac.ports import Embedder, TextModel, VisionModel
 from drac.settings import SETTINGS_VARIABLE, Settings
-
-
-class CloudResources(BaseModel):
-    """Names of the deployment's resources, which the stack passes to every function as
-    upper-case environment variables."""
-
-    documents_bucket: str = ""
-    artifacts_bucket: str = ""
-    documents_table: str = ""
-    sources_table: str = ""
-    elements_table: str = ""
-    plans_table: str = ""
-    ledger_table: str = ""
-    collection_endpoint: str = ""
-    ingest_state_machine_arn: str = ""
-    replan_state_machine_arn: str = ""
-    converter_access_role_arn: str = ""
-    region: str = ""
-
-    @classmethod
-    def from_environ(cls, environ: Mapping[str, str] | None = None) -> CloudResources:
-        """Read the names from the environment (and the region from AWS_REGION)."""
-        env = os.environ if environ is None else environ
-        values: dict[str, Any] = {
-            name: env[name.upper()] for name in cls.model_fields if name.upper() in env
-        }
-        values.setdefault("region", env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION", ""))
-        return cls.model_validate(values)
-
 
 INTERACTIVE_BEDROCK = "bedrock-runtime (interactive)"
 INTERACTIVE_ATTEMPTS = 4

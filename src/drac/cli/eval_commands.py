@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
@@ -21,6 +20,7 @@ from drac.evaluation.report import print_report
 from drac.evaluation.runner import evaluate
 from drac.local.workspace import Workspace
 from drac.models import DocumentStatus
+from drac.settings import EmbedderSettings
 from drac.terminal import markup, printable
 
 
@@ -110,7 +110,7 @@ def eval_command(
         # a chunk set is named after its file, and the report prints the name
         sets.extend(load_chunk_set(path, printable(path.stem)) for path in compare)
         chosen = embedder_from_spec(
-            embedder if embedder is not None else os.environ.get("DRAC_EMBEDDER")
+            embedder if embedder is not None else EmbedderSettings.from_env().spec
         )
         if chosen is not None and ws is not None:
             # vectors of unchanged chunks and queries are reused on the next run

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -38,6 +37,7 @@ from drac.planning import PlanningCounts
 from drac.planning.llm import one_line, preview
 from drac.ports import ModelCallError, SearchHit
 from drac.retrieval.rank import Mode
+from drac.settings import EmbedderSettings
 from drac.terminal import json_text, markup, printable
 
 SOURCE_WIDTH = 32
@@ -114,7 +114,7 @@ def search(
         hits, used = _search_stack(stack, query, k, mode, tenant, all_tenants, metadata_filter)
         _print_hits(hits, used, as_json)
         return
-    spec = embedder if embedder is not None else os.environ.get("DRAC_EMBEDDER")
+    spec = embedder if embedder is not None else EmbedderSettings.from_env().spec
     try:
         chosen = embedder_from_spec(spec)
     except DracError as exc:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from drac.embedders.local import EmbedderUnavailable
 from drac.ports import Embedder
-from drac.settings import Settings
+from drac.settings import EmbedderSettings, Settings
 
 CHOICES = "embedded, none, bedrock, openai or local:PATH"
 EMBEDDED = "embedded"
@@ -57,26 +57,25 @@ def embedder_from_spec(
     if value not in ("bedrock", "openai"):
         raise EmbedderUnavailable(f"unknown embedder {value!r}: use {CHOICES}")
     settings = Settings.load(env) if settings is None else settings
+    own = settings.embedder  # the embedder's own variables win where they are set
     if value == "bedrock":
         from drac.embedders.bedrock import TitanEmbedder
 
-        dimensions = env.get("DRAC_EMBED_DIMENSIONS", "").strip()
         return TitanEmbedder(
-            model_id=env.get("DRAC_EMBED_MODEL") or settings.embedding_model_id,
-            dimensions=int(dimensions) if dimensions else settings.embedding_dimension,
-            region=settings.region or env.get("AWS_DEFAULT_REGION"),
+            model_id=own.model or settings.embedding_model_id,
+            dimensions=own.dimensions or settings.embedding_dimension,
+            region=settings.region or own.default_region,
         )
     from drac.embedders.openai import OpenAIEmbedder
 
-    explicit_url = env.get("DRAC_EMBED_BASE_URL")
+    explicit_url = own.base_url
     # the chat server's key goes only to the chat server's URL, never to another endpoint
     shared_key = None if explicit_url else settings.openai_api_key
     chosen_model = "embedding_model_id" in settings.model_fields_set
     return OpenAIEmbedder(
         explicit_url or settings.openai_base_url,
-        env.get("DRAC_EMBED_MODEL")
-        or (settings.embedding_model_id if chosen_model else OPENAI_DEFAULT_MODEL),
-        api_key=env.get("DRAC_EMBED_API_KEY") or shared_key or env.get("OPENAI_API_KEY"),
+        own.model or (settings.embedding_model_id if chosen_model else OPENAI_DEFAULT_MODEL),
+        api_key=own.api_key or shared_key or own.openai_api_key,
     )
 
 
@@ -96,4 +95,4 @@ def is_configured(spec: str | None) -> bool:
 def embedder_from_env(env: Mapping[str, str] | None = None) -> Embedder | None:
     """The embedder `DRAC_EMBEDDER` names (the default when unset, None for `none`)."""
     env = os.environ if env is None else env
-    return embedder_from_spec(env.get("DRAC_EMBEDDER"), env)
+    return embedder_from_spec(EmbedderSettings.from_env(env).spec, env)

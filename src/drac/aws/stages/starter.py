@@ -20,6 +20,7 @@ from drac.aws.stages.late_metadata import (
     apply_metadata_event,
     is_metadata_event,
 )
+from drac.errors import DracError
 from drac.ids import ContentDigest, digest_of
 
 READ_CHUNK = 1024 * 1024
@@ -150,7 +151,7 @@ def backoff_seconds(receive_count: int, rng: random.Random | None = None) -> int
     return int((rng or random).uniform(ceiling / 2, ceiling))
 
 
-class WaitedTooLong(Exception):
+class WaitedTooLong(DracError):
     """An upload waited MAX_WAITS times: it stops waiting and fails like any other error."""
 
 
