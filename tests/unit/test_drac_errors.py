@@ -13,7 +13,10 @@ from drac.errors import DracError
 
 # The process-containment wire protocol's own errors, which never leave the parent's
 # pool (it turns them into DocumentError).
-INTERNAL = {"drac.documents.sandbox.containment.wire.WireError", "drac.documents.sandbox.containment.wire.Timeout"}
+INTERNAL = {
+    "drac.documents.sandbox.containment.wire.WireError",
+    "drac.documents.sandbox.containment.wire.Timeout",
+}
 # Frameworks the integrations adapt to, which the core does not install.
 OPTIONAL = ("drac.integrations",)
 

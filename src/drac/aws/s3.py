@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any, BinaryIO
 
+from drac.errors import DracError
 from drac.ports import ArtifactStore
 
 CHUNK_BYTES = 1024 * 1024
 """What a streamed download holds at a time."""
 
 
-class ObjectTooLarge(ValueError):
+class ObjectTooLarge(DracError, ValueError):
     """An object larger than a download may write."""
 
     def __init__(self, key: str, size: int, limit: int) -> None:
