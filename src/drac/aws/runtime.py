@@ -29,7 +29,7 @@ from drac.aws.dynamo import (
 from drac.aws.opensearch import OpenSearchChunkIndex, make_client
 from drac.aws.s3 import S3ArtifactStore
 from drac.ports import Embedder, TextModel, VisionModel
-from drac.settings import SETTINGS_VARIABLE, Settings
+from drac.settings import SETTINGS_VARIABLE, Settings, SettingsError
 
 
 class CloudResources(BaseModel):
@@ -194,6 +194,23 @@ class Runtime:
 
         return BedrockVisionModel(
             self.settings.conversion_model,
+            client=self._bedrock(),
+            max_tokens=self.settings.conversion_max_tokens,
+            temperature=self.settings.temperature,
+        )
+
+    def escalation_model(self) -> VisionModel:
+        """The second conversion model (`escalateTo`), with the conversion model's limits.
+
+        Raises SettingsError when the deployment names none (or not a Bedrock one)."""
+        from drac.aws.stages.escalation import escalation_model_id
+        from drac.clients.bedrock import BedrockVisionModel
+
+        model_id = escalation_model_id(self.settings)
+        if model_id is None:
+            raise SettingsError("escalateTo is not set: the deployment escalates no page")
+        return BedrockVisionModel(
+            model_id,
             client=self._bedrock(),
             max_tokens=self.settings.conversion_max_tokens,
             temperature=self.settings.temperature,
