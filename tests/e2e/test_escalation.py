@@ -142,7 +142,7 @@ def test_exactly_the_pages_with_invented_numbers_are_escalated_and_the_honest_an
     assert any(w.startswith("escalation: 2 page(s) converted again by") for w in record.warnings)
 
     by_model = conversion_by_model(_ledger(deployed, document_id), PriceTable())
-    assert [(m, c.calls) for m, c in by_model.items()] == [(CONVERSION_MODEL, 2), (STRONG, 2)]
+    assert {m: c.calls for m, c in by_model.items()} == {CONVERSION_MODEL: 2, STRONG: 2}
     assert by_model[STRONG].input_tokens == 2 * 1000  # the fake: 1,000 a page, one page a call
     assert by_model[CONVERSION_MODEL].input_tokens == 4 * 1000
     assert all(cost.dollars > 0 for cost in by_model.values())  # both priced (Haiku 4.5)
@@ -156,6 +156,15 @@ def test_an_honest_first_model_escalates_nothing_and_the_map_runs_no_iteration(
     document_id = _upload(deployed, pdf)
     assert _converted_pages(bedrock, STRONG) == []
     assert _escalate_pages_lengths(deployed) == [0]
+    (run,) = deployed.executions("convert")
+    entered = [
+        e["stateEnteredEventDetails"]["name"]
+        for e in deployed.history(run["executionArn"])
+        if "stateEnteredEventDetails" in e
+    ]
+    after = entered[entered.index("FindDoubtful") :]
+    # what escalation costs a document no page of which is doubtful: four state transitions
+    assert after == ["FindDoubtful", "AnyDoubtful", "NoneDoubtful", "EscalatePages"]
     summary = json.loads(deployed.runtime.artifacts.get_text(keys.verification_key(document_id)))
     assert summary["escalations"] == []
     record = deployed.runtime.registry.get(document_id)
