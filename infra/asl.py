@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 STATEMACHINE_DIR = Path(__file__).resolve().parent.parent / "statemachine"
@@ -35,14 +35,43 @@ def placeholders(name: str) -> set[str]:
     return set(PLACEHOLDER.findall((STATEMACHINE_DIR / f"{name}.asl.json").read_text()))
 
 
+def extended(name: str, extensions: Sequence[str] = ()) -> str:
+    """The ASL text of `statemachine/<name>.asl.json` with each extension file applied: its
+    `Patch` sets fields of the base's top-level states (null removes one) and its `States`
+    are added (escalate.asl.json extends convert)."""
+    text = (STATEMACHINE_DIR / f"{name}.asl.json").read_text()
+    if not extensions:
+        return text
+    definition = json.loads(text)
+    states = definition["States"]
+    for extension in extensions:
+        fragment = json.loads((STATEMACHINE_DIR / f"{extension}.asl.json").read_text())
+        if fragment["Extends"] != name:
+            raise ValueError(f"{extension}.asl.json extends {fragment['Extends']}, not {name}")
+        for state, fields in fragment["Patch"].items():
+            for key, value in fields.items():
+                if value is None:
+                    states[state].pop(key, None)
+                else:
+                    states[state][key] = value
+        if set(fragment["States"]) & set(states):
+            raise ValueError(f"{extension}.asl.json redefines a state of {name}")
+        states.update(fragment["States"])
+    return json.dumps(definition, indent=2)
+
+
 def render_definition(
-    name: str, numbers: Mapping[str, int], strings: Mapping[str, str] | None = None
+    name: str,
+    numbers: Mapping[str, int],
+    strings: Mapping[str, str] | None = None,
+    extensions: Sequence[str] = (),
 ) -> str:
-    """Return the ASL text of `statemachine/<name>.asl.json` with numbers (and strings) filled.
+    """Return the ASL text of `statemachine/<name>.asl.json` (with its `extensions`) with
+    numbers (and strings) filled.
 
     Raises KeyError if a numeric placeholder is left without a value.
     """
-    text = (STATEMACHINE_DIR / f"{name}.asl.json").read_text()
+    text = extended(name, extensions)
     for key, number in numbers.items():
         text = text.replace(f'"${{{key}}}"', str(int(number)))
     for key, string in (strings or {}).items():

@@ -136,9 +136,11 @@ def acknowledgements(stack) -> dict[str, str]:
             "stop the child executions it starts, whose names are generated; the grant names "
             "one state machine's executions."
         )
+    from drac.aws.stages.escalation import escalation_model_id
     from infra.config import GEO_PREFIXES
 
-    for model_id in stack.settings.bedrock_model_ids():
+    second = escalation_model_id(stack.settings)  # escalateTo: the Escalate function's model
+    for model_id in (*stack.settings.bedrock_model_ids(), *([second] if second else [])):
         if model_id.startswith(GEO_PREFIXES):
             base = model_id.split(".", 1)[1]
             model = f"arn:<AWS::Partition>:bedrock:*::foundation-model/{base}"

@@ -13,6 +13,7 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from drac.aws.document_access import READ_ACTIONS, WRITE_ACTIONS
+from drac.aws.stages.escalation import escalation_model_id
 from drac.settings import SETTINGS_VARIABLE, Settings
 from infra.config import model_arns
 from infra.functions import FunctionFactory, Placement
@@ -217,6 +218,15 @@ class Stages(Construct):
         s.artifacts.grant_read_write(self.convert)
         s.ledger_table.grant_write_data(self.convert)
         self._grant_models(self.convert, [settings.conversion_model])
+        # escalateTo: the second model converts the doubtful pages again (EscalatePages);
+        # this function alone may call it, and only it (no escalation: no function, no grant)
+        self.escalate: lambda_.Function | None = None
+        second = escalation_model_id(settings)
+        if second is not None:
+            self.escalate = mk("Escalate", "escalate", memory=1024, timeout=minutes(15))
+            s.artifacts.grant_read_write(self.escalate)  # the batch's pages, then the batch
+            s.ledger_table.grant_write_data(self.escalate)
+            self._grant_models(self.escalate, [second])
         self.batch_failed = mk("BatchFailed", "batch_failed")
         s.artifacts.grant_put(self.batch_failed)
         self.parse = mk("Parse", "parse", memory=2048, timeout=minutes(15))
@@ -305,6 +315,7 @@ class Stages(Construct):
             self.finalise,
             self.manifest,
             self.retrieve,
+            *([self.escalate] if self.escalate else []),
         ]
 
     def _document_access(

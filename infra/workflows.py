@@ -52,11 +52,18 @@ class Workflows(Construct):
             },
         )
         # One child execution per group of batches: each history holds one group's batches.
+        # With escalation (escalateTo) it goes on to EscalatePages (escalate.asl.json).
+        escalate = {"EscalateFunctionArn": st.escalate} if st.escalate else {}
         self.convert_machine = self._machine(
             "ConvertMachine",
             "convert",
-            {"ConvertFunctionArn": st.convert, "BatchFailedFunctionArn": st.batch_failed},
+            {
+                "ConvertFunctionArn": st.convert,
+                "BatchFailedFunctionArn": st.batch_failed,
+                **escalate,
+            },
             {"BatchConcurrency": settings.batch_concurrency},
+            extensions=("escalate",) if escalate else (),
         )
         self.ingest_machine = self._machine(
             "IngestMachine",
@@ -98,9 +105,10 @@ class Workflows(Construct):
         functions: dict[str, lambda_.IFunction],
         numbers: dict[str, int],
         strings: dict[str, str] | None = None,
+        extensions: tuple[str, ...] = (),
     ) -> sfn.StateMachine:
-        """A Standard state machine from `statemachine/<name>.asl.json`, logging to its own
-        log group."""
+        """A Standard state machine from `statemachine/<name>.asl.json` (and its
+        `extensions`), logging to its own log group."""
         stack = Stack.of(self)
         # The vended-logs prefix keeps Step Functions off the size-limited logs resource
         # policy; the stack's UUID makes the name new for every stack, so a retained group
@@ -124,7 +132,7 @@ class Workflows(Construct):
             construct_id,
             state_machine_name=machine_name(stack, name),
             definition_body=sfn.DefinitionBody.from_string(
-                render_definition(name, {**numbers, **timeouts})
+                render_definition(name, {**numbers, **timeouts}, extensions=extensions)
             ),
             definition_substitutions={**substitutions, **(strings or {})},
             state_machine_type=sfn.StateMachineType.STANDARD,

@@ -236,13 +236,17 @@ class FakeBedrockRuntime:
     every request. Failures are injected three ways: `failures`, exceptions raised one per
     call before calls succeed again; `throttle_next`, that many ThrottlingExceptions; and
     `fail_pages`, a validation error for good on every call covering one of those pages;
-    `throttle_pages`, a ThrottlingException for good on every such call.
+    `throttle_pages`, a ThrottlingException for good on every such call. A second
+    conversion model (escalation) is one named in `model_texts`, whose page images are
+    answered from there first (then as the conversion model answers them).
     """
 
     def __init__(self, pdf: bytes | None, conversion_model: str,
                  embedding_model: str = "amazon.titan-embed-text-v2:0",
                  planning_model: str = "google.gemma-3-12b-it") -> None:
         self.page_texts: dict[str, str] = {}
+        self.model_texts: dict[str, dict[str, str]] = {}
+        """Per model id other than the conversion model: page image digest -> its answer."""
         if pdf is not None:
             self.add_pdf(pdf)
         self.conversion_model = conversion_model
@@ -272,8 +276,9 @@ class FakeBedrockRuntime:
         for page in render_pages(pdf, RenderOptions()):
             self.page_texts[_digest(page.png)] = texts.get(page.number, "").strip()
 
-    def _page_text(self, number: int, image: bytes) -> str:
-        known = self.page_texts.get(_digest(image))
+    def _page_text(self, number: int, image: bytes, model: str = "") -> str:
+        digest = _digest(image)
+        known = self.model_texts.get(model, {}).get(digest, self.page_texts.get(digest))
         if known is not None:
             return known
         return f"Page {number} of a document the fake has not seen ({_digest(image)[:8]})."
@@ -291,7 +296,7 @@ class FakeBedrockRuntime:
         planning request (the forced `answer` tool) gets a plan (`plan_answer`)."""
         if "toolConfig" in request:
             return self.plan_answer(request)
-        assert request["modelId"] == self.conversion_model
+        assert request["modelId"] in (self.conversion_model, *self.model_texts)
         assert request["inferenceConfig"]["temperature"] == 0.1
         assert request["inferenceConfig"]["maxTokens"] == 8192
         content = request["messages"][0]["content"]
@@ -311,7 +316,7 @@ class FakeBedrockRuntime:
         if self.slow_s:
             time.sleep(self.slow_s)
         text = "\n\n".join(
-            f"<!-- Page {n} -->\n\n{self._page_text(n, img['source']['bytes'])}"
+            f"<!-- Page {n} -->\n\n{self._page_text(n, img['source']['bytes'], request['modelId'])}"
             for n, img in zip(pages, images, strict=True))
         return {"output": {"message": {"role": "assistant", "content": [{"text": text}]}},
                 "usage": {"inputTokens": 1000 * len(pages), "outputTokens": len(text) // 4}}

@@ -25,6 +25,7 @@ ALTERNATE_CONTEXT = {
     "indexConcurrency": 2,
     "replanConcurrency": 4,
     "conversionModelId": "us.google.gemma-3-12b-it",
+    "escalateTo": "bedrock:us.anthropic.claude-haiku-4-5-20251001-v1:0",
     "indexName": "other-chunks",
     "removalPolicy": "destroy",
     "pageImageExpirationDays": 7,

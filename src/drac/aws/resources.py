@@ -97,7 +97,7 @@ class KbTransformResources(CloudResources):
 
 CONVERTERS = ("normalise", "read_scans", "read_spreadsheet", "render")
 _STAGES = (
-    "abandon_plan", "activate_plan", "batch_failed", "convert", "delete", "finalise",
+    "abandon_plan", "activate_plan", "batch_failed", "convert", "delete", "escalate", "finalise",
     "index_chunks", "parse", "plan_section", "prepare_plan", "register", "replan_manifest",
     "retrieve", "section", "starter",
 )  # fmt: skip

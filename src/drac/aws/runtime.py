@@ -28,7 +28,7 @@ from drac.aws.opensearch import OpenSearchChunkIndex, make_client
 from drac.aws.resources import CloudResources
 from drac.aws.s3 import S3ArtifactStore
 from drac.ports import Embedder, TextModel, VisionModel
-from drac.settings import SETTINGS_VARIABLE, Settings
+from drac.settings import SETTINGS_VARIABLE, Settings, SettingsError
 
 INTERACTIVE_BEDROCK = "bedrock-runtime (interactive)"
 INTERACTIVE_ATTEMPTS = 4
@@ -164,6 +164,23 @@ class Runtime:
 
         return BedrockVisionModel(
             self.settings.conversion_model,
+            client=self._bedrock(),
+            max_tokens=self.settings.conversion_max_tokens,
+            temperature=self.settings.temperature,
+        )
+
+    def escalation_model(self) -> VisionModel:
+        """The second conversion model (`escalateTo`), with the conversion model's limits.
+
+        Raises SettingsError when the deployment names none (or not a Bedrock one)."""
+        from drac.aws.stages.escalation import escalation_model_id
+        from drac.clients.bedrock import BedrockVisionModel
+
+        model_id = escalation_model_id(self.settings)
+        if model_id is None:
+            raise SettingsError("escalateTo is not set: the deployment escalates no page")
+        return BedrockVisionModel(
+            model_id,
             client=self._bedrock(),
             max_tokens=self.settings.conversion_max_tokens,
             temperature=self.settings.temperature,

@@ -60,6 +60,9 @@ DEFAULT_MODELS: dict[str, ModelPrice] = {
     "google.gemma-3-12b-it": ModelPrice(
         input_per_million=0.09, output_per_million=0.29, source="Bedrock on-demand us-east-1"
     ),
+    "anthropic.claude-haiku-4-5-20251001": ModelPrice(
+        input_per_million=1.0, output_per_million=5.0, source="Claude Haiku 4.5 list price"
+    ),
     "amazon.titan-embed-text-v2:0": ModelPrice(
         input_per_million=0.02, output_per_million=0.0, source="Bedrock on-demand us-east-1"
     ),

@@ -33,6 +33,7 @@ from drac.aws.stages.conversion import (
     SliceInput,
     SliceRendered,
 )
+from drac.aws.stages.escalation import Escalated, EscalateInput, EscalationItem
 from drac.aws.stages.lifecycle import FinaliseInput, FinalStatus
 from drac.aws.stages.parse import ParseInput, ParseResult
 from drac.aws.stages.planning import (
@@ -57,7 +58,7 @@ INPUTS: dict[str, type[BaseModel]] = {
     "Convert": ConvertInput, "BatchFailed": BatchFailedInput, "Parse": ParseInput,
     "Section": SectionInput, "PlanSection": PlanSectionInput, "PreparePlan": PrepareInput,
     "IndexChunks": IndexInput, "ActivatePlan": ActivateInput, "AbandonPlan": AbandonInput,
-    "Finalise": FinaliseInput, "Manifest": ManifestInput,
+    "Finalise": FinaliseInput, "Manifest": ManifestInput, "Escalate": EscalateInput,
 }
 OUTPUTS: dict[str, type[BaseModel]] = {
     "Register": Registered, "Normalise": PdfLocation, "Render": Rendered,
@@ -65,7 +66,7 @@ OUTPUTS: dict[str, type[BaseModel]] = {
     "Convert": BatchDone, "BatchFailed": BatchDone, "Parse": ParseResult,
     "Section": Sectioning, "PlanSection": PlannedSection, "PreparePlan": PreparedPlan,
     "IndexChunks": IndexedRange, "ActivatePlan": Activation, "AbandonPlan": Abandoned,
-    "Finalise": FinalStatus, "Manifest": Manifest,
+    "Finalise": FinalStatus, "Manifest": Manifest, "Escalate": Escalated,
 }
 
 
@@ -80,7 +81,7 @@ def _models(state_name: str, function: str) -> tuple[type[BaseModel], type[BaseM
 
 
 def _definitions() -> Iterator[dict[str, Any]]:
-    for name in ("ingest", "convert", "plan", "replan"):
+    for name in ("ingest", "convert", "plan", "replan", "escalate"):  # escalate: convert's
         yield json.loads((ROOT / "statemachine" / f"{name}.asl.json").read_text())
 
 
@@ -142,6 +143,27 @@ def test_map_items_are_what_the_item_models_take(
     asl = json.loads((ROOT / "statemachine" / f"{machine}.asl.json").read_text())
     (state,) = [s for name, s in _states(asl["States"]) if name == inner_map]
     assert {k.removesuffix(".$") for k in state["ItemSelector"]} == set(model.model_fields)
+
+
+def test_convert_batch_outputs_are_escalate_pages_items() -> None:
+    """ConvertBatches' iterations output the stage's `doubtful` flag and `escalate` list,
+    whose items EscalatePages hands to the Escalate function whole (its `input`)."""
+    convert = json.loads((ROOT / "statemachine" / "convert.asl.json").read_text())
+    escalate = json.loads((ROOT / "statemachine" / "escalate.asl.json").read_text())
+    for name in ("ConvertBatch", "MarkBatchFailed"):
+        (state,) = [s for n, s in _states(convert["States"]) if n == name]
+        assert state["OutputPath"] == "$.converted"
+        assert state["ResultSelector"]["escalate.$"] == "$.Payload.escalate"
+        assert state["ResultSelector"]["doubtful.$"] == "$.Payload.doubtful"
+    assert BatchDone.model_fields["escalate"].annotation == list[EscalationItem]
+    patch = escalate["Patch"]["ConvertBatches"]
+    assert patch["ResultSelector"]["flags.$"] == "$[*].doubtful"
+    listed = escalate["States"]["ListDoubtful"]["Parameters"]["items.$"]
+    assert listed == f"{patch['ResultPath']}.batches[*].escalate[*]"
+    assert escalate["States"]["EscalatePages"]["ItemsPath"] == "$.escalated.items"
+    (keep,) = [s for n, s in _states(escalate["States"]) if n == "KeepFirstAnswers"]
+    sent = {key.removesuffix(".$") for key in keep["Parameters"]["Payload"]["input"]}
+    assert sent == set(EscalationItem.model_fields)
 
 
 def _error_locations(error: ValidationError) -> list[str]:

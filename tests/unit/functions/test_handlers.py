@@ -206,13 +206,14 @@ def test_each_handler_loads_only_the_core_and_the_aws_adapters() -> None:
     evaluation or local-only dependency (the deps layer does not carry them)."""
     with ThreadPoolExecutor(max_workers=2) as pool:
         loaded = dict(zip(FUNCTIONS, pool.map(_loaded, FUNCTIONS), strict=True))
-    assert len(loaded) == 21
+    assert len(loaded) == 22
     for name, modules in loaded.items():
         bad = [m for m in modules if any(m == f or m.startswith(f + ".") for f in FORBIDDEN)]
         assert bad == [], f"{name} loads {bad}"
     assert "drac.documents.intake.normalise" in loaded["normalise"]
     assert "drac.documents.spreadsheets" in loaded["read_spreadsheet"]
     assert "drac.documents.offline.pages" not in loaded["convert"]
+    assert "drac.documents.offline" not in loaded["escalate"]  # the second model's pages
     # ReadScans (an image with the ocr extra) runs the local OCR path; the engine itself is
     # imported only in its contained worker
     assert "drac.documents.pdf.scans" in loaded["read_scans"]

@@ -20,8 +20,8 @@ from drac.aws.lambda_support import logger
 from drac.aws.pdf_files import pdf_file
 from drac.aws.runtime import Runtime
 from drac.aws.stages.boxes import store_page_layers
+from drac.aws.stages.escalation import EscalationItem, convert_group_size, doubtful_batch
 from drac.aws.stages.fanout import (
-    CONVERT_GROUP_SIZE,
     MAX_ITEMS,
     SCAN_PAGES_PER_READ,
     ItemGroup,
@@ -134,10 +134,15 @@ class BatchFailedInput(BatchItem):
 
 
 class BatchDone(BaseModel):
-    """What became of one batch."""
+    """What became of one batch, and the batch as an EscalatePages item when pages of it
+    deserve the second model (none without escalation)."""
 
     batch: int
     ok: bool
+    escalate: list[EscalationItem] = Field(default_factory=list)
+    doubtful: bool = Field(
+        default=False, description="whether `escalate` names the batch (a flag the machine tests)"
+    )
 
 
 def normalise_document(rt: Runtime, event: NormaliseInput) -> PdfLocation:
@@ -183,7 +188,7 @@ def render_document(rt: Runtime, event: RenderInput) -> Rendered:
         page_count=count,
         source_warnings=event.warnings,
         batch_count=batches,
-        groups=item_groups(batches, CONVERT_GROUP_SIZE),  # one convert execution per group
+        groups=item_groups(batches, convert_group_size(rt.settings)),  # a convert run per group
         slices=render_slices(batches, rt.settings.batch_size),
         scan_group_pages=scan_group_pages(count),
     )
@@ -244,7 +249,7 @@ def convert_pages(rt: Runtime, event: ConvertInput) -> BatchDone:
     Markdown. Its scanned pages are checked against the words ReadScans stored.
     """
     item = event.input
-    pages = _pages(rt, item)
+    pages = batch_pages(rt, item)
     vision = rt.vision_model()
     earlier = earlier_batch(rt, item.document_id, page_digests(pages), vision.name, item.batch)
     with retried_by_step_functions():
@@ -259,21 +264,27 @@ def convert_pages(rt: Runtime, event: ConvertInput) -> BatchDone:
         )
     keep_batch(rt, item.document_id, kept)
     scans = [page.number for page in pages if not page.text_chars]
-    result = checked_against_ocr(result, _ocr_words(rt, item.document_id, scans))
+    result = checked_against_ocr(result, ocr_words(rt, item.document_id, scans))
     _store(rt, item, result)
-    return BatchDone(batch=item.batch, ok=result.failure is None)
+    escalate = doubtful_batch(rt.settings, item.document_id, item.page_count, item.batch, result)
+    return BatchDone(
+        batch=item.batch, ok=result.failure is None, escalate=escalate, doubtful=bool(escalate)
+    )
 
 
 def record_batch_failure(rt: Runtime, event: BatchFailedInput) -> BatchDone:
     """Store error markers for a batch whose retries ran out, so the document is PARTIAL."""
     numbers = page_batches(event.page_count, rt.settings.batch_size)[event.batch]
     reason = _reason(event.error, event.cause)
-    _store(rt, event, failed_batch(numbers, reason))
+    result = failed_batch(numbers, reason)
+    _store(rt, event, result)
     logger.warning("batch failed", extra={"batch": event.batch, "reason": reason})
-    return BatchDone(batch=event.batch, ok=False)
+    escalate = doubtful_batch(rt.settings, event.document_id, event.page_count, event.batch, result)
+    return BatchDone(batch=event.batch, ok=False, escalate=escalate, doubtful=bool(escalate))
 
 
-def _pages(rt: Runtime, item: BatchItem) -> list[StoredPage]:
+def batch_pages(rt: Runtime, item: BatchItem) -> list[StoredPage]:
+    """The batch's rendered pages: their images, text-layer sizes and text layers."""
     numbers = page_batches(item.page_count, rt.settings.batch_size)[item.batch]
     text_layer = json.loads(rt.artifacts.get_text(keys.page_meta_key(item.document_id, item.batch)))
     return [
@@ -295,7 +306,7 @@ def _page_text(rt: Runtime, document_id: str, number: int) -> str:
         return ""
 
 
-def _ocr_words(rt: Runtime, document_id: str, scans: list[int]) -> dict[int, str]:
+def ocr_words(rt: Runtime, document_id: str, scans: list[int]) -> dict[int, str]:
     """The words ReadScans stored for each scanned page it could read (none for the others)."""
     words: dict[int, str] = {}
     for number in scans:

@@ -12,12 +12,14 @@ from drac.aws.dynamo import MAX_WARNINGS
 from drac.aws.lambda_support import MetricUnit, metrics
 from drac.aws.runtime import Runtime
 from drac.aws.stages.boxes import place_on_pages
+from drac.aws.stages.escalation import EscalatedBatch
 from drac.aws.stages.fanout import ItemGroup
 from drac.aws.stages.planning import store_sections
-from drac.documents.vision.batches import BatchResult, JoinedMarkdown, join_batches
+from drac.documents.vision.batches import JoinedMarkdown, join_batches
 from drac.documents.vision.verify import VerificationSummary, review_conversion
+from drac.documents.vision.escalate import escalation_line
 from drac.ingest import parse_document
-from drac.models import DocumentStatus, Strategy
+from drac.models import DocumentStatus, PageEscalation, Strategy
 
 INGEST_RUN = "ingest"
 READERS = 16
@@ -57,8 +59,9 @@ def parse_converted(rt: Runtime, event: ParseInput) -> ParseResult:
     Raises DocumentError when the document has no text content to chunk.
     """
     document_id = event.document_id
+    escalations: list[PageEscalation] = []
     if event.batch_count:
-        joined = _join(rt, document_id, event.batch_count)
+        joined, escalations = _join(rt, document_id, event.batch_count)
     else:
         markdown = rt.artifacts.get_text(keys.markdown_key(document_id))
         joined = JoinedMarkdown(markdown=markdown, warnings=[], failures=[])
@@ -66,17 +69,17 @@ def parse_converted(rt: Runtime, event: ParseInput) -> ParseResult:
         joined.markdown, joined.verification, event.strategy.hold_back_flags
     )
     failures = [*joined.failures, *reviewed.failures]
+    escalated = [escalation_line(escalations)] if escalations else []
     joined = JoinedMarkdown(
         markdown=reviewed.markdown,
-        warnings=[*([reviewed.warning] if reviewed.warning else []), *joined.warnings],
+        warnings=[*([reviewed.warning] if reviewed.warning else []), *escalated, *joined.warnings],
         failures=failures,
     )
-    checked = reviewed.summary.counts() if reviewed.summary.pages else None
-    if reviewed.summary.pages:  # a vision model's pages, checked against their text layer
-        rt.artifacts.put_text(
-            keys.verification_key(document_id), reviewed.summary.model_dump_json(indent=1)
-        )
-        publish_verification(reviewed.summary)
+    summary = reviewed.summary.model_copy(update={"escalations": tuple(escalations)})
+    checked = summary.counts() if summary.pages else None
+    if summary.pages or escalations:  # a vision model's pages, checked against their text
+        rt.artifacts.put_text(keys.verification_key(document_id), summary.model_dump_json(indent=1))
+        publish_verification(summary)
     parsed = parse_document(joined.markdown, event.strategy, joined.failures)
     if event.batch_count:  # converted from pages: place the elements on them
         parsed = place_on_pages(rt, document_id, parsed)
@@ -126,13 +129,19 @@ def publish_verification(summary: VerificationSummary) -> None:
     metrics.add_metric(name="PagesHeldBack", unit=MetricUnit.Count, value=len(summary.held_back))
 
 
-def _join(rt: Runtime, document_id: str, batch_count: int) -> JoinedMarkdown:
-    def read(batch: int) -> BatchResult:
+def _join(
+    rt: Runtime, document_id: str, batch_count: int
+) -> tuple[JoinedMarkdown, list[PageEscalation]]:
+    """The batches joined, and the record of every page escalated (`stages.escalation`)."""
+
+    def read(batch: int) -> EscalatedBatch:
         try:
             text = rt.artifacts.get_text(keys.batch_key(document_id, batch))
         except KeyError as exc:
             raise RuntimeError(f"batch {batch} of {document_id} was never converted") from exc
-        return BatchResult.model_validate_json(text)
+        return EscalatedBatch.model_validate_json(text)
 
     with ThreadPoolExecutor(max_workers=READERS) as pool:
-        return join_batches(list(pool.map(read, range(batch_count))))
+        batches = list(pool.map(read, range(batch_count)))
+    escalations = sorted((r for b in batches for r in b.escalations), key=lambda r: r.page)
+    return join_batches(batches), escalations
