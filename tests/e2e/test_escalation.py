@@ -18,7 +18,7 @@ from boto3.dynamodb.conditions import Key
 from drac.aws import keys
 from drac.costs.models import conversion_by_model
 from drac.costs.prices import PriceTable
-from drac.documents.offline import offline_markdown
+from drac.documents.offline.pages import offline_markdown
 from drac.documents.pdf.render import RenderOptions, render_pages
 from drac.ids import document_id_for
 from drac.models import LedgerEntry

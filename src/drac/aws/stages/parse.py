@@ -16,8 +16,8 @@ from drac.aws.stages.escalation import EscalatedBatch
 from drac.aws.stages.fanout import ItemGroup
 from drac.aws.stages.planning import store_sections
 from drac.documents.vision.batches import JoinedMarkdown, join_batches
-from drac.documents.vision.verify import VerificationSummary, review_conversion
 from drac.documents.vision.escalate import escalation_line
+from drac.documents.vision.verify import VerificationSummary, review_conversion
 from drac.ingest import parse_document
 from drac.models import DocumentStatus, PageEscalation, Strategy
 
