@@ -10,10 +10,8 @@ from drac.ports import ModelCallError
 
 def _client_error(code: str, status: int) -> ClientError:
     return ClientError(
-        {
-            "Error": {"Code": code, "Message": "refused"},
-            "ResponseMetadata": {"HTTPStatusCode": status, "RetryAttempts": 0},
-        },
+        {"Error": {"Code": code, "Message": "refused"},
+         "ResponseMetadata": {"HTTPStatusCode": status, "RetryAttempts": 0}},
         "InvokeModel",
     )
 
@@ -21,9 +19,8 @@ def _client_error(code: str, status: int) -> ClientError:
 class FakeBedrock:
     """Stands in for boto3's bedrock-runtime client at the client boundary."""
 
-    def __init__(
-        self, dimension: int = 1024, fail_on: int | None = None, error: Exception | None = None
-    ):
+    def __init__(self, dimension: int = 1024, fail_on: int | None = None,
+                 error: Exception | None = None):
         self.calls: list[dict] = []
         self.dimension = dimension
         self.fail_on = fail_on
@@ -49,11 +46,8 @@ def test_titan_request_body_and_usage():
     assert first["modelId"] == "amazon.titan-embed-text-v2:0"
     assert first["contentType"] == "application/json"
     assert first["accept"] == "application/json"
-    assert json.loads(first["body"]) == {
-        "inputText": "hello world",
-        "dimensions": 1024,
-        "normalize": True,
-    }
+    assert json.loads(first["body"]) == {"inputText": "hello world", "dimensions": 1024,
+                                         "normalize": True}
     assert embedder.usage.input_tokens == 3
     assert embedder.name == "amazon.titan-embed-text-v2:0"
 
@@ -95,11 +89,8 @@ def test_titan_default_client_uses_the_bedrock_config(monkeypatch):
     import drac.embedders.bedrock as module
 
     made = []
-    monkeypatch.setattr(
-        module,
-        "make_bedrock_runtime",
-        lambda region, config: made.append((region, config)) or FakeBedrock(),
-    )
+    monkeypatch.setattr(module, "make_bedrock_runtime",
+                        lambda region, config: made.append((region, config)) or FakeBedrock())
     TitanEmbedder(region="eu-west-1", attempts=2).embed(["x"])
     [(region, config)] = made
     assert region == "eu-west-1"

@@ -10,13 +10,8 @@ from drac.ports import ModelCallError
 
 
 class _Server:
-    def __init__(
-        self,
-        status: int = 200,
-        shuffle: bool = False,
-        refusals: int = 0,
-        answer: dict | None = None,
-    ):
+    def __init__(self, status: int = 200, shuffle: bool = False, refusals: int = 0,
+                 answer: dict | None = None):
         self.requests: list[dict] = []
         self.refusals = refusals
         outer = self
@@ -24,9 +19,8 @@ class _Server:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                outer.requests.append(
-                    {"path": self.path, "headers": dict(self.headers), "json": body}
-                )
+                outer.requests.append({"path": self.path, "headers": dict(self.headers),
+                                       "json": body})
                 if outer.refusals:
                     outer.refusals -= 1
                     self.send_response(429)
@@ -39,10 +33,8 @@ class _Server:
                     self.end_headers()
                     self.wfile.write(b'{"error": "bad model"}')
                     return
-                data = [
-                    {"index": i, "embedding": [float(len(t)), 1.0]}
-                    for i, t in enumerate(body["input"])
-                ]
+                data = [{"index": i, "embedding": [float(len(t)), 1.0]}
+                        for i, t in enumerate(body["input"])]
                 if shuffle:
                     data.reverse()
                 payload = answer or {"data": data, "usage": {"prompt_tokens": 7}}
@@ -85,9 +77,8 @@ def test_openai_request_json_batches_and_order():
 def test_openai_429_is_retried_honouring_retry_after():
     sleeps: list[float] = []
     with _Server(refusals=2) as server:
-        embedder = OpenAIEmbedder(
-            server.url, "m", backoff=Backoff(attempts=3, base_s=0.1), sleep=sleeps.append
-        )
+        embedder = OpenAIEmbedder(server.url, "m", backoff=Backoff(attempts=3, base_s=0.1),
+                                  sleep=sleeps.append)
         assert embedder.embed(["ab"]) == [[2.0, 1.0]]
     assert len(server.requests) == 3
     assert len(sleeps) == 2 and all(wait >= 2 for wait in sleeps)
@@ -95,9 +86,8 @@ def test_openai_429_is_retried_honouring_retry_after():
 
 def test_openai_429_retries_are_bounded_and_throttled():
     with _Server(refusals=5) as server, pytest.raises(ModelCallError, match="429") as caught:
-        OpenAIEmbedder(server.url, "m", backoff=Backoff(attempts=2), sleep=lambda _s: None).embed(
-            ["a"]
-        )
+        OpenAIEmbedder(server.url, "m", backoff=Backoff(attempts=2),
+                       sleep=lambda _s: None).embed(["a"])
     assert len(server.requests) == 2
     assert caught.value.retry == "throttled"
 
@@ -113,9 +103,8 @@ def test_openai_no_auth_header_without_key_and_unreachable_endpoint():
     request = OpenAIEmbedder("http://127.0.0.1:9/v1", "m").request(["x"])
     assert "Authorization" not in request.headers
     sleeps: list[float] = []
-    embedder = OpenAIEmbedder(
-        "http://127.0.0.1:9/v1", "m", timeout=2, backoff=Backoff(attempts=3), sleep=sleeps.append
-    )
+    embedder = OpenAIEmbedder("http://127.0.0.1:9/v1", "m", timeout=2,
+                              backoff=Backoff(attempts=3), sleep=sleeps.append)
     with pytest.raises(ModelCallError, match="failed after 3 attempts") as caught:
         embedder.embed(["x"])
     assert caught.value.retry == "transient"
@@ -123,8 +112,6 @@ def test_openai_no_auth_header_without_key_and_unreachable_endpoint():
 
 
 def test_openai_answer_without_vectors_is_a_model_call_error():
-    with (
-        _Server(answer={"data": [{"index": 0}]}) as server,
-        pytest.raises(ModelCallError, match="no usable vectors"),
-    ):
+    with (_Server(answer={"data": [{"index": 0}]}) as server,
+          pytest.raises(ModelCallError, match="no usable vectors")):
         OpenAIEmbedder(server.url, "m").embed(["x"])
