@@ -36,8 +36,13 @@ class UnigramTokenizer:
         for index, piece in enumerate(pieces):
             if piece and index != unk:
                 self._lookup.setdefault(piece, index)
-        self._max_bytes = max((len(p.encode("utf-8", "surrogatepass")) for p in pieces), default=1)
-        self._max_chars = max((len(p) for p in pieces), default=1)
+        # the longest piece starting with each two characters: the segmentation tries no
+        # longer span from a position (it could match nothing)
+        self._longest: dict[str, int] = {}
+        for piece in self._lookup:
+            if len(piece) > 1:
+                head = piece[:2]
+                self._longest[head] = max(self._longest.get(head, 0), len(piece))
         self._unk_score = _f32(min(self._scores, default=0.0) - 10.0)
         self._table = {cp: out for cp, out in normalisation.items()}
 
@@ -56,18 +61,14 @@ class UnigramTokenizer:
         back_piece = [0] * (n + 1)
         back_from = [0] * (n + 1)
         best[0] = 0.0
-        lookup, scores, max_chars = self._lookup, self._scores, self._max_chars
-        wide = any(ord(c) > 0x7F for c in chars)
+        lookup, scores, longest = self._lookup, self._scores, self._longest
         for i in range(n):
             here = best[i]
             if here <= -1e29:
                 continue
-            stop = min(n, i + max_chars)
+            stop = min(n, i + max(1, longest.get(chars[i : i + 2], 0)))
             for end in range(i + 1, stop + 1):
-                piece = chars[i:end]
-                if wide and len(piece.encode("utf-8", "surrogatepass")) > self._max_bytes:
-                    break
-                index = lookup.get(piece)
+                index = lookup.get(chars[i:end])
                 if index is not None:
                     score = _f32(here + scores[index])
                     if score > best[end]:
