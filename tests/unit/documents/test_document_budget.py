@@ -26,7 +26,10 @@ from drac.documents.convert import ConversionOptions, read_scanned_pages
 from drac.documents.ocr import ocr_available
 from drac.errors import DocumentError
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
+pytestmark = [
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox"),
+    pytest.mark.subprocess,
+]
 
 LIMITS = Limits(
     memory_bytes=1 * GIB, cpu_s=30, step_cpu_s=30, wall_s=60, preload=("contained_tasks",)
