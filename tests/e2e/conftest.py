@@ -22,7 +22,8 @@ from shared_paths import VELVERA, require  # noqa: E402
 
 from tests.e2e import moto_patches  # noqa: E402
 from tests.e2e.harness import Cloud, deploy  # noqa: E402
-from tests.e2e.template import StackModel, StackTemplate, synthesise_stack  # noqa: E402
+from tests.e2e.synth import synthesise_stack  # noqa: E402
+from tests.e2e.template import StackModel, StackTemplate  # noqa: E402
 from tests.fakes import FakeBedrockRuntime, FakeOpenSearch  # noqa: E402
 
 CORPUS = require(VELVERA) / "pdf"

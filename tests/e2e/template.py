@@ -105,20 +105,6 @@ class StackTemplate:
                              self.account)
 
 
-def synthesise_stack(context: dict[str, Any] | None = None, region: str = REGION,
-                     account: str = ACCOUNT) -> StackTemplate:
-    """Synthesise the real app with cdk.json's context (plus `-c` style overrides), pinned
-    to an account and region as `cdk deploy` pins it."""
-    from tests.infrastructure.conftest import synthesise
-
-    synth = synthesise(context, account=account, region=region)
-    factory = synth.stack.factory
-    handler_dirs = {synth.logical_id(fn): factory.handler_dirs[construct_id]
-                    for construct_id, fn in factory.functions.items()}
-    return StackTemplate(synth.stack.stack_name, synth.template.to_json(), handler_dirs,
-                         region, account)
-
-
 @dataclass(frozen=True)
 class NameRule:
     """What a service accepts as a resource name."""

@@ -17,7 +17,8 @@ from drac.aws.stages.fanout import MAX_SLICES
 from drac.ids import document_id_for
 from drac.models import DocumentStatus
 from tests.e2e.conftest import DEPLOY_CONTEXT, upload
-from tests.e2e.template import StackTemplate, synthesise_stack
+from tests.e2e.synth import synthesise_stack
+from tests.e2e.template import StackTemplate
 from tests.fakes import client_error
 
 PAGES = 5000

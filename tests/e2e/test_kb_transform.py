@@ -27,7 +27,8 @@ from drac.aws.stages.kb_transform import OUTPUT_SUFFIX, KbTransformError
 from drac.settings import SETTINGS_VARIABLE, Settings
 from tests.e2e.guard import AccessLog, Authorizer, FunctionPrincipal, guarded_session
 from tests.e2e.harness import LambdaContext, _FunctionSession, load_handler
-from tests.e2e.template import FunctionSpec, StackModel, synthesise_stack
+from tests.e2e.synth import synthesise_stack
+from tests.e2e.template import FunctionSpec, StackModel
 
 BUCKET = "acme-kb-intermediate"
 PREFIX = "kb-work/"

@@ -16,7 +16,8 @@ from drac.ids import document_id_for
 from drac.models import DocumentStatus
 from tests.e2e.conftest import ACME_ROLE, DEPLOY_CONTEXT, upload
 from tests.e2e.network import placement
-from tests.e2e.template import StackTemplate, synthesise_stack
+from tests.e2e.synth import synthesise_stack
+from tests.e2e.template import StackTemplate
 from tests.e2e.test_network import CONVERTERS, network_problems
 
 SEARCHERS = ("delete", "index_chunks", "activate_plan", "finalise", "retrieve", "index_setup")

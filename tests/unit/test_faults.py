@@ -216,6 +216,7 @@ def _active_chunks(rt: Any, version: int | None) -> list[Chunk]:
     return plan_chunks(record, rt.elements.get_elements("d1"), plan, plan.strategy)
 
 
+@pytest.mark.slow
 def test_cloud_commit_crashing_at_any_write_leaves_the_active_version_only(
     cloud: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -231,6 +232,7 @@ def test_cloud_commit_crashing_at_any_write_leaves_the_active_version_only(
         _check(rt, opensearch, active, f"crash at write {at}")
 
 
+@pytest.mark.slow
 def test_cloud_bulk_failing_at_every_position(
     cloud: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -18,6 +18,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
 from botocore.response import StreamingBody
 from handlers import LambdaContext, load_handler
 
@@ -157,6 +158,7 @@ class SimulatedStepFunctions:
         return {"executionArn": f"arn:{name}"}
 
 
+@pytest.mark.slow
 def test_a_burst_of_2000_uploads_all_start_without_dead_letters() -> None:
     rng = random.Random(42)
     clock = [0.0]

@@ -14,7 +14,10 @@ import sys
 
 import pytest
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux prctl")
+pytestmark = [
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux prctl"),
+    pytest.mark.subprocess,
+]
 
 PROBE = (
     "import ctypes, drac.aws.lambda_support\n"

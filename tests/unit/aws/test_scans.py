@@ -33,6 +33,8 @@ from drac.documents.pdf.render import RenderOptions, render_pages
 from drac.models import DocumentRecord
 from tests.fakes import FakeBedrockRuntime, _digest
 
+pytestmark = pytest.mark.subprocess
+
 WORDS = "Claims are answered within 14 days by the Velvera service team."
 
 

@@ -277,6 +277,7 @@ def slice_input(page_count: int, piece: ItemGroup) -> SliceInput:
                       pdf_key="in.pdf", slice=piece)
 
 
+@pytest.mark.subprocess
 def test_render_stores_pages_and_groups_batches(cloud: Any) -> None:
     rt, _ = cloud
     document_id, result = rendered(rt, 5)

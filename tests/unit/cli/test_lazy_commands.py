@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import click
+import pytest
 
 from drac.cli import COMMANDS, _register_commands, cli
 
@@ -19,6 +20,7 @@ def test_the_listed_help_is_each_commands_own_first_docstring_line() -> None:
         assert cli.commands[name].get_short_help_str(limit=1000) == listed, name
 
 
+@pytest.mark.subprocess
 def test_help_imports_no_command_module() -> None:
     probe = (
         "import json, sys\n"

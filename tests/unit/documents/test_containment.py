@@ -24,7 +24,10 @@ from drac.documents.sandbox.containment import (
 from drac.documents.sandbox.containment.policy import landlock_abi
 from drac.errors import DocumentError
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
+pytestmark = [
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox"),
+    pytest.mark.subprocess,
+]
 
 BASE = Limits(memory_bytes=1 * GIB, cpu_s=4, step_cpu_s=2, wall_s=30, preload=("contained_tasks",))
 NETNS_ONLY = replace(BASE, landlock=False)

@@ -28,7 +28,10 @@ from drac.documents.sandbox.containment import (
 from drac.documents.sandbox.containment.budget import MIN_CALL_CPU_S, Budget, current
 from drac.errors import DocumentError
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox")
+pytestmark = [
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox"),
+    pytest.mark.subprocess,
+]
 
 LIMITS = Limits(
     memory_bytes=1 * GIB, cpu_s=30, step_cpu_s=30, wall_s=60, preload=("contained_tasks",)

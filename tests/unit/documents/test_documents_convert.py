@@ -167,6 +167,7 @@ def _scan_pdf() -> bytes:
     return image_to_pdf(buffer.getvalue())
 
 
+@pytest.mark.subprocess
 def test_offline_conversion_of_a_scan_is_partial():
     result = _convert(_scan_pdf(), None)
     assert result.status == "partial"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import zipfile
 
+import pytest
 from file_table_fixtures import (
     docx_paragraph,
     docx_table,
@@ -145,6 +146,7 @@ def test_a_slides_table_is_looked_for_on_its_own_page_only():
     assert place_tables(pages, [table])[0] == f"<!-- Page 1 -->\n\n{EXPECTED}"
 
 
+@pytest.mark.slow
 def test_a_huge_row_count_or_deep_nesting_falls_back_within_the_limits():
     many = [["Key", "Value"]] + [[str(n), "x"] for n in range(6000)]
     tables, warnings = read_file_tables(make_docx(docx_table(many)), DocumentFormat.DOCX)
@@ -176,6 +178,7 @@ def test_a_part_declaring_entities_or_a_zip_bomb_gives_no_tables():
     assert tables_here(b"not a zip", "pptx") == []
 
 
+@pytest.mark.slow
 def test_a_file_past_the_workers_limits_keeps_the_text_layers_tables_with_a_warning(
     monkeypatch,
 ):

@@ -22,6 +22,8 @@ from drac.documents.intake import normalise
 from drac.documents.intake.normalise import libreoffice_to_pdf
 from drac.errors import DocumentError
 
+pytestmark = pytest.mark.subprocess
+
 # a package LibreOffice stand-ins are given: the reference sanitizer refuses anything not a ZIP
 PACKAGE = package({"[Content_Types].xml": "<Types/>"})
 

@@ -83,6 +83,7 @@ def _fake_soffice(tmp_path: Path, body: str) -> str:
     return str(script)
 
 
+@pytest.mark.subprocess
 def test_a_libreoffice_timeout_kills_the_whole_process_group(tmp_path, monkeypatch):
     pid_file = tmp_path / "child.pid"
     # The fake LibreOffice starts a grandchild that would outlive a plain kill of the parent.
@@ -105,6 +106,7 @@ def _gone_or_zombie(pid: int) -> bool:
     return "State:\tZ" in status  # killed, waiting for its new parent to reap it
 
 
+@pytest.mark.subprocess
 def test_libreoffice_producing_nothing_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setenv(
         "DRAC_SOFFICE",
@@ -114,6 +116,7 @@ def test_libreoffice_producing_nothing_is_a_clear_error(tmp_path, monkeypatch):
         libreoffice_to_pdf(PACKAGE, ".pptx", timeout_s=5)
 
 
+@pytest.mark.subprocess
 def test_a_missing_libreoffice_is_named(monkeypatch):
     monkeypatch.setenv("DRAC_SOFFICE", "/nonexistent/soffice")
     with pytest.raises(DocumentError, match="cannot start LibreOffice"):
@@ -166,6 +169,7 @@ def test_a_claim_is_never_seen_half_written(tmp_path):
     assert [path.name for path in tmp_path.iterdir()] == [".drac-owner"]
 
 
+@pytest.mark.subprocess
 def test_libreoffice_is_charged_to_the_document_budget(tmp_path, monkeypatch):
     monkeypatch.setenv("DRAC_SOFFICE", _fake_soffice(tmp_path, _SPIN_FOR_A_SECOND))
     with document_budget(100.0) as budget, pytest.raises(DocumentError, match="could not"):
@@ -173,6 +177,7 @@ def test_libreoffice_is_charged_to_the_document_budget(tmp_path, monkeypatch):
     assert budget is not None and 0.8 <= budget.used_s < 5
 
 
+@pytest.mark.subprocess
 def test_libreoffice_past_the_document_budget_fails_naming_it(tmp_path, monkeypatch):
     monkeypatch.setenv("DRAC_SOFFICE", _fake_soffice(tmp_path, "while :; do :; done\n"))
     started = time.monotonic()
@@ -188,6 +193,7 @@ def test_libreoffice_past_the_document_budget_fails_naming_it(tmp_path, monkeypa
         libreoffice_to_pdf(PACKAGE, ".docx", timeout_s=60)  # nothing left: never started
 
 
+@pytest.mark.subprocess
 def test_a_timed_out_libreoffice_is_charged_what_its_killed_processes_used(tmp_path, monkeypatch):
     # a spinning grandchild, orphaned when the group is killed: the guard reaps it (subreaper)
     soffice = _fake_soffice(tmp_path, "sh -c 'while :; do :; done' &\nwait\n")

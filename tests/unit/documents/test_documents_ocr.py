@@ -147,6 +147,7 @@ def test_rows_apart_by_a_gap_are_separate_rows_even_in_lower_case():
     assert lines[2:] == ["| Matches | one small box per person |", "| Lighters | one per person |"]
 
 
+@pytest.mark.subprocess
 def test_an_engine_failure_leaves_that_page_unread_and_the_document_partial(monkeypatch):
     pytest.importorskip("numpy")  # comes with the ocr extra; the wrapper hands it the image
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from drac.documents.office.slides import HeadingHint, apply_headings, slide_headings
 from tests.decks import HANDBOOK, Para, Slide, make_pptx, slide_xml
 
@@ -146,6 +148,7 @@ def _slow_deck(slides: int) -> bytes:
     )
 
 
+@pytest.mark.subprocess
 def test_a_deck_past_the_reading_limits_gives_no_hints_and_a_warning(monkeypatch):
     """Before: the titles were read in drac's own process with no limit on the whole deck
     (16 MiB a part, any number of parts), so a 1 MB deck could hold drac for minutes. Now

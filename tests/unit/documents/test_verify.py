@@ -158,6 +158,7 @@ def test_a_chunk_carries_the_flags_of_its_own_text() -> None:
     assert VerificationSummary.model_validate_json(summary.model_dump_json()) == summary
 
 
+@pytest.mark.slow
 def test_hostile_text_costs_linear_time() -> None:
     """Untrusted Markdown and text layers: no pattern may backtrack (a model may answer
     anything; a PDF's text layer may hold up to 200,000 characters a page)."""

@@ -201,6 +201,7 @@ def _loaded(name: str) -> list[str]:
     return json.loads(done.stdout)
 
 
+@pytest.mark.subprocess
 def test_each_handler_loads_only_the_core_and_the_aws_adapters() -> None:
     """In a fresh interpreter, as a Lambda container starts: no local runtime, CLI,
     evaluation or local-only dependency (the deps layer does not carry them)."""

@@ -17,6 +17,8 @@ from drac.local import Workspace
 from drac.local.pipeline import IngestSettings, ingest_file
 from drac.ports import MemoryLedger, ModelReply, VisionModel
 
+pytestmark = pytest.mark.subprocess
+
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "documents"
 
 

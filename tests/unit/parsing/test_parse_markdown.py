@@ -409,6 +409,7 @@ UNIT = (
 )
 
 
+@pytest.mark.slow
 def test_parsing_time_grows_linearly_with_size() -> None:
     small = "".join(UNIT.format(i=i) for i in range(300))
     large = "".join(UNIT.format(i=i) for i in range(1_200))
@@ -420,6 +421,7 @@ def test_parsing_time_grows_linearly_with_size() -> None:
     ["<!-- unclosed comment\n", "<!-- Page 3 unclosed\n", "text <!-- x\n"],
     ids=["comments", "page-markers", "inline"],
 )
+@pytest.mark.slow
 def test_unclosed_comments_are_not_quadratic(unit: str) -> None:
     # A regex with .*? over unclosed "<!--" scanned to the end for each one: 12,000 lines
     # took minutes. Now both sizes take milliseconds.
@@ -519,6 +521,7 @@ def test_blocks_come_in_document_order(markdown: str, expected: list[str]) -> No
     assert [e.text for e in parse_markdown(markdown)] == expected
 
 
+@pytest.mark.slow
 def test_deeply_indented_list_parses_in_memory_linear_in_its_size() -> None:
     # Parsing each nesting level as a document of its own copied the list at every level:
     # 2,000 levels (4 MB) peaked at 167 MB traced, 10,000 levels (100 MB) at 4.3 GB RSS.

@@ -29,6 +29,7 @@ def planning_cost(elements: list[Element]) -> float:
     return time.process_time() - start
 
 
+@pytest.mark.slow
 def test_planning_time_grows_linearly() -> None:
     # Every section rebuilt maps over all elements: 4x the headings took ~13x the time.
     small, large = headings(2_000), headings(8_000)
@@ -38,12 +39,12 @@ def test_planning_time_grows_linearly() -> None:
 
 @pytest.mark.slow
 def test_hundred_thousand_headings_are_chunked_in_seconds() -> None:
-    start = time.perf_counter()
+    start = time.process_time()
     elements = headings(100_000)
     sections = make_sections(elements)
     plan = plan_document("d1", elements, sections, Strategy(), version=1)
     record = DocumentRecord(document_id="d1", source="big.md", sha256="0" * 64)
     chunks = assemble_chunks(record, elements, plan)
-    assert time.perf_counter() - start < 30  # 340 s before; a few seconds now
+    assert time.process_time() - start < 30  # CPU seconds: 340 before; a few now
     content = sum(1 for element in elements if not element.is_heading)
     assert sum(1 for c in chunks for i in c.element_ids if i.startswith("p")) == content
