@@ -39,6 +39,8 @@ bash scripts/setup.sh
 .venv/bin/ruff check .
 .venv/bin/lint-imports --no-cache  # the layering contracts in pyproject.toml
 .venv/bin/mypy
-run_pytest --durations=25 "$@"  # the slowest 25: what keeps CI inside its budget
+# Two workers, each test file on one of them (module fixtures, such as a synthesised stack,
+# are then built once); the slowest 25 tests: what keeps CI inside its budget.
+run_pytest -n 2 --dist loadfile --durations=25 "$@"
 bash scripts/test_lowest.sh
 bash scripts/test_integrations_lowest.sh

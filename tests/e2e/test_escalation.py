@@ -24,7 +24,8 @@ from drac.ids import document_id_for
 from drac.models import LedgerEntry
 from tests.e2e.conftest import CONVERSION_MODEL, DEPLOY_CONTEXT
 from tests.e2e.harness import Cloud
-from tests.e2e.template import StackTemplate, synthesise_stack
+from tests.e2e.synth import synthesise_stack
+from tests.e2e.template import StackTemplate
 from tests.fakes import _digest, client_error
 
 STRONG = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
