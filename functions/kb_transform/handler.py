@@ -29,7 +29,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         raise KbTransformError(
             f"bucketName {event.get('bucketName')!r} is not the configured intermediate bucket"
         )
-    strategy = rt.settings.strategy
+    strategy = rt.settings.conversion.strategy
     llm = strategy.planner == "llm"
     s3 = rt.client("s3")
     logger.append_keys(ingestion_job=event.get("ingestionJobId"))
@@ -44,7 +44,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
             ledger=ledger,
             remaining_ms=context.get_remaining_time_in_millis,
             # a planner call may take the model's whole timeout
-            reserve_ms=RESERVE_MS + (int(rt.settings.model_timeout_s * 1000) if llm else 0),
+            reserve_ms=RESERVE_MS + (int(rt.settings.models.model_timeout_s * 1000) if llm else 0),
         )
     finally:
         record_tokens(ledger.entries, "kb_transform")

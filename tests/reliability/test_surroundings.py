@@ -341,7 +341,7 @@ def test_the_users_own_config_folder_is_read(tmp_path):
 
     settings = Settings.load({"XDG_CONFIG_HOME": str(home_config)})
 
-    assert settings.batch_size == 3
+    assert settings.conversion.batch_size == 3
     assert settings.config_file == home_config / "drac" / "drac.toml"
 
 
@@ -352,7 +352,7 @@ def test_a_drac_toml_in_the_current_folder_is_not_read_by_the_library(tmp_path, 
 
     settings = Settings.load({"XDG_CONFIG_HOME": str(tmp_path / "empty")})
 
-    assert settings.backend == "offline"
+    assert settings.models.backend == "offline"
     assert settings.config_file is None
 
 

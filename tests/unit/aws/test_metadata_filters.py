@@ -360,7 +360,7 @@ def _url_event(body: Any) -> dict[str, Any]:
 
 def test_the_handler_takes_a_filter_and_refuses_reserved_or_deep_ones(labelled: Any) -> None:
     rt, _ = labelled
-    rt.settings = rt.settings.model_copy(update={"tenant_principals": {ACME_APP: "acme"}})
+    rt.settings = rt.settings.changed(tenant_principals={ACME_APP: "acme"})
     handler = load_handler("retrieve")
     handler._runtime = lambda: rt
     answer = handler.handler(

@@ -231,7 +231,7 @@ def test_a_spreadsheet_is_stored_as_markdown_rows_written_as_the_strategy_says(
 def test_register_refuses_a_too_large_upload_before_reading_it(cloud: Any) -> None:
     rt, _ = cloud
     event = register_input(rt, "incoming/big.md", MARKDOWN,
-                           size=rt.settings.max_file_bytes + 1)
+                           size=rt.settings.conversion.max_file_bytes + 1)
     rt.client("s3").delete_object(Bucket="docs", Key="incoming/big.md")  # reading would fail
     with pytest.raises(DocumentError, match=r"big\.md: file is .* MiB, more than the 500 MiB"):
         register_document(rt, event)

@@ -43,7 +43,7 @@ def write_replan_manifest(rt: Runtime, event: ManifestInput) -> Manifest:
     `all`), narrowed to `document_ids` when given, paging through the live-documents index.
     A request its source may not make raises drac.aws.identity.Forbidden."""
     request = event.authorised(rt)
-    strategy = strategy_from_request(request.strategy, rt.settings.strategy)
+    strategy = strategy_from_request(request.strategy, rt.settings.conversion.strategy)
     wanted = set(request.document_ids)
     items = [
         {"document_id": document_id, "tenant": tenant}

@@ -72,7 +72,7 @@ def start_ingest(rt: Runtime, event: S3EventBridgeEvent) -> StartResult | Metada
         return StartResult(outcome="ignored")
     sfn = rt.client("stepfunctions")
     machine = rt.resources.ingest_state_machine_arn
-    limit = rt.settings.max_running_documents
+    limit = rt.settings.cloud.max_running_documents
     running = sfn.list_executions(
         stateMachineArn=machine, statusFilter="RUNNING", maxResults=limit
     )["executions"]
@@ -109,7 +109,7 @@ def start_ingest(rt: Runtime, event: S3EventBridgeEvent) -> StartResult | Metada
         sha256=digest.sha256,
         size=digest.size,
         previous_document=claim.previous,
-        strategy=rt.settings.strategy.model_dump(mode="json"),
+        strategy=rt.settings.conversion.strategy.model_dump(mode="json"),
     )
     try:
         sfn.start_execution(
