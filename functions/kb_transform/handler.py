@@ -9,7 +9,8 @@ from typing import Any
 from drac.aws.lambda_support import logger, metrics, record_tokens, tracer
 from drac.aws.resources import check_at_cold_start
 from drac.aws.runtime import lambda_runtime as _runtime  # tests replace _runtime
-from drac.aws.stages.kb_transform import RESERVE_MS, KbTransformError, transform
+from drac.aws.stages.errors import KbTransformError
+from drac.aws.stages.kb_transform import RESERVE_MS, transform
 from drac.ports import MemoryLedger
 
 check_at_cold_start("kb_transform")  # a missing resource name fails the init phase

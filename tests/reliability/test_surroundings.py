@@ -18,13 +18,13 @@ import pytest
 from hostile_links import listening
 from pdfs import Text, make_pdf, text_page
 
-from drac.errors import DracError
+from drac.errors import DracError, MetadataError
 from drac.filters import parse_expressions
 from drac.local.check import check_workspace
-from drac.local.schema_check import ForeignSchemaError
-from drac.local.trust import LinkInWorkspaceError, UntrustedWorkspaceError, choose_workspace
+from drac.local.errors import ForeignSchemaError, LinkInWorkspaceError, UntrustedWorkspaceError
+from drac.local.trust import choose_workspace
 from drac.local.workspace import Workspace
-from drac.metadata import MetadataError, check_key, parse_assignments
+from drac.metadata import check_key, parse_assignments
 
 DRAC = [sys.executable, "-c", "from drac.cli import main; main()"]
 GOOD = "# Mine\n\nThe user's own note about quarterly returns.\n"

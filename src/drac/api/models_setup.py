@@ -5,16 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
+from drac.api.errors import ModelSetupError
 from drac.errors import DracError
 from drac.models import Strategy
 from drac.ports import TextModel, VisionModel
 
 if TYPE_CHECKING:
     from drac.documents.vision.escalate import Escalation
-
-
-class ModelSetupError(DracError):
-    """The models asked for cannot be built (no backend for the llm planner, no AWS region)."""
 
 
 class Models(NamedTuple):

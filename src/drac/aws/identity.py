@@ -14,18 +14,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from drac.aws.errors import Forbidden
 from drac.aws.events import ReplanRequest
-from drac.errors import DracError
 from drac.settings import Settings
 
 REPLAN_ADMIN_SOURCE = "drac.admin"
 REPLAN_TENANT_SOURCE_PREFIX = "drac.tenant."
 _ASSUMED_ROLE = re.compile(r"arn:(aws[a-z-]*):sts::(\d{12}):assumed-role/([^/]+)/.+")
 _IAM_PRINCIPAL = re.compile(r"arn:(aws[a-z-]*):iam::(\d{12}):(role|user)/(?:.*/)?([^/]+)")
-
-
-class Forbidden(DracError):
-    """The caller may not do what it asked (HTTP 403, or a refused re-plan)."""
 
 
 @dataclass(frozen=True)

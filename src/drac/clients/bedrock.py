@@ -15,8 +15,9 @@ from drac.clients.images import (
     BEDROCK_MAX_IMAGES,
     fit_png,
 )
+from drac.errors import ModelCallError
 from drac.models import TokenUsage
-from drac.ports import Exchange, ModelCallError, ModelReply, TextModel, VisionModel
+from drac.ports import Exchange, ModelReply, TextModel, VisionModel
 from drac.settings import BEDROCK_CONVERSION_MODEL, ModelSettings
 
 if TYPE_CHECKING:

@@ -7,9 +7,11 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from drac.clients.http_json import Backoff, HttpStatusError, JsonClient, says_unsupported
+from drac.clients.errors import HttpStatusError
+from drac.clients.http_json import Backoff, JsonClient, says_unsupported
+from drac.errors import ModelCallError
 from drac.models import TokenUsage
-from drac.ports import Exchange, ModelCallError, ModelReply, TextModel, VisionModel
+from drac.ports import Exchange, ModelReply, TextModel, VisionModel
 from drac.settings import ModelSettings, StructuredMode
 
 DEFAULT_BASE_URL: str = ModelSettings.model_fields["openai_base_url"].default

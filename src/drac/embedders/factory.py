@@ -28,7 +28,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from drac.embedders.local import EmbedderUnavailable
+from drac.embedders.errors import EmbedderUnavailable
 from drac.ports import Embedder
 from drac.settings import EmbedderSettings, Settings
 

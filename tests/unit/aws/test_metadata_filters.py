@@ -23,8 +23,8 @@ from drac.aws.opensearch import (
 )
 from drac.aws.runtime import INTERACTIVE_BEDROCK, Runtime
 from drac.aws.stages.retrieve import RetrieveRequest, retrieve
+from drac.errors import MetadataError
 from drac.filters import MetadataFilter, matches, parse_expressions
-from drac.metadata import MetadataError
 from drac.models import Chunk, DocumentRecord, DocumentStatus
 from drac.retrieval.rank import Mode
 from tests.fakes import FakeBedrockRuntime, FakeIndices, FakeOpenSearch

@@ -229,7 +229,7 @@ def test_the_api_retries_a_throttled_embedding_the_pipeline_does_not(
     import boto3
 
     from drac.aws.runtime import CloudResources
-    from drac.ports import ModelCallError
+    from drac.errors import ModelCallError
     from drac.settings import Settings
 
     server = HTTPServer(("127.0.0.1", 0), _Throttling)

@@ -32,6 +32,7 @@ from drac.aws.stages.conversion import (
     render_document,
     render_slice,
 )
+from drac.aws.stages.errors import PipelineFull
 from drac.aws.stages.fanout import SLICE_PAGES, ItemGroup, render_slices
 from drac.aws.stages.lifecycle import FinaliseInput, delete_object, finalise_document
 from drac.aws.stages.parse import ParseInput, parse_converted
@@ -41,7 +42,6 @@ from drac.aws.stages.replan import ManifestInput, write_replan_manifest
 from drac.aws.stages.spreadsheet import SpreadsheetInput, read_spreadsheet_upload
 from drac.aws.stages.starter import (
     BACKOFF_MAX_S,
-    PipelineFull,
     backoff_seconds,
     execution_name,
     start_ingest,
