@@ -100,7 +100,7 @@ def simulate(settings: Settings, costs: Assumptions, total_pages: int, seed: int
     rng = random.Random(seed)
     documents: list[int] = []
     while sum(documents) < total_pages:
-        documents.append(max(1, min(settings.max_pages, int(rng.expovariate(
+        documents.append(max(1, min(settings.conversion.max_pages, int(rng.expovariate(
             1 / costs.pages_per_document)) + 1)))
     requests = RateLimit(costs.conversion_rpm)
     tokens = RateLimit(costs.conversion_tpm)
@@ -122,19 +122,19 @@ def simulate(settings: Settings, costs: Assumptions, total_pages: int, seed: int
         lambdas[1] += seconds
 
     def start_documents(now: float) -> None:
-        while pending and running[0] < settings.max_running_documents:
+        while pending and running[0] < settings.cloud.max_running_documents:
             running[0] += 1
             pages = pending.pop()
             begin(now, pages)
 
     def begin(now: float, pages: int) -> None:
         started = now
-        size = settings.batch_size
+        size = settings.conversion.batch_size
         batches = [min(size, pages - i) for i in range(0, pages, size)]
         # CountPages, then the slices rendered renderConcurrency at once (the ingest machine)
         slices = render_slices(len(batches), size)
         largest = max(s.last - s.first + 1 for s in slices) * size
-        waves = -(-len(slices) // settings.render_concurrency)
+        waves = -(-len(slices) // settings.conversion.render_concurrency)
         prepare = costs.step_overhead_s + waves * (
             costs.slice_overhead_s + min(largest, pages) / render_rate)
         if rng.random() < costs.office_fraction:
@@ -143,12 +143,12 @@ def simulate(settings: Settings, costs: Assumptions, total_pages: int, seed: int
         state = {"queue": list(batches), "in_flight": 0, "left": len(batches)}
 
         def convert_next(now: float) -> None:
-            while state["queue"] and state["in_flight"] < settings.batch_concurrency:
+            while state["queue"] and state["in_flight"] < settings.conversion.batch_concurrency:
                 size = state["queue"].pop()
                 state["in_flight"] += 1
                 weight = size * (costs.input_tokens_per_page + costs.output_tokens_per_page)
                 start = max(requests.admit(now), tokens.admit(now, weight))
-                latency = costs.batch_latency_s * size / settings.batch_size
+                latency = costs.batch_latency_s * size / settings.conversion.batch_size
                 lambda_for(latency)
                 at(start + latency, batch_done)
 
@@ -163,7 +163,7 @@ def simulate(settings: Settings, costs: Assumptions, total_pages: int, seed: int
         def index(now: float) -> None:
             chunks = max(1, round(pages * costs.chunks_per_page))
             ranges = -(-chunks // 100)
-            waves = -(-ranges // settings.index_concurrency)
+            waves = -(-ranges // settings.deploy.index_concurrency)
             start = now
             for _ in range(chunks):
                 start = embeddings.admit(start)
@@ -186,7 +186,7 @@ def simulate(settings: Settings, costs: Assumptions, total_pages: int, seed: int
     seconds = finished[0]
     utilisation = {
         "document slots (maxRunningDocuments)": slots_busy[0]
-        / (seconds * settings.max_running_documents),
+        / (seconds * settings.cloud.max_running_documents),
         "conversion requests per minute": requests.used / seconds,
         "conversion tokens per minute": tokens.used / seconds,
         "embedding requests per minute": embeddings.used / seconds,
@@ -218,9 +218,9 @@ def main() -> None:
     render = overrides.pop("render_pages_per_s", None) or measured_render_rate()
     costs = replace(defaults, render_pages_per_s=render, **overrides)
     def wider(documents: int, concurrency: int = 5) -> Settings:
-        return settings.model_copy(update={"max_running_documents": documents,
-                                           "batch_concurrency": concurrency,
-                                           "index_concurrency": concurrency})
+        return settings.changed(max_running_documents=documents,
+                                batch_concurrency=concurrency,
+                                index_concurrency=concurrency)
 
     raised = replace(costs, conversion_rpm=costs.conversion_rpm * 10,
                      conversion_tpm=costs.conversion_tpm * 10,
@@ -238,7 +238,7 @@ def main() -> None:
         "|---|---:|---:|---:|---:|---|",
     ]
     scenarios = (
-        (f"cdk.json (maxRunningDocuments {settings.max_running_documents}), assumed quotas",
+        (f"cdk.json (maxRunningDocuments {settings.cloud.max_running_documents}), assumed quotas",
          settings, costs),
         ("maxRunningDocuments 50, assumed quotas", wider(50), costs),
         ("maxRunningDocuments 50, quotas x10", wider(50), raised),
@@ -327,12 +327,12 @@ def cost_lines(costs: Assumptions, settings: Settings, alarms: int = 42) -> list
 
     prices = ServicePrices()
     pages = 1000
-    batches = pages / settings.batch_size
+    batches = pages / settings.conversion.batch_size
     documents = pages / costs.pages_per_document
     chunks = pages * costs.chunks_per_page
-    conversion = DEFAULT_MODELS[settings.conversion_model].cost(
+    conversion = DEFAULT_MODELS[settings.models.conversion_model].cost(
         int(pages * costs.input_tokens_per_page), int(pages * costs.output_tokens_per_page))
-    embedding = DEFAULT_MODELS[settings.embedding_model_id].cost(int(chunks * 175), 0)
+    embedding = DEFAULT_MODELS[settings.models.embedding_model_id].cost(int(chunks * 175), 0)
     render_s = pages / (costs.render_pages_per_s * costs.lambda_cpu_factor)
     gb_s = (render_s * 2.0  # Render, 2 GB
             + batches * costs.batch_latency_s * 1.0  # Convert waits on Bedrock, 1 GB
@@ -340,8 +340,8 @@ def cost_lines(costs: Assumptions, settings: Settings, alarms: int = 42) -> list
                                                    * costs.libreoffice_s_per_page) * 3.0
             + documents * 12 * 1.0 * 0.5)  # a dozen other invocations of about a second
     # render slices of about 50 pages: one per document at the assumed 8 pages a document
-    slices = documents * len(render_slices(-(-int(costs.pages_per_document) // settings.batch_size),
-                                           settings.batch_size))
+    size = settings.conversion.batch_size
+    slices = documents * len(render_slices(-(-int(costs.pages_per_document) // size), size))
     invocations = batches + documents * 14 + slices
     lambda_cost = gb_s * prices.lambda_gb_s + invocations * prices.lambda_request
     # per batch (map item, task), per render slice (map item, task), per document (with
@@ -353,12 +353,12 @@ def cost_lines(costs: Assumptions, settings: Settings, alarms: int = 42) -> list
     # a PNG a page; per batch its Markdown and its pages' text-layer sizes (written by a slice)
     s3 = (pages + batches * 3 + documents * 10) * prices.s3_put + (
         pages + batches + slices + documents * 10) * prices.s3_get  # each slice GETs the PDF
-    rows = [(f"conversion (Bedrock, {settings.conversion_model})", conversion),
+    rows = [(f"conversion (Bedrock, {settings.models.conversion_model})", conversion),
             ("embeddings (Titan V2)", embedding), ("Lambda (GB-seconds, requests)", lambda_cost),
             ("Step Functions (state transitions)", sfn), ("DynamoDB (on demand)", dynamodb),
             ("S3 (requests)", s3)]
     total = sum(value for _, value in rows)
-    ocus = 2 if settings.collection_standby_replicas == "ENABLED" else 1
+    ocus = 2 if settings.deploy.collection_standby_replicas == "ENABLED" else 1
     idle = {f"OpenSearch Serverless ({ocus} OCU minimum, 730 h)": ocus * prices.ocu_hour * 730,
             f"CloudWatch alarms ({alarms})": alarms * prices.alarm_month,
             "KMS key (alarm topic)": prices.kms_key_month}

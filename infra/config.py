@@ -25,7 +25,11 @@ def settings_from_context(node: Node) -> Settings:
 
 def removal_policy(settings: Settings) -> RemovalPolicy:
     """The CloudFormation removal policy of stateful resources (and log groups)."""
-    return RemovalPolicy.DESTROY if settings.removal_policy == "destroy" else RemovalPolicy.RETAIN
+    return (
+        RemovalPolicy.DESTROY
+        if settings.deploy.removal_policy == "destroy"
+        else RemovalPolicy.RETAIN
+    )
 
 
 def model_arns(model_id: str, region: str, account: str, partition: str = "aws") -> list[str]:

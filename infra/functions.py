@@ -30,7 +30,7 @@ class FunctionFactory:
         self.environment: dict[str, str] = {
             "POWERTOOLS_SERVICE_NAME": "drac",
             "POWERTOOLS_METRICS_NAMESPACE": "Drac",
-            "POWERTOOLS_LOG_LEVEL": settings.log_level,
+            "POWERTOOLS_LOG_LEVEL": settings.cloud.log_level,
         }
         self.core_layer = lambda_.LayerVersion(
             scope,

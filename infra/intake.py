@@ -24,8 +24,8 @@ REPLAN_DETAIL_TYPE = "Replan Requested"
 def replan_sources(settings: Settings) -> dict[str, list[str]]:
     """Each `source` a re-plan may be sent with -> the principals the bus lets send it: one
     per configured tenant (its mapped principals) and the admin source (the admins)."""
-    sources: dict[str, list[str]] = {REPLAN_ADMIN_SOURCE: list(settings.admin_principals)}
-    for arn, tenant in settings.tenant_principals.items():
+    sources: dict[str, list[str]] = {REPLAN_ADMIN_SOURCE: list(settings.cloud.admin_principals)}
+    for arn, tenant in settings.cloud.tenant_principals.items():
         sources.setdefault(tenant_source(tenant), []).append(arn)
     return sources
 
@@ -179,7 +179,7 @@ class Intake(Construct):
             sources.SqsEventSource(
                 self.ingest_queue,
                 batch_size=5,
-                max_concurrency=settings.starter_concurrency,
+                max_concurrency=settings.deploy.starter_concurrency,
                 report_batch_item_failures=True,
             )
         )

@@ -28,12 +28,12 @@ class KbTransform(Construct):
     def __init__(
         self, scope: Construct, construct_id: str, *, settings: Settings, factory: FunctionFactory
     ) -> None:
-        """Create the function for `settings.kb_transform_bucket` (which must be set)."""
+        """Create the function for `settings.deploy.kb_transform_bucket` (which must be set)."""
         super().__init__(scope, construct_id)
-        bucket = settings.kb_transform_bucket
+        bucket = settings.deploy.kb_transform_bucket
         if bucket is None:
             raise ValueError("KbTransform needs kbTransformBucket")
-        prefix = settings.kb_transform_prefix
+        prefix = settings.deploy.kb_transform_prefix
         stack = Stack.of(self)
         self.function: lambda_.Function = factory.make(
             "KbTransform",
@@ -49,9 +49,9 @@ class KbTransform(Construct):
         self.function.add_to_role_policy(
             iam.PolicyStatement(actions=["s3:GetObject", "s3:PutObject"], resources=[objects])
         )
-        strategy = settings.strategy
+        strategy = settings.conversion.strategy
         if strategy.planner == "llm":
-            model = strategy.planner_model or settings.planning_model
+            model = strategy.planner_model or settings.models.planning_model
             self.function.add_to_role_policy(
                 iam.PolicyStatement(
                     actions=["bedrock:InvokeModel"],

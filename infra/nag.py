@@ -140,7 +140,7 @@ def acknowledgements(stack) -> dict[str, str]:
     from infra.config import GEO_PREFIXES
 
     second = escalation_model_id(stack.settings)  # escalateTo: the Escalate function's model
-    for model_id in (*stack.settings.bedrock_model_ids(), *([second] if second else [])):
+    for model_id in (*stack.settings.models.bedrock_model_ids(), *([second] if second else [])):
         if model_id.startswith(GEO_PREFIXES):
             base = model_id.split(".", 1)[1]
             model = f"arn:<AWS::Partition>:bedrock:*::foundation-model/{base}"
@@ -152,8 +152,8 @@ def acknowledgements(stack) -> dict[str, str]:
     kb = getattr(stack, "kb_transform", None)
     if kb is not None:
         settings = stack.settings
-        objects = f"arn:<AWS::Partition>:s3:::{settings.kb_transform_bucket}/"
-        acks[f"AwsSolutions-IAM5[Resource::{objects}{settings.kb_transform_prefix}*]"] = (
+        objects = f"arn:<AWS::Partition>:s3:::{settings.deploy.kb_transform_bucket}/"
+        acks[f"AwsSolutions-IAM5[Resource::{objects}{settings.deploy.kb_transform_prefix}*]"] = (
             "KbTransform reads the batches a knowledge base writes to its intermediate "
             "storage (keys chosen by the knowledge base) and writes its chunked files beside "
             "them: get and put only, the configured bucket and prefix only."

@@ -52,7 +52,7 @@ class ConverterNetwork(Construct):
     ) -> None:
         """Create the VPC, its endpoints and the converters' security group."""
         super().__init__(scope, construct_id)
-        groups = [CONVERTERS] + ([SEARCH] if settings.private_collection else [])
+        groups = [CONVERTERS] + ([SEARCH] if settings.deploy.private_collection else [])
         self.vpc = ec2.Vpc(
             self,
             "Vpc",
@@ -102,7 +102,7 @@ class ConverterNetwork(Construct):
         )
         self.sts_endpoint.connections.allow_default_port_from(self.security_group)
         self.tracing_endpoint: ec2.InterfaceVpcEndpoint | None = None
-        if settings.tracing_endpoint:
+        if settings.deploy.tracing_endpoint:
             self.tracing_endpoint = self.vpc.add_interface_endpoint(
                 "XRay",
                 service=ec2.InterfaceVpcEndpointAwsService.XRAY,
@@ -118,15 +118,15 @@ class ConverterNetwork(Construct):
             )
         self.search: Placement | None = None
         self.collection_endpoint: aoss.CfnVpcEndpoint | None = None
-        if settings.private_collection:
+        if settings.deploy.private_collection:
             self._private_search(settings, storage)
         # The resolver answers only the endpoints' names (no DNS exfiltration).
         self.dns_firewall = DnsFirewall(
             self,
             "DnsFirewall",
             vpc=self.vpc,
-            tracing=settings.tracing_endpoint,
-            private_collection=settings.private_collection,
+            tracing=settings.deploy.tracing_endpoint,
+            private_collection=settings.deploy.private_collection,
         )
 
     @property
@@ -193,7 +193,7 @@ class ConverterNetwork(Construct):
                 principals=[iam.AnyPrincipal()],
                 actions=["bedrock:InvokeModel"],
                 resources=model_arns(
-                    settings.embedding_model_id, stack.region, stack.account, stack.partition
+                    settings.models.embedding_model_id, stack.region, stack.account, stack.partition
                 ),
             )
         )
@@ -205,7 +205,7 @@ class ConverterNetwork(Construct):
             description="drac OpenSearch Serverless VPC endpoint: 443 from indexing and search",
         )
         endpoint_group.add_ingress_rule(group, ec2.Port.tcp(443), "indexing and search")
-        collection = settings.collection_for(stack.stack_name)
+        collection = settings.deploy.collection_for(stack.stack_name)
         self.collection_endpoint = aoss.CfnVpcEndpoint(
             self,
             "Collection",

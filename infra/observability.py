@@ -88,8 +88,8 @@ class Observability(Construct):
             master_key=self.key,
             enforce_ssl=True,
         )
-        if settings.alarm_email:
-            self.topic.add_subscription(subscriptions.EmailSubscription(settings.alarm_email))
+        if settings.deploy.alarm_email:
+            self.topic.add_subscription(subscriptions.EmailSubscription(settings.deploy.alarm_email))
         self.action = cw_actions.SnsAction(self.topic)
         self.alarms: list[cw.Alarm] = []
 

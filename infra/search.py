@@ -36,7 +36,7 @@ class Search(Construct):
         Serverless VPC endpoint, and the index set-up function runs in its search subnets.
         """
         super().__init__(scope, construct_id)
-        name = settings.collection_for(Stack.of(self).stack_name)
+        name = settings.deploy.collection_for(Stack.of(self).stack_name)
         self.collection_name = name
         self.settings = settings
         self._principals: list[iam.IRole] = []
@@ -54,7 +54,7 @@ class Search(Construct):
             ),
         )
         endpoint = network.collection_endpoint if network else None
-        if settings.private_collection and endpoint is None:
+        if settings.deploy.private_collection and endpoint is None:
             raise ValueError("privateCollection needs the VPC endpoint of the converters' VPC")
         access: dict = (
             {"AllowFromPublic": False, "SourceVPCEs": [endpoint.attr_id]}
@@ -79,7 +79,7 @@ class Search(Construct):
             "Collection",
             name=name,
             type="VECTORSEARCH",
-            standby_replicas=settings.collection_standby_replicas,
+            standby_replicas=settings.deploy.collection_standby_replicas,
             description="drac chunk index (vectors + BM25)",
             collection_group_name=self.group.name if self.group else None,
         )
@@ -119,26 +119,26 @@ class Search(Construct):
             resource_type="Custom::DracChunkIndex",
             properties={
                 "Endpoint": self.endpoint,
-                "IndexName": settings.index_name,
-                "Dimension": str(settings.embedding_dimension),
+                "IndexName": settings.cloud.index_name,
+                "Dimension": str(settings.models.embedding_dimension),
                 # a changed mapping is an Update, which adds the new fields to the index
-                "Mapping": mapping_digest(settings.embedding_dimension),
+                "Mapping": mapping_digest(settings.models.embedding_dimension),
             },
         )
 
     def _capacity_group(self, name: str, settings: Settings) -> aoss.CfnCollectionGroup | None:
         """A collection group capping the collection's OCUs (maxIndexingOcu, maxSearchOcu),
         or None when neither is set (the account's limits apply)."""
-        if settings.max_indexing_ocu is None and settings.max_search_ocu is None:
+        if settings.deploy.max_indexing_ocu is None and settings.deploy.max_search_ocu is None:
             return None
         return aoss.CfnCollectionGroup(
             self,
             "CapacityGroup",
             name=f"{name}-grp",
-            standby_replicas=settings.collection_standby_replicas,
+            standby_replicas=settings.deploy.collection_standby_replicas,
             capacity_limits=aoss.CfnCollectionGroup.CapacityLimitsProperty(
-                max_indexing_capacity_in_ocu=settings.max_indexing_ocu,
-                max_search_capacity_in_ocu=settings.max_search_ocu,
+                max_indexing_capacity_in_ocu=settings.deploy.max_indexing_ocu,
+                max_search_capacity_in_ocu=settings.deploy.max_search_ocu,
             ),
             description="drac: caps the chunk collection's OCUs",
         )
@@ -164,7 +164,7 @@ class Search(Construct):
         """Create the data-access policy for every role granted so far and the configured
         reader principals (call once, last)."""
         name = self.collection_name
-        index = f"index/{name}/{self.settings.index_name}"
+        index = f"index/{name}/{self.settings.cloud.index_name}"
         collection = f"collection/{name}"
         rules = [
             {
@@ -190,7 +190,9 @@ class Search(Construct):
                 "Description": "the pipeline's writers",
             }
         ]
-        readers = [role.role_arn for role in self._readers] + list(self.settings.reader_principals)
+        readers = [role.role_arn for role in self._readers] + list(
+            self.settings.cloud.reader_principals
+        )
         if readers:
             rules.append(
                 {

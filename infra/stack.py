@@ -30,7 +30,7 @@ class DracStack(Stack):
         # Before search: with privateCollection its network policy names the VPC endpoint.
         self.network = (
             ConverterNetwork(self, "Network", settings=self.settings, storage=self.storage)
-            if self.settings.isolated_converters
+            if self.settings.deploy.isolated_converters
             else None
         )
         self.search = Search(
@@ -66,7 +66,7 @@ class DracStack(Stack):
             "ReplanTenantSourcePrefix": REPLAN_TENANT_SOURCE_PREFIX,
             "ReplanDetailType": REPLAN_DETAIL_TYPE,
             "CollectionEndpoint": self.search.endpoint,
-            "IndexName": self.settings.index_name,
+            "IndexName": self.settings.cloud.index_name,
             "IngestStateMachine": self.pipeline.ingest_machine.state_machine_arn,
             "RetrieveUrl": self.pipeline.stages.retrieve_url.url,
             "RetrieveFunction": self.pipeline.stages.retrieve.function_name,
@@ -82,7 +82,7 @@ class DracStack(Stack):
             KbTransform(
                 self, "KbTransformIntegration", settings=self.settings, factory=self.factory
             )
-            if self.settings.kb_transform_bucket
+            if self.settings.deploy.kb_transform_bucket
             else None
         )
 

@@ -35,7 +35,7 @@ def pdf_storage(settings: Settings) -> Size:
     """The /tmp of the functions that stream a document's PDF to a file (Render, ReadScans:
     `drac.aws.pdf_files`): twice the largest upload (`maxFileBytes`; room for a file that an
     invocation stopped by its timeout left behind) and 64 MiB, within Lambda's range."""
-    wanted = -(-2 * settings.max_file_bytes // MIB) + 64
+    wanted = -(-2 * settings.conversion.max_file_bytes // MIB) + 64
     return Size.mebibytes(min(max(wanted, EPHEMERAL_MIB[0]), EPHEMERAL_MIB[1]))
 
 
@@ -217,7 +217,7 @@ class Stages(Construct):
         self.convert = mk("Convert", "convert", memory=1024, timeout=minutes(15))
         s.artifacts.grant_read_write(self.convert)
         s.ledger_table.grant_write_data(self.convert)
-        self._grant_models(self.convert, [settings.conversion_model])
+        self._grant_models(self.convert, [settings.models.conversion_model])
         # escalateTo: the second model converts the doubtful pages again (EscalatePages);
         # this function alone may call it, and only it (no escalation: no function, no grant)
         self.escalate: lambda_.Function | None = None
@@ -242,7 +242,7 @@ class Stages(Construct):
         s.artifacts.grant_read_write(self.plan_section)
         s.plans_table.grant_read_write_data(self.plan_section)  # the plan cache
         s.ledger_table.grant_write_data(self.plan_section)
-        self._grant_models(self.plan_section, [settings.planning_model])
+        self._grant_models(self.plan_section, [settings.models.planning_model])
         self.prepare = mk("PreparePlan", "prepare_plan", memory=2048, timeout=minutes(15))
         s.artifacts.grant_read_write(self.prepare)
         s.elements_table.grant_read_data(self.prepare)
@@ -253,7 +253,7 @@ class Stages(Construct):
         )
         s.artifacts.grant_read(self.index_chunks)
         s.ledger_table.grant_write_data(self.index_chunks)
-        self._grant_models(self.index_chunks, [settings.embedding_model_id])
+        self._grant_models(self.index_chunks, [settings.models.embedding_model_id])
         search.grant_index_access(self.index_chunks.role)
         self.activate = mk("ActivatePlan", "activate_plan", timeout=minutes(5), network=searchers)
         s.documents_table.grant_read_write_data(self.activate)
@@ -278,18 +278,18 @@ class Stages(Construct):
             "retrieve",
             memory=1024,
             timeout=Duration.seconds(30),
-            reserved_concurrency=settings.retrieve_concurrency or None,
+            reserved_concurrency=settings.deploy.retrieve_concurrency or None,
             network=searchers,
         )
         s.documents_table.grant_read_data(self.retrieve)  # active versions of the hits
-        self._grant_models(self.retrieve, [settings.embedding_model_id])
+        self._grant_models(self.retrieve, [settings.models.embedding_model_id])
         search.grant_index_read(self.retrieve.role)
         self.retrieve_url = self.retrieve.add_function_url(
             auth_type=lambda_.FunctionUrlAuthType.AWS_IAM
         )
         # Function URLs created since October 2025 need lambda:InvokeFunctionUrl AND
         # lambda:InvokeFunction (InvokedViaFunctionUrl); grant_invoke_url adds both.
-        callers = sorted({*settings.tenant_principals, *settings.admin_principals})
+        callers = sorted({*settings.cloud.tenant_principals, *settings.cloud.admin_principals})
         for arn in callers:
             self.retrieve_url.grant_invoke_url(iam.ArnPrincipal(arn))
 

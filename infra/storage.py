@@ -24,7 +24,7 @@ class Storage(Construct):
         super().__init__(scope, construct_id)
         removal = removal_policy(settings)
         self._removal = removal
-        self._auto_delete = settings.removal_policy == "destroy"
+        self._auto_delete = settings.deploy.removal_policy == "destroy"
         self.access_logs = self._bucket(
             "AccessLogs",
             object_ownership=s3.ObjectOwnership.BUCKET_OWNER_PREFERRED,
@@ -46,8 +46,8 @@ class Storage(Construct):
         # Who may write under each tenant's prefix (infra/tenancy.py, docs/aws.md "Tenants").
         for statement in tenant_write_statements(
             self.documents.bucket_arn,
-            settings.tenant_principals,
-            settings.admin_principals,
+            settings.cloud.tenant_principals,
+            settings.cloud.admin_principals,
             exempt=self._auto_delete_role(),
         ):
             self.documents.add_to_resource_policy(statement)
@@ -60,7 +60,7 @@ class Storage(Construct):
                 s3.LifecycleRule(
                     id="expire-page-images",
                     prefix=PAGES_PREFIX,
-                    expiration=Duration.days(settings.page_image_expiration_days),
+                    expiration=Duration.days(settings.deploy.page_image_expiration_days),
                     noncurrent_version_expiration=Duration.days(1),
                 ),
                 s3.LifecycleRule(

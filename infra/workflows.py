@@ -47,8 +47,8 @@ class Workflows(Construct):
                 "AbandonPlanFunctionArn": st.abandon,
             },
             {
-                "SectionConcurrency": settings.section_concurrency,
-                "IndexConcurrency": settings.index_concurrency,
+                "SectionConcurrency": settings.deploy.section_concurrency,
+                "IndexConcurrency": settings.deploy.index_concurrency,
             },
         )
         # One child execution per group of batches: each history holds one group's batches.
@@ -62,7 +62,7 @@ class Workflows(Construct):
                 "BatchFailedFunctionArn": st.batch_failed,
                 **escalate,
             },
-            {"BatchConcurrency": settings.batch_concurrency},
+            {"BatchConcurrency": settings.conversion.batch_concurrency},
             extensions=("escalate",) if escalate else (),
         )
         self.ingest_machine = self._machine(
@@ -77,7 +77,7 @@ class Workflows(Construct):
                 "ParseFunctionArn": st.parse,
                 "FinaliseFunctionArn": st.finalise,
             },
-            {"RenderConcurrency": settings.render_concurrency},
+            {"RenderConcurrency": settings.conversion.render_concurrency},
             {
                 "PlanStateMachineArn": self.plan_machine.state_machine_arn,
                 "ConvertStateMachineArn": self.convert_machine.state_machine_arn,
@@ -87,7 +87,7 @@ class Workflows(Construct):
             "ReplanMachine",
             "replan",
             {"ManifestFunctionArn": st.manifest},
-            {"ReplanConcurrency": settings.replan_concurrency},
+            {"ReplanConcurrency": settings.deploy.replan_concurrency},
             {
                 "PlanStateMachineArn": self.plan_machine.state_machine_arn,
                 "ArtifactsBucket": storage.artifacts.bucket_name,

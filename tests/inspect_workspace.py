@@ -18,9 +18,10 @@ from pathlib import Path
 from PIL import Image, ImageDraw
 
 from drac.documents.convert import ConversionOptions
+from drac.errors import ModelCallError
 from drac.local import Workspace
 from drac.local.pipeline import IngestSettings, ingest_file, replan_document
-from drac.ports import ModelCallError, ModelReply, VisionModel
+from drac.ports import ModelReply, VisionModel
 from drac.strategies import resolve_strategy
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "documents"

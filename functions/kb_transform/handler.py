@@ -9,7 +9,8 @@ from typing import Any
 from drac.aws.lambda_support import logger, metrics, record_tokens, tracer
 from drac.aws.resources import check_at_cold_start
 from drac.aws.runtime import lambda_runtime as _runtime  # tests replace _runtime
-from drac.aws.stages.kb_transform import RESERVE_MS, KbTransformError, transform
+from drac.aws.stages.errors import KbTransformError
+from drac.aws.stages.kb_transform import RESERVE_MS, transform
 from drac.ports import MemoryLedger
 
 check_at_cold_start("kb_transform")  # a missing resource name fails the init phase
@@ -29,7 +30,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         raise KbTransformError(
             f"bucketName {event.get('bucketName')!r} is not the configured intermediate bucket"
         )
-    strategy = rt.settings.strategy
+    strategy = rt.settings.conversion.strategy
     llm = strategy.planner == "llm"
     s3 = rt.client("s3")
     logger.append_keys(ingestion_job=event.get("ingestionJobId"))
@@ -44,7 +45,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
             ledger=ledger,
             remaining_ms=context.get_remaining_time_in_millis,
             # a planner call may take the model's whole timeout
-            reserve_ms=RESERVE_MS + (int(rt.settings.model_timeout_s * 1000) if llm else 0),
+            reserve_ms=RESERVE_MS + (int(rt.settings.models.model_timeout_s * 1000) if llm else 0),
         )
     finally:
         record_tokens(ledger.entries, "kb_transform")

@@ -12,7 +12,8 @@ from aws_lambda_powertools.event_handler import LambdaFunctionUrlResolver
 from aws_lambda_powertools.event_handler.exceptions import ServiceError
 from aws_lambda_powertools.logging import correlation_paths
 
-from drac.aws.identity import Forbidden, caller_scope, function_url_caller
+from drac.aws.errors import Forbidden
+from drac.aws.identity import caller_scope, function_url_caller
 from drac.aws.lambda_support import MetricUnit, logger, metrics, tracer
 from drac.aws.resources import check_at_cold_start
 from drac.aws.runtime import lambda_runtime as _runtime  # tests replace _runtime

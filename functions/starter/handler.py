@@ -26,7 +26,8 @@ from drac.aws.events import S3EventBridgeEvent
 from drac.aws.lambda_support import MetricUnit, logger, metrics, tracer
 from drac.aws.resources import check_at_cold_start
 from drac.aws.runtime import lambda_runtime as _runtime  # tests replace _runtime
-from drac.aws.stages.starter import WAITS_ATTRIBUTE, MustWait, requeue, start_ingest
+from drac.aws.stages.errors import MustWait
+from drac.aws.stages.starter import WAITS_ATTRIBUTE, requeue, start_ingest
 
 check_at_cold_start("starter")  # a missing resource name fails the init phase
 

@@ -33,8 +33,8 @@ from pydantic import (
     model_validator,
 )
 
-from drac.errors import DracError
-from drac.metadata import MetadataError, MetaValue, as_date, check_key, scalar
+from drac.errors import FilterError, MetadataError
+from drac.metadata import MetaValue, as_date, check_key, scalar
 
 MAX_DEPTH = 6
 """Nesting of andAll/orAll (a filter deeper than this is refused before it is validated)."""
@@ -45,10 +45,6 @@ MAX_FILTER_CHARS = 16_384
 Scalar = str | int | float | bool
 RANGES = ("greaterThan", "greaterThanOrEquals", "lessThan", "lessThanOrEquals")
 _OPERATORS = ("equals", "in", *RANGES, "andAll", "orAll")
-
-
-class FilterError(DracError, ValueError):
-    """A filter drac cannot take; the message says which part and why."""
 
 
 class Condition(BaseModel):

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from drac.errors import DocumentError
+from drac.errors import MetadataError
 
 MetaValue = str | int | float | bool | list[str]
 """One metadata value: a string, a number, a boolean or a list of strings."""
@@ -79,10 +79,6 @@ _TYPED_FIELDS = {
     "BOOLEAN": "booleanValue",
     "STRING_LIST": "stringListValue",
 }
-
-
-class MetadataError(DocumentError):
-    """Metadata that breaks a limit; the message names where it came from and the key."""
 
 
 def sidecar_name(document_name: str) -> str:

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from drac.errors import DracError
 from drac.models import (
     Chunk,
     DocumentRecord,
@@ -45,34 +44,8 @@ class ModelReply(BaseModel):
         return self.finish_reason in ("length", "max_tokens")
 
 
-RetryHint = Literal["throttled", "transient"]
-
-
-class ModelCallError(DracError, RuntimeError):
-    """A model call failed; the message says why.
-
-    `retry` says whether trying again later may help: "throttled" (the service refused for
-    rate or quota reasons), "transient" (5xx, timeouts, model not ready), or None (the request
-    itself is wrong). A runtime without in-process retries (a Lambda under Step Functions)
-    uses it to let the workflow retry with backoff.
-    """
-
-    def __init__(self, message: str, *, retry: RetryHint | None = None) -> None:
-        super().__init__(message)
-        self.retry = retry
-
-
 Exchange = tuple[str, str]
 """One earlier turn of a conversation: the user's prompt and the model's answer to it."""
-
-
-class ModelUnreachable(ModelCallError):
-    """The model server could not be reached at all (connection refused, unknown host, no
-    connection within the connect timeout): every later call would fail the same way, so a
-    run stops instead of trying each section or page in turn."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message, retry="transient")
 
 
 class TextModel(ABC):

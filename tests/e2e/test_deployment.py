@@ -59,7 +59,7 @@ def test_tables_queues_buckets_rules_and_functions_follow_the_template(deployed:
 
 
 def test_the_chunk_index_was_created_by_the_custom_resource_role(deployed: Cloud) -> None:
-    index = deployed.runtime.settings.index_name
+    index = deployed.runtime.settings.cloud.index_name
     assert deployed.opensearch.indices.bodies == {index: index_body(1024)}
     setup = deployed.principal(deployed.model.function_for("index_setup")).label
     assert [c.operation for c in deployed.log.calls_of(setup)] == ["exists", "create"]

@@ -145,7 +145,7 @@ def test_pages_put_in_front_of_whole_batches_reuse_every_batch_after_them(
 
     def in_batches_of_five(function: Any) -> tuple[Any, Settings]:
         resources, settings = environment(function)
-        return resources, settings.model_copy(update={"batch_size": 5})
+        return resources, settings.changed(batch_size=5)
 
     monkeypatch.setattr(deployed, "environment", in_batches_of_five)
     knows = bedrock.add_pdf

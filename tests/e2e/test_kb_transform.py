@@ -23,7 +23,8 @@ import pytest
 from moto import mock_aws
 
 from drac.aws.runtime import CloudResources, Runtime
-from drac.aws.stages.kb_transform import OUTPUT_SUFFIX, KbTransformError
+from drac.aws.stages.errors import KbTransformError
+from drac.aws.stages.kb_transform import OUTPUT_SUFFIX
 from drac.settings import SETTINGS_VARIABLE, Settings
 from tests.e2e.guard import AccessLog, Authorizer, FunctionPrincipal, guarded_session
 from tests.e2e.harness import LambdaContext, _FunctionSession, load_handler

@@ -61,8 +61,8 @@ def test_local_and_cloud_chunks_are_identical(cloud: Any, tmp_path: Path) -> Non
     source = tmp_path / "in" / "store_locations.pdf"
     source.write_bytes(PDF.read_bytes())
     settings = IngestSettings(
-        strategy=deployed.runtime.settings.strategy,  # the stack's default strategy
-        conversion=ConversionOptions(batch_pages=deployed.runtime.settings.batch_size),
+        strategy=deployed.runtime.settings.conversion.strategy,  # the stack's default strategy
+        conversion=ConversionOptions(batch_pages=deployed.runtime.settings.conversion.batch_size),
         tenant="acme",
     )
     workspace = Workspace(tmp_path / "ws")
@@ -128,8 +128,8 @@ def test_a_word_document_gives_the_same_chunks_locally_and_in_the_cloud(
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / source.name).write_bytes(data)
     settings = IngestSettings(
-        strategy=deployed.runtime.settings.strategy,
-        conversion=ConversionOptions(batch_pages=deployed.runtime.settings.batch_size),
+        strategy=deployed.runtime.settings.conversion.strategy,
+        conversion=ConversionOptions(batch_pages=deployed.runtime.settings.conversion.batch_size),
         tenant="acme",
     )
     workspace = Workspace(tmp_path / "ws")
@@ -185,14 +185,14 @@ def test_an_llm_planned_markdown_document_gives_the_same_chunks_locally_and_in_t
     outcome = ingest_file(
         tmp_path / "in" / source.name,
         workspace,
-        IngestSettings(strategy=settings.strategy, tenant="acme"),
+        IngestSettings(strategy=settings.conversion.strategy, tenant="acme"),
     )
     assert outcome.status == DocumentStatus.INDEXED.value, outcome.error
     model = BedrockTextModel(
-        settings.planning_model,
+        settings.models.planning_model,
         client=local_bedrock,
-        temperature=settings.temperature,
-        max_answer_tokens=settings.planning_max_tokens,
+        temperature=settings.models.temperature,
+        max_answer_tokens=settings.models.planning_max_tokens,
     )
     record = workspace.get_document(document_id)
     assert record is not None

@@ -76,8 +76,8 @@ def _assert_same_as_a_local_ingest(
     source = tmp_path / "in" / "service_scan.pdf"
     source.write_bytes(scan)
     settings = IngestSettings(
-        strategy=deployed.runtime.settings.strategy,
-        conversion=ConversionOptions(batch_pages=deployed.runtime.settings.batch_size),
+        strategy=deployed.runtime.settings.conversion.strategy,
+        conversion=ConversionOptions(batch_pages=deployed.runtime.settings.conversion.batch_size),
         tenant="acme",
     )
     workspace = Workspace(tmp_path / "ws")

@@ -27,7 +27,7 @@ def _local(tmp_path: Path, name: str, data: bytes, deployed: Any) -> tuple[Works
     folder.mkdir(exist_ok=True)
     (folder / name).write_bytes(data)
     workspace = Workspace(tmp_path / f"ws-{name}")
-    settings = IngestSettings(strategy=deployed.runtime.settings.strategy, tenant="acme")
+    settings = IngestSettings(strategy=deployed.runtime.settings.conversion.strategy, tenant="acme")
     outcome = ingest_file(folder / name, workspace, settings, vision=None)
     assert outcome.status == DocumentStatus.INDEXED.value, outcome.error
     return workspace, outcome.document_id

@@ -127,7 +127,7 @@ def test_the_hold_back_option_leaves_the_flagged_page_out(
     def with_strict_strategy(function: Any) -> tuple[Any, Settings]:
         """The stack deployed with a default strategy that holds flagged pages back."""
         resources, settings = environment(function)
-        return resources, settings.model_copy(update={"strategy": strict})
+        return resources, settings.changed(strategy=strict)
 
     monkeypatch.setattr(deployed, "environment", with_strict_strategy)
 

@@ -36,7 +36,7 @@ def test_conversion_model_option_changes_environment_and_grant(alternate: Synth)
     convert = alternate.stack.pipeline.stages.convert
     props = alternate.resources[alternate.logical_id(convert)]["Properties"]
     settings = Settings.from_json(props["Environment"]["Variables"][SETTINGS_VARIABLE])
-    assert settings.conversion_model == "us.google.gemma-3-12b-it"
+    assert settings.models.conversion_model == "us.google.gemma-3-12b-it"
     assert settings == alternate.stack.settings
     role = alternate.stack.resolve(alternate.stack.get_logical_id(convert.role.node.default_child))
     resources = set()
@@ -94,14 +94,14 @@ def test_context_strings_are_read_as_their_types() -> None:
             "@aws-cdk/core:flag": True,
         }
     )
-    assert settings.batch_size == 4
-    assert settings.reader_principals == ("arn:aws:iam::123456789012:role/reader",)
+    assert settings.conversion.batch_size == 4
+    assert settings.cloud.reader_principals == ("arn:aws:iam::123456789012:role/reader",)
 
 
 def test_running_documents_stay_countable_by_one_list_call() -> None:
     """The starter counts running ingests with one ListExecutions call (at most 1,000)."""
     from drac.settings import SettingsError
 
-    assert Settings.from_context({"maxRunningDocuments": 1000}).max_running_documents == 1000
+    assert Settings.from_context({"maxRunningDocuments": 1000}).cloud.max_running_documents == 1000
     with pytest.raises(SettingsError, match=r"maxRunningDocuments|max_running_documents"):
         Settings.from_context({"maxRunningDocuments": 1001})

@@ -107,7 +107,7 @@ def test_only_the_escalate_function_may_call_the_second_model(alternate: Synth) 
     assert not {profile, model} & {arn for arns in others.values() for arn in arns}
     props = alternate.resources[alternate.logical_id(stages.escalate)]["Properties"]
     settings = Settings.from_json(props["Environment"]["Variables"][SETTINGS_VARIABLE])
-    assert settings.escalate_to == f"bedrock:{SECOND}"
+    assert settings.models.escalate_to == f"bedrock:{SECOND}"
     # its storage: the artifacts bucket and ledger writes, as Convert's
     escalate_role = role_id(alternate, stages.escalate)
     actions = {

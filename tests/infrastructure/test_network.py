@@ -51,7 +51,7 @@ def test_by_default_the_converters_run_in_isolated_subnets_with_no_route_out(
 ) -> None:
     for kind in EGRESS_TYPES:
         assert not synth.of_type(kind), kind
-    assert synth.stack.settings.isolated_converters
+    assert synth.stack.settings.deploy.isolated_converters
     converters = _converters(synth)
     subnets = _subnets_of(synth, converters[0])
     assert len(subnets) == 2
@@ -116,7 +116,7 @@ def test_the_endpoints_serve_only_the_converters_and_allow_only_the_projects_res
 
 
 def test_turned_off_for_development_no_vpc_is_deployed(alternate: Synth) -> None:
-    assert not alternate.stack.settings.isolated_converters
+    assert not alternate.stack.settings.deploy.isolated_converters
     for kind in ("AWS::EC2::VPC", "AWS::EC2::Subnet", "AWS::EC2::VPCEndpoint"):
         assert not alternate.of_type(kind), kind
     for fn in _converters(alternate):
@@ -277,7 +277,7 @@ def test_the_search_subnets_endpoints_allow_only_the_projects_resources_and_mode
     assert bedrock["PrivateDnsEnabled"] is True
     (statement,) = bedrock["PolicyDocument"]["Statement"]
     assert statement["Action"] == "bedrock:InvokeModel"
-    model = private.stack.settings.embedding_model_id
+    model = private.stack.settings.models.embedding_model_id
     assert [r.rsplit("/", 1)[-1] for r in _endpoint_resources(bedrock)] == [model]
 
 

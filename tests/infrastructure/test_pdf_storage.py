@@ -17,7 +17,7 @@ def test_render_and_read_scans_hold_the_largest_pdf_twice_in_tmp(synth: Synth) -
     for fn in (stages.render, stages.read_scans):
         props = synth.resources[synth.logical_id(fn)]["Properties"]
         size_mib = props["EphemeralStorage"]["Size"]
-        assert size_mib * MIB >= 2 * settings.max_file_bytes
+        assert size_mib * MIB >= 2 * settings.conversion.max_file_bytes
         assert EPHEMERAL_MIB[0] <= size_mib <= EPHEMERAL_MIB[1]
     # the other functions keep Lambda's default 512 MB (billed beyond it)
     convert = synth.resources[synth.logical_id(stages.convert)]["Properties"]

@@ -18,7 +18,7 @@ from shared_paths import CLOUDWAY, require  # noqa: E402
 
 from drac.api import Workspace  # noqa: E402
 from drac.cli import _register_commands, cli  # noqa: E402
-from drac.integrations.chunks import DracIngestError  # noqa: E402
+from drac.integrations.errors import DracIngestError  # noqa: E402
 from drac.integrations.langchain import DracLoader, DracRetriever  # noqa: E402
 
 _register_commands()

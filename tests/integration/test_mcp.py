@@ -22,7 +22,8 @@ from mcp.client.stdio import stdio_client  # noqa: E402
 from shared_paths import CLOUDWAY, require  # noqa: E402
 
 from drac.api import Workspace  # noqa: E402
-from drac.integrations.mcp_server import OutsideAllowedFolder, allowed_path  # noqa: E402
+from drac.integrations.errors import OutsideAllowedFolder  # noqa: E402
+from drac.integrations.mcp_server import allowed_path  # noqa: E402
 
 HOSTILE = "# Refunds\u202e\n\nRefund policy\u200b text with a bidi override \u202egnp.exe\n"
 

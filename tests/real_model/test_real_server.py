@@ -17,12 +17,13 @@ from shared_paths import CLOUDWAY, require
 from drac.cli import cli
 from drac.clients.http_json import Backoff
 from drac.clients.openai_compat import NO_IMAGES, OpenAICompatTextModel, OpenAICompatVisionModel
+from drac.errors import ModelCallError
 from drac.models import Strategy
 from drac.parsing import parse_markdown
 from drac.planning import plan_document
-from drac.planning.llm import ModelServerUnreachable
+from drac.planning.errors import ModelServerUnreachable
 from drac.planning.plan_format import plan_grammar, plan_schema, read_plan
-from drac.ports import MemoryLedger, ModelCallError, ModelReply
+from drac.ports import MemoryLedger, ModelReply
 from drac.sectioning import make_sections
 
 pytestmark = pytest.mark.real_model

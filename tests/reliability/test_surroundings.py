@@ -18,13 +18,13 @@ import pytest
 from hostile_links import listening
 from pdfs import Text, make_pdf, text_page
 
-from drac.errors import DracError
+from drac.errors import DracError, MetadataError
 from drac.filters import parse_expressions
 from drac.local.check import check_workspace
-from drac.local.schema_check import ForeignSchemaError
-from drac.local.trust import LinkInWorkspaceError, UntrustedWorkspaceError, choose_workspace
+from drac.local.errors import ForeignSchemaError, LinkInWorkspaceError, UntrustedWorkspaceError
+from drac.local.trust import choose_workspace
 from drac.local.workspace import Workspace
-from drac.metadata import MetadataError, check_key, parse_assignments
+from drac.metadata import check_key, parse_assignments
 
 DRAC = [sys.executable, "-c", "from drac.cli import main; main()"]
 GOOD = "# Mine\n\nThe user's own note about quarterly returns.\n"
@@ -341,7 +341,7 @@ def test_the_users_own_config_folder_is_read(tmp_path):
 
     settings = Settings.load({"XDG_CONFIG_HOME": str(home_config)})
 
-    assert settings.batch_size == 3
+    assert settings.conversion.batch_size == 3
     assert settings.config_file == home_config / "drac" / "drac.toml"
 
 
@@ -352,7 +352,7 @@ def test_a_drac_toml_in_the_current_folder_is_not_read_by_the_library(tmp_path, 
 
     settings = Settings.load({"XDG_CONFIG_HOME": str(tmp_path / "empty")})
 
-    assert settings.backend == "offline"
+    assert settings.models.backend == "offline"
     assert settings.config_file is None
 
 

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
+from drac.errors import ModelCallError
 from drac.models import TokenUsage
-from drac.ports import ModelCallError, ModelReply, TextModel
+from drac.ports import ModelReply, TextModel
 from tests.unit.aws.conftest import MACHINE, REGION, make_stack_tables
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "markdown"

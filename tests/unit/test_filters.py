@@ -8,10 +8,10 @@ import json
 
 import pytest
 
+from drac.errors import FilterError
 from drac.filters import (
     MAX_CONDITIONS,
     MAX_DEPTH,
-    FilterError,
     MetadataFilter,
     matches,
     parse_expressions,

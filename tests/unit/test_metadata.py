@@ -7,13 +7,13 @@ import json
 
 import pytest
 
+from drac.errors import MetadataError
 from drac.metadata import (
     MAX_KEYS,
     MAX_LIST_ITEMS,
     MAX_SIDECAR_BYTES,
     MAX_VALUE_CHARS,
     RESERVED_KEYS,
-    MetadataError,
     as_date,
     is_sidecar,
     merged,

@@ -65,7 +65,12 @@ def test_inconsistent_overrides_are_rejected_with_a_readable_reason() -> None:
 def test_the_sentences_preset_reaches_a_stack_from_its_context() -> None:
     from drac.settings import Settings
 
-    assert Settings.from_context({"strategy": "sentences"}).strategy == PRESETS["sentences"]
+    assert (
+        Settings.from_context({"strategy": "sentences"}).conversion.strategy == PRESETS["sentences"]
+    )
     assert PRESETS["sentences"].table_rows == "sentences"
     override = Settings.from_context({"strategy": {"name": "fine", "table_rows": "sentences"}})
-    assert (override.strategy.target_chars, override.strategy.table_rows) == (600, "sentences")
+    assert (override.conversion.strategy.target_chars, override.conversion.strategy.table_rows) == (
+        600,
+        "sentences",
+    )

@@ -10,10 +10,11 @@ with drac.Workspace.open("kb") as ws:
 
 from __future__ import annotations
 
-from drac.api.models_setup import Models, ModelSetupError, build_models
+from drac.api.errors import IngestInterrupted, ModelSetupError
+from drac.api.models_setup import Models, build_models
 from drac.api.operations import Removal
 from drac.api.reports import IngestReport, ReplanReport
-from drac.api.running import IngestInterrupted, RunEvents
+from drac.api.running import RunEvents
 from drac.api.status import DocumentState, WorkspaceStatus
 from drac.api.views import ChunkView, Hit, SearchResults
 from drac.api.workspace import FilterSpec, Workspace

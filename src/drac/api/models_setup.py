@@ -5,16 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
+from drac.api.errors import ModelSetupError
 from drac.errors import DracError
 from drac.models import Strategy
 from drac.ports import TextModel, VisionModel
 
 if TYPE_CHECKING:
     from drac.documents.vision.escalate import Escalation
-
-
-class ModelSetupError(DracError):
-    """The models asked for cannot be built (no backend for the llm planner, no AWS region)."""
 
 
 class Models(NamedTuple):
@@ -43,9 +40,9 @@ def build_models(
     try:
         settings = Settings.load()
         if backend:
-            settings = settings.model_copy(update={"backend": backend})
+            settings = settings.changed(backend=backend)
         if strategy.planner_model:  # the strategy's own planner model wins over the settings'
-            settings = settings.model_copy(update={"planning_model_id": strategy.planner_model})
+            settings = settings.changed(planning_model_id=strategy.planner_model)
         line = settings.network_notice()
         if line and notice is not None:
             notice(line)
@@ -84,7 +81,7 @@ def named_vision_model(spec: str) -> VisionModel | None:
     update: dict[str, str] = {"backend": backend}
     if model_id.strip():
         update["conversion_model_id"] = model_id.strip()
-    return make_vision_model(Settings.load().model_copy(update=update))
+    return make_vision_model(Settings.load().changed(**update))
 
 
 def build_escalation(spec: str | None = None) -> Escalation | None:
@@ -95,7 +92,7 @@ def build_escalation(spec: str | None = None) -> Escalation | None:
     from drac.settings import Settings
 
     settings = Settings.load()
-    wanted = spec or settings.escalate_to
+    wanted = spec or settings.models.escalate_to
     if not wanted:
         return None
     backend, _, model_id = wanted.partition(":")
@@ -106,4 +103,4 @@ def build_escalation(spec: str | None = None) -> Escalation | None:
     model = named_vision_model(wanted)
     if model is None:  # pragma: no cover - both backends build a model
         raise ModelSetupError(f"--escalate-to {wanted!r}: no model")
-    return Escalation(model=model, threshold=settings.escalate_flags)
+    return Escalation(model=model, threshold=settings.models.escalate_flags)

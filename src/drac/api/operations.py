@@ -11,13 +11,13 @@ from pydantic import BaseModel
 from drac.documents.row_sentences import replan_advice
 from drac.documents.spreadsheets import SPREADSHEET_FORMATS, table_rows_advice
 from drac.errors import DracError, WorkspaceError
-from drac.local.database import WorkspaceUnusableError
+from drac.local.errors import WorkspaceUnusableError
 from drac.local.files import shown_path
 from drac.local.outcome import Outcome
 from drac.local.pipeline import replan_document
 from drac.local.workspace import Workspace as LocalWorkspace
 from drac.models import DocumentRecord, Strategy
-from drac.planning.llm import ModelServerUnreachable
+from drac.planning.errors import ModelServerUnreachable
 from drac.ports import TextModel
 
 

@@ -8,7 +8,8 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Protocol
 
-from drac.local.database import WorkspaceUnusableError
+from drac.api.errors import IngestInterrupted
+from drac.local.errors import WorkspaceUnusableError
 from drac.local.files import shown_path
 from drac.local.outcome import Outcome
 
@@ -50,16 +51,6 @@ class QuietEvents:
 
 def _ignore(_done: int, _total: int) -> None:
     return None
-
-
-class IngestInterrupted(KeyboardInterrupt):
-    """Ctrl-C during a run: `done` of `total` documents had finished; the documents in
-    progress were abandoned (nothing of an unfinished document is stored)."""
-
-    def __init__(self, done: int, total: int) -> None:
-        super().__init__(f"{done} of {total} document(s) finished")
-        self.done = done
-        self.total = total
 
 
 def run_all(

@@ -17,7 +17,8 @@ from drac.api.running import RunEvents, run_all
 from drac.api.status import WorkspaceStatus, gather_status
 from drac.api.views import ChunkView, Hit, SearchResults, exported_chunks
 from drac.embedders.factory import embedder_from_spec, is_configured
-from drac.filters import FilterError, MetadataFilter, parse_expressions
+from drac.errors import FilterError
+from drac.filters import MetadataFilter, parse_expressions
 from drac.local.inputs import walk_inputs
 from drac.local.outcome import Outcome
 from drac.local.pipeline import IngestSettings, ingest_file, live_documents

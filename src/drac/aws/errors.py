@@ -17,8 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from drac.errors import DracError
-from drac.ports import ModelCallError
+from drac.errors import DracError, ModelCallError
 
 
 class ModelThrottled(DracError):
@@ -137,3 +136,20 @@ def retried_by_step_functions() -> Iterator[None]:
         if exc.retry == "transient":
             raise TransientError(str(exc)) from exc
         raise
+
+
+class DimensionChanged(DracError, ValueError):
+    """The index holds vectors of another dimension than the deployment's embeddings."""
+
+
+class Forbidden(DracError):
+    """The caller may not do what it asked (HTTP 403, or a refused re-plan)."""
+
+
+class ObjectTooLarge(DracError, ValueError):
+    """An object larger than a download may write."""
+
+    def __init__(self, key: str, size: int, limit: int) -> None:
+        """Name the object, its size and the limit (bytes)."""
+        super().__init__(f"{key} is {size} bytes, more than {limit}")
+        self.size = size

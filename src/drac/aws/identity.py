@@ -14,18 +14,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from drac.aws.errors import Forbidden
 from drac.aws.events import ReplanRequest
-from drac.errors import DracError
 from drac.settings import Settings
 
 REPLAN_ADMIN_SOURCE = "drac.admin"
 REPLAN_TENANT_SOURCE_PREFIX = "drac.tenant."
 _ASSUMED_ROLE = re.compile(r"arn:(aws[a-z-]*):sts::(\d{12}):assumed-role/([^/]+)/.+")
 _IAM_PRINCIPAL = re.compile(r"arn:(aws[a-z-]*):iam::(\d{12}):(role|user)/(?:.*/)?([^/]+)")
-
-
-class Forbidden(DracError):
-    """The caller may not do what it asked (HTTP 403, or a refused re-plan)."""
 
 
 @dataclass(frozen=True)
@@ -62,9 +58,9 @@ def caller_scope(settings: Settings, caller_arn: str | None) -> CallerScope:
     key = principal_key(caller_arn or "")
     if key is None:
         raise Forbidden("the caller has no IAM identity this API knows")
-    if any(principal_key(arn) == key for arn in settings.admin_principals):
+    if any(principal_key(arn) == key for arn in settings.cloud.admin_principals):
         return CallerScope(principal=caller_arn or "", tenant=None, admin=True)
-    for arn, tenant in settings.tenant_principals.items():
+    for arn, tenant in settings.cloud.tenant_principals.items():
         if principal_key(arn) == key:
             return CallerScope(principal=caller_arn or "", tenant=tenant)
     raise Forbidden(f"{caller_arn} is mapped to no tenant (tenantPrincipals)")
@@ -85,7 +81,7 @@ def replan_scope(settings: Settings, source: str) -> CallerScope:
         return CallerScope(principal=source, tenant=None, admin=True)
     tenant = source.removeprefix(REPLAN_TENANT_SOURCE_PREFIX)
     if source.startswith(REPLAN_TENANT_SOURCE_PREFIX) and tenant in set(
-        settings.tenant_principals.values()
+        settings.cloud.tenant_principals.values()
     ):
         return CallerScope(principal=source, tenant=tenant)
     raise Forbidden(f"re-plan source {source!r} names no configured tenant")

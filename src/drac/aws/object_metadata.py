@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from drac.errors import MetadataError
 from drac.metadata import (
     MAX_SIDECAR_BYTES,
     Metadata,
-    MetadataError,
     merged,
     parse_sidecar,
     scalar,

@@ -24,9 +24,8 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from drac.aws.errors import TransientError
+from drac.aws.errors import DimensionChanged, TransientError
 from drac.embedders.cache import text_key
-from drac.errors import DracError
 from drac.filters import RANGES, MetadataFilter
 from drac.metadata import as_date
 from drac.models import Chunk
@@ -523,10 +522,6 @@ def tenant_filters(
     if document_ids:
         filters.append({"terms": {"document_id": list(document_ids)}})
     return filters
-
-
-class DimensionChanged(DracError, ValueError):
-    """The index holds vectors of another dimension than the deployment's embeddings."""
 
 
 def stored_dimension(client: Any, index: str) -> int | None:

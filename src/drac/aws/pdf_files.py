@@ -22,7 +22,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from drac.aws.s3 import ObjectTooLarge, S3ArtifactStore
+from drac.aws.errors import ObjectTooLarge
+from drac.aws.s3 import S3ArtifactStore
 from drac.errors import DocumentError
 
 MIB = 1024 * 1024

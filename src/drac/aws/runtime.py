@@ -125,14 +125,15 @@ class Runtime:
     def plan_cache(self) -> DynamoPlanCache:
         """Section plans cached by content and strategy (in the plans table)."""
         return DynamoPlanCache(
-            self._table(self.resources.plans_table), ttl_days=self.settings.plan_cache_days
+            self._table(self.resources.plans_table), ttl_days=self.settings.cloud.plan_cache_days
         )
 
     @cached_property
     def ledger(self) -> DynamoLedger:
         """The token ledger."""
         return DynamoLedger(
-            self._table(self.resources.ledger_table), ttl_days=self.settings.ledger_retention_days
+            self._table(self.resources.ledger_table),
+            ttl_days=self.settings.cloud.ledger_retention_days,
         )
 
     def _bedrock(self) -> Any:
@@ -141,7 +142,8 @@ class Runtime:
         from drac.clients.bedrock_runtime import bedrock_config
 
         return self.client(
-            "bedrock-runtime", config=bedrock_config(self.settings.model_timeout_s, attempts=1)
+            "bedrock-runtime",
+            config=bedrock_config(self.settings.models.model_timeout_s, attempts=1),
         )
 
     def _interactive_bedrock(self) -> Any:
@@ -163,10 +165,10 @@ class Runtime:
         from drac.clients.bedrock import BedrockVisionModel
 
         return BedrockVisionModel(
-            self.settings.conversion_model,
+            self.settings.models.conversion_model,
             client=self._bedrock(),
-            max_tokens=self.settings.conversion_max_tokens,
-            temperature=self.settings.temperature,
+            max_tokens=self.settings.models.conversion_max_tokens,
+            temperature=self.settings.models.temperature,
         )
 
     def escalation_model(self) -> VisionModel:
@@ -182,8 +184,8 @@ class Runtime:
         return BedrockVisionModel(
             model_id,
             client=self._bedrock(),
-            max_tokens=self.settings.conversion_max_tokens,
-            temperature=self.settings.temperature,
+            max_tokens=self.settings.models.conversion_max_tokens,
+            temperature=self.settings.models.temperature,
         )
 
     def text_model(self, model_id: str | None = None) -> TextModel:
@@ -191,10 +193,10 @@ class Runtime:
         from drac.clients.bedrock import BedrockTextModel
 
         return BedrockTextModel(
-            model_id or self.settings.planning_model,
+            model_id or self.settings.models.planning_model,
             client=self._bedrock(),
-            temperature=self.settings.temperature,
-            max_answer_tokens=self.settings.planning_max_tokens,
+            temperature=self.settings.models.temperature,
+            max_answer_tokens=self.settings.models.planning_max_tokens,
         )
 
     def embedder(self, *, interactive: bool = False) -> Embedder:
@@ -204,8 +206,8 @@ class Runtime:
 
         return TitanEmbedder(
             self._interactive_bedrock() if interactive else self._bedrock(),
-            model_id=self.settings.embedding_model_id,
-            dimensions=self.settings.embedding_dimension,
+            model_id=self.settings.models.embedding_model_id,
+            dimensions=self.settings.models.embedding_dimension,
         )
 
     def index(
@@ -223,7 +225,7 @@ class Runtime:
             )
         return OpenSearchChunkIndex(
             self._opensearch_client,
-            self.settings.index_name,
+            self.settings.cloud.index_name,
             embedder=embedder,
             on_throttled=None if interactive else _count_search_throttles,
         )

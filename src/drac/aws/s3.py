@@ -4,20 +4,11 @@ from __future__ import annotations
 
 from typing import Any, BinaryIO
 
-from drac.errors import DracError
+from drac.aws.errors import ObjectTooLarge
 from drac.ports import ArtifactStore
 
 CHUNK_BYTES = 1024 * 1024
 """What a streamed download holds at a time."""
-
-
-class ObjectTooLarge(DracError, ValueError):
-    """An object larger than a download may write."""
-
-    def __init__(self, key: str, size: int, limit: int) -> None:
-        """Name the object, its size and the limit (bytes)."""
-        super().__init__(f"{key} is {size} bytes, more than {limit}")
-        self.size = size
 
 
 class S3ArtifactStore(ArtifactStore):

@@ -139,7 +139,10 @@ class LazyGroup(click.Group):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             raise click.exceptions.Exit(0) from None
         except Exception as exc:
-            if os.environ.get("DRAC_TRACEBACK") and not isinstance(exc, DracError | OSError):
+            from drac.settings import LocalSettings
+
+            wanted = LocalSettings.from_env().traceback
+            if wanted and not isinstance(exc, DracError | OSError):
                 raise
             raise click.ClickException(printable(failure_line(exc))) from exc
 
@@ -160,11 +163,11 @@ class LazyGroup(click.Group):
 )
 def cli(config: Path | None) -> None:
     """drac: convert documents once, plan chunks by element IDs, rebuild text verbatim."""
-    from drac.settings import CONFIG_NAME
+    from drac.settings import CONFIG_NAME, named_config_file
 
     if config is not None:
         os.environ["DRAC_CONFIG"] = str(config)  # every Settings.load of this run reads it
-    elif not os.environ.get("DRAC_CONFIG", "").strip() and Path(CONFIG_NAME).is_file():
+    elif not named_config_file() and Path(CONFIG_NAME).is_file():
         click.echo(
             printable(
                 f"drac: not reading ./{CONFIG_NAME} (a settings file in the current folder may "

@@ -23,9 +23,10 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from drac.api.errors import IngestInterrupted
 from drac.api.operations import Removal, remove_reference
 from drac.api.operations import table_rows_note as _table_rows_note
-from drac.api.running import IngestInterrupted, run_all
+from drac.api.running import run_all
 from drac.cli import cli
 from drac.cli.embed_step import embed_new_chunks, embed_option
 from drac.cli.models_setup import build_escalation, build_models, conversion_options
@@ -39,8 +40,8 @@ from drac.cli.options import (
     strategy_options,
     workspace_option,
 )
-from drac.errors import DracError, WorkspaceError
-from drac.local.database import WorkspaceUnusableError
+from drac.errors import DracError, MetadataError, WorkspaceError
+from drac.local.errors import WorkspaceUnusableError
 from drac.local.files import shown_path
 from drac.local.inputs import Skipped, walk_inputs
 from drac.local.outcome import Outcome
@@ -52,10 +53,10 @@ from drac.local.pipeline import (
     replan_document,
 )
 from drac.local.workspace import Workspace
-from drac.metadata import MetadataError, parse_assignments
+from drac.metadata import parse_assignments
 from drac.models import Strategy
 from drac.planning import PlanningCounts
-from drac.planning.llm import ModelServerUnreachable
+from drac.planning.errors import ModelServerUnreachable
 from drac.terminal import markup
 
 

@@ -63,6 +63,6 @@ def conversion_options() -> ConversionOptions:
     except DracError as exc:
         raise click.UsageError(str(exc)) from exc
     return ConversionOptions(
-        cpu_budget_s=settings.document_cpu_s,
-        cpu_budget_s_per_mib=settings.document_cpu_s_per_mib,
+        cpu_budget_s=settings.conversion.document_cpu_s,
+        cpu_budget_s_per_mib=settings.conversion.document_cpu_s_per_mib,
     )

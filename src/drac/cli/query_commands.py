@@ -26,8 +26,8 @@ from drac.cli.options import (
 from drac.cli.planning_attempts import describe_attempt, last_failed_attempt
 from drac.documents.vision.verify import VerificationSummary
 from drac.embedders.factory import CHOICES, embedder_from_spec, is_configured
-from drac.errors import DracError
-from drac.filters import FilterError, MetadataFilter, parse_expressions
+from drac.errors import DracError, FilterError, ModelCallError
+from drac.filters import MetadataFilter, parse_expressions
 from drac.local.box_status import BoxCounts, PageBoxCounts, page_box_counts
 from drac.local.search import default_mode, search_workspace
 from drac.local.verification import stored_verification
@@ -35,7 +35,7 @@ from drac.local.workspace import Workspace
 from drac.models import Chunk, DocumentRecord, Element, PageEscalation, VerificationCounts
 from drac.planning import PlanningCounts
 from drac.planning.llm import one_line, preview
-from drac.ports import ModelCallError, SearchHit
+from drac.ports import SearchHit
 from drac.retrieval.rank import Mode
 from drac.settings import EmbedderSettings
 from drac.terminal import json_text, markup, printable

@@ -36,12 +36,12 @@ def _settings(backend: str | None) -> Settings:
         settings = Settings.load()
     except DracError as exc:
         raise click.UsageError(str(exc)) from exc
-    return settings.model_copy(update={"backend": backend}) if backend else settings
+    return settings.changed(backend=backend) if backend else settings
 
 
 def _models(settings: Settings, strategy: Strategy, *, embedding: bool) -> QuoteModels:
     """The models a run with these settings would call (none offline)."""
-    if settings.backend == "offline":
+    if settings.models.backend == "offline":
         if strategy.planner == "llm":
             raise click.UsageError(
                 "the llm planner needs a model: pass --model bedrock or --model openai"
@@ -49,15 +49,15 @@ def _models(settings: Settings, strategy: Strategy, *, embedding: bool) -> Quote
             )
         return QuoteModels()
     try:
-        conversion = settings.conversion_model
-        planning = strategy.planner_model or settings.planning_model
+        conversion = settings.models.conversion_model
+        planning = strategy.planner_model or settings.models.planning_model
     except DracError as exc:
         raise click.UsageError(str(exc)) from exc
     return QuoteModels(
-        backend=settings.backend,
+        backend=settings.models.backend,
         conversion=conversion,
         planning=planning if strategy.planner == "llm" else None,
-        embedding=settings.embedding_model_id if embedding else None,
+        embedding=settings.models.embedding_model_id if embedding else None,
     )
 
 
@@ -210,10 +210,10 @@ def dry_run(
         strategy,
         options.batch_pages,
         options.max_pages,
-        settings.conversion_max_tokens,
+        settings.models.conversion_max_tokens,
     )
     notes = [f"{len(skipped)} folder entries skipped (not documents)"] if skipped else []
-    second = (escalate_to or settings.escalate_to or "").partition(":")[2].strip()
+    second = (escalate_to or settings.models.escalate_to or "").partition(":")[2].strip()
     if second and models.conversion is not None:
         escalated = _escalated(quote, second)
         if as_json:
@@ -313,10 +313,10 @@ def quote_command(
     except (ValueError, OSError) as exc:
         raise click.ClickException(f"bad price file: {exc}") from exc
     settings = _settings("bedrock")
-    chosen = strategy or settings.strategy
+    chosen = strategy or settings.conversion.strategy
     models = _models(settings, chosen, embedding=True)
     locations = [_split_url(url) for url in prefixes]
-    client = boto3.client("s3", region_name=settings.region)
+    client = boto3.client("s3", region_name=settings.models.region)
 
     def documents() -> Iterator[tuple[str, bytes | str]]:
         for bucket, prefix in locations:
@@ -330,9 +330,9 @@ def quote_command(
             models,
             table,
             chosen,
-            settings.batch_size,
-            settings.max_pages,
-            settings.conversion_max_tokens,
+            settings.conversion.batch_size,
+            settings.conversion.max_pages,
+            settings.models.conversion_max_tokens,
         )
     except (BotoCoreError, ClientError) as exc:
         raise click.ClickException(f"cannot read the prefix: {exc}") from exc

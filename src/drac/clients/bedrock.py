@@ -15,15 +15,16 @@ from drac.clients.images import (
     BEDROCK_MAX_IMAGES,
     fit_png,
 )
+from drac.errors import ModelCallError
 from drac.models import TokenUsage
-from drac.ports import Exchange, ModelCallError, ModelReply, TextModel, VisionModel
-from drac.settings import BEDROCK_CONVERSION_MODEL, Settings
+from drac.ports import Exchange, ModelReply, TextModel, VisionModel
+from drac.settings import BEDROCK_CONVERSION_MODEL, ModelSettings
 
 if TYPE_CHECKING:
     from botocore.exceptions import ClientError
 
 DEFAULT_MODEL_ID = BEDROCK_CONVERSION_MODEL
-DEFAULT_READ_TIMEOUT_S: float = Settings.model_fields["model_timeout_s"].default
+DEFAULT_READ_TIMEOUT_S: float = ModelSettings.model_fields["model_timeout_s"].default
 ANSWER_TOOL = "answer"
 ToolUse = Literal["forced", "any", "off"]
 _WEAKER_TOOL_USE: dict[ToolUse, ToolUse] = {"forced": "any", "any": "off"}

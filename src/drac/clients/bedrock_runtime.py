@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from drac.ports import ModelCallError, ModelUnreachable, RetryHint
+from drac.errors import ModelCallError, ModelUnreachable, RetryHint
 
 if TYPE_CHECKING:
     from botocore.config import Config

@@ -16,7 +16,8 @@ from tenacity.stop import stop_base
 from tenacity.wait import wait_base, wait_random_exponential
 
 from drac.clients import DEFAULT_ATTEMPTS
-from drac.ports import ModelCallError, ModelUnreachable, RetryHint
+from drac.clients.errors import HttpStatusError
+from drac.errors import ModelCallError, ModelUnreachable, RetryHint
 
 CONNECT_TIMEOUT_S = 10.0
 
@@ -33,17 +34,6 @@ class Backoff:
     def __post_init__(self) -> None:
         if self.attempts < 1 or self.base_s < 0 or self.max_s < 0:
             raise ValueError("Backoff needs attempts >= 1 and non-negative waits")
-
-
-class HttpStatusError(ModelCallError):
-    """The server refused the request with a status that retrying cannot change (4xx, or a
-    5xx whose body says a feature asked for is not supported); `body` holds the start of
-    what it said, so a caller can adapt the request."""
-
-    def __init__(self, message: str, *, status: int, body: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.body = body
 
 
 _UNSUPPORTED = re.compile(

@@ -6,7 +6,7 @@ import io
 
 from PIL import Image
 
-from drac.ports import ModelCallError
+from drac.errors import ModelCallError
 
 BEDROCK_MAX_IMAGE_BYTES = int(3.75 * 1024 * 1024)
 BEDROCK_MAX_IMAGE_SIDE = 8000

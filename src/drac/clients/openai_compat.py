@@ -7,13 +7,15 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from drac.clients.http_json import Backoff, HttpStatusError, JsonClient, says_unsupported
+from drac.clients.errors import HttpStatusError
+from drac.clients.http_json import Backoff, JsonClient, says_unsupported
+from drac.errors import ModelCallError
 from drac.models import TokenUsage
-from drac.ports import Exchange, ModelCallError, ModelReply, TextModel, VisionModel
-from drac.settings import Settings, StructuredMode
+from drac.ports import Exchange, ModelReply, TextModel, VisionModel
+from drac.settings import ModelSettings, StructuredMode
 
-DEFAULT_BASE_URL: str = Settings.model_fields["openai_base_url"].default
-DEFAULT_TIMEOUT_S: float = Settings.model_fields["model_timeout_s"].default
+DEFAULT_BASE_URL: str = ModelSettings.model_fields["openai_base_url"].default
+DEFAULT_TIMEOUT_S: float = ModelSettings.model_fields["model_timeout_s"].default
 SCHEMA_NAME = "answer"
 _WEAKER: dict[StructuredMode, StructuredMode] = {
     "grammar": "json_schema",

@@ -9,8 +9,9 @@ from typing import Any
 
 from drac.clients import DEFAULT_ATTEMPTS
 from drac.clients.bedrock_runtime import bedrock_config, make_bedrock_runtime, model_call_error
+from drac.errors import ModelCallError
 from drac.models import TokenUsage
-from drac.ports import Embedder, ModelCallError
+from drac.ports import Embedder
 from drac.settings import TITAN_V2
 
 TITAN_DIMENSIONS = (256, 512, 1024)

@@ -11,17 +11,13 @@ from pathlib import Path
 
 import numpy as np
 
-from drac.errors import DracError
+from drac.embedders.errors import ModelFileError
 
 MAGIC = b"E5S1"
 BLOCK = 32
 """Weights per 4-bit block: one float16 scale, then 16 bytes of nibbles."""
 _BLOCK_DTYPE = np.dtype([("scale", "<f2"), ("nibbles", "u1", (16,))])
 _DTYPES = {0: "<f4", 1: "q4"}
-
-
-class ModelFileError(DracError, ValueError):
-    """The file is not a model file this reader understands (or is cut short)."""
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from importlib import metadata, util
 from pathlib import Path
 from typing import Any
 
-from drac.embedders.local import EmbedderUnavailable
+from drac.embedders.errors import EmbedderUnavailable
 from drac.ports import Embedder
 from drac.settings import EmbedderSettings
 

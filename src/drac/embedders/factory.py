@@ -28,7 +28,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from drac.embedders.local import EmbedderUnavailable
+from drac.embedders.errors import EmbedderUnavailable
 from drac.ports import Embedder
 from drac.settings import EmbedderSettings, Settings
 
@@ -65,19 +65,19 @@ def embedder_from_spec(
         from drac.embedders.bedrock import TitanEmbedder
 
         return TitanEmbedder(
-            model_id=own.model or settings.embedding_model_id,
-            dimensions=own.dimensions or settings.embedding_dimension,
-            region=settings.region or own.default_region,
+            model_id=own.model or settings.models.embedding_model_id,
+            dimensions=own.dimensions or settings.models.embedding_dimension,
+            region=settings.models.region or own.default_region,
         )
     from drac.embedders.openai import OpenAIEmbedder
 
     explicit_url = own.base_url
     # the chat server's key goes only to the chat server's URL, never to another endpoint
-    shared_key = None if explicit_url else settings.openai_api_key
-    chosen_model = "embedding_model_id" in settings.model_fields_set
+    shared_key = None if explicit_url else settings.models.openai_api_key
+    chosen_model = "embedding_model_id" in settings.models.model_fields_set
     return OpenAIEmbedder(
-        explicit_url or settings.openai_base_url,
-        own.model or (settings.embedding_model_id if chosen_model else OPENAI_DEFAULT_MODEL),
+        explicit_url or settings.models.openai_base_url,
+        own.model or (settings.models.embedding_model_id if chosen_model else OPENAI_DEFAULT_MODEL),
         api_key=own.api_key or shared_key or own.openai_api_key,
     )
 

@@ -7,12 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from drac.errors import DracError
+from drac.embedders.errors import EmbedderUnavailable
 from drac.ports import Embedder
-
-
-class EmbedderUnavailable(DracError):
-    """The configured embedder cannot be used here; the message says what to install or set."""
 
 
 class SentenceTransformerEmbedder(Embedder):

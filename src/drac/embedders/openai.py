@@ -9,8 +9,9 @@ from typing import Any
 import httpx
 
 from drac.clients.http_json import Backoff, JsonClient
+from drac.errors import ModelCallError
 from drac.models import TokenUsage
-from drac.ports import Embedder, ModelCallError
+from drac.ports import Embedder
 
 
 class OpenAIEmbedder(Embedder):

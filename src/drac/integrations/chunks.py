@@ -4,15 +4,14 @@ document's chunks (framework-free, so each integration maps the same facts)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from drac.api.views import ChunkView
 from drac.api.workspace import Workspace
-from drac.errors import DracError
-from drac.local.outcome import Outcome
+from drac.integrations.errors import DracIngestError
 from drac.models import Element
 
 
@@ -92,20 +91,6 @@ def _shared_heading(view: ChunkView, elements: dict[str, Element]) -> Element | 
 
 WorkspaceLike = Workspace | str | os.PathLike[str]
 """An open `drac.Workspace`, or the path of one (opened, and made when missing)."""
-
-
-class DracIngestError(DracError):
-    """Documents an integration was given failed to ingest; `outcomes` holds each failure."""
-
-    def __init__(self, message: str, outcomes: Sequence[Outcome]) -> None:
-        super().__init__(message)
-        self.outcomes = list(outcomes)
-
-    @classmethod
-    def of(cls, failed: Sequence[Outcome]) -> DracIngestError:
-        """The error naming the first few failed files and their reasons."""
-        reasons = "; ".join(f"{o.path}: {o.error}" for o in failed[:5])
-        return cls(f"{len(failed)} document(s) failed to ingest: {reasons}", failed)
 
 
 class Opened:

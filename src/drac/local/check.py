@@ -22,9 +22,8 @@ from pydantic import BaseModel, ConfigDict
 from drac.commit import plan_chunks
 from drac.errors import DracError, WorkspaceError
 from drac.local.database import DAMAGED_DATABASE_FIX
+from drac.local.errors import ForeignSchemaError, LinkInWorkspaceError
 from drac.local.files import is_temporary_name
-from drac.local.schema_check import ForeignSchemaError
-from drac.local.trust import LinkInWorkspaceError
 from drac.local.workspace import DATABASE, TEMPORARY_FOLDER, Workspace
 from drac.models import DocumentRecord, DocumentStatus, Element, PlanVersion
 from drac.retrieval.text import TOKENISER

@@ -17,22 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from drac.errors import WorkspaceError
-from drac.local.schema_check import ForeignSchemaError, foreign_objects
+from drac.local.errors import DiskFullError, ForeignSchemaError, WorkspaceUnusableError
+from drac.local.schema_check import foreign_objects
 
 DAMAGED_DATABASE_FIX = (
     "restore it from a backup, or move the workspace aside and ingest the documents again "
     "(`drac check` lists what else is wrong)"
 )
 DISK_FULL_FIX = "free some space on that disk and run the command again"
-
-
-class WorkspaceUnusableError(WorkspaceError):
-    """The database cannot be used at all (damaged, or its disk full): no command that
-    needs it can go on, for any document."""
-
-
-class DiskFullError(WorkspaceUnusableError):
-    """The disk holding the workspace has no space left."""
 
 
 def database_error(path: Path, error: sqlite3.Error) -> WorkspaceError:

@@ -13,17 +13,10 @@ from typing import NamedTuple
 
 from pydantic import BaseModel
 
-from drac.errors import DocumentError, DracError
+from drac.errors import DocumentError, DracError, MetadataError
 from drac.local.files import shown_path
 from drac.local.outcome import Outcome
-from drac.metadata import (
-    MAX_SIDECAR_BYTES,
-    Metadata,
-    MetadataError,
-    is_sidecar,
-    parse_sidecar,
-    sidecar_name,
-)
+from drac.metadata import MAX_SIDECAR_BYTES, Metadata, is_sidecar, parse_sidecar, sidecar_name
 
 DOCUMENT_SUFFIXES = frozenset(
     {".pdf", ".docx", ".pptx", ".xlsx", ".html", ".htm", ".md", ".markdown", ".txt"}

@@ -31,7 +31,7 @@ from drac.ingest import (
     spreadsheet_options,
     status_after_conversion,
 )
-from drac.local.database import WorkspaceUnusableError
+from drac.local.errors import WorkspaceUnusableError
 from drac.local.files import shown_path
 from drac.local.inputs import failure_reason, read_limited, read_sidecar
 from drac.local.outcome import Outcome
@@ -51,8 +51,7 @@ from drac.models import (
     Strategy,
 )
 from drac.planning import PlanningCounts, plan_document, planning_counts, require_model_plans
-from drac.planning.llm import ModelServerUnreachable
-from drac.planning.service import NoModelPlan
+from drac.planning.errors import ModelServerUnreachable, NoModelPlan
 from drac.ports import TextModel, VisionModel
 from drac.sectioning import make_sections
 

@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-from drac.errors import WorkspaceError
-
 LEGACY_COLUMNS = frozenset(
     {"conversion_failures", "attempt", "owner", "metadata", "table_rows", "verification"}
 )
@@ -47,19 +45,6 @@ class ForeignObject:
 
     def __str__(self) -> str:
         return f"{self.kind} {self.name!r} ({self.why})"
-
-
-class ForeignSchemaError(WorkspaceError):
-    """The database holds objects drac does not make; the message names each one."""
-
-    def __init__(self, path: str, found: list[ForeignObject]) -> None:
-        self.found = found
-        names = "; ".join(str(item) for item in found)
-        super().__init__(
-            f"{path} holds what drac does not make: {names}. drac will not open it (a database "
-            "that came with the documents could rewrite or copy what you ingest); move the "
-            "workspace aside and ingest your documents into a new one"
-        )
 
 
 @dataclass(frozen=True)

@@ -10,12 +10,13 @@ from collections.abc import Callable, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from drac.embedders.cache import CachingEmbedder
-from drac.embedders.local import EmbedderUnavailable
+from drac.embedders.errors import EmbedderUnavailable
+from drac.errors import ModelCallError
 from drac.filters import MetadataFilter, predicate
 from drac.local.workspace import Workspace
 from drac.metadata import Metadata
 from drac.models import Chunk
-from drac.ports import Embedder, ModelCallError, SearchHit
+from drac.ports import Embedder, SearchHit
 from drac.retrieval.rank import (
     Mode,
     Ranking,

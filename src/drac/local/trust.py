@@ -26,7 +26,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from drac.errors import WorkspaceError
+from drac.local.errors import LinkInWorkspaceError, UntrustedWorkspaceError
 from drac.local.files import write_atomic
 
 DEFAULT_WORKSPACE = Path(".drac")
@@ -44,14 +44,6 @@ TOP_LEVEL_ENTRIES = (
     "documents",
 )
 """The workspace's own entries: none of them may be a symbolic link."""
-
-
-class UntrustedWorkspaceError(WorkspaceError):
-    """A workspace drac found by itself but cannot show to be the user's own."""
-
-
-class LinkInWorkspaceError(WorkspaceError):
-    """A path inside a workspace is (or passes through) a symbolic link."""
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,8 @@ from typing import Any
 
 from drac.commit import Activation, commit_plan, release_source, retire_if_orphaned
 from drac.errors import WorkspaceError
-from drac.local.database import DAMAGED_DATABASE_FIX, DISK_FULL_FIX, Database, DiskFullError
+from drac.local.database import DAMAGED_DATABASE_FIX, DISK_FULL_FIX, Database
+from drac.local.errors import DamagedFile, DiskFullError
 from drac.local.files import remove_temporary_files, write_atomic
 from drac.local.fts_index import FtsChunkIndex
 from drac.local.lock import writer_lock
@@ -61,14 +62,6 @@ from drac.models import (
     Strategy,
 )
 from drac.ports import ArtifactStore
-
-
-class DamagedFile(WorkspaceError, KeyError):
-    """A file of the workspace is missing or unreadable; the message names it and the fix.
-    (A KeyError too: callers that treat an absent artifact as absent still can.)"""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else ""
 
 
 class FileArtifactStore(ArtifactStore):

@@ -9,10 +9,11 @@ import re
 import time
 
 from drac.clock import utc_now
-from drac.errors import PlanningError
+from drac.errors import ModelCallError, ModelUnreachable, PlanningError
 from drac.models import Element, ElementKind, LedgerEntry, Strategy, TokenUsage
 from drac.planning.answer import expand_ranges
 from drac.planning.base import Planner, Proposal, SectionView
+from drac.planning.errors import ModelServerUnreachable, PlanningFailed
 from drac.planning.plan_format import (
     SHAPE,
     answer_token_cap,
@@ -20,14 +21,7 @@ from drac.planning.plan_format import (
     plan_schema,
     read_plan,
 )
-from drac.ports import (
-    Exchange,
-    Ledger,
-    ModelCallError,
-    ModelReply,
-    ModelUnreachable,
-    TextModel,
-)
+from drac.ports import Exchange, Ledger, ModelReply, TextModel
 
 SYSTEM_PROMPT = (
     "Split document elements into retrieval chunks. Lines: ID, kind, size, preview. Reply "
@@ -198,27 +192,3 @@ class LlmPlanner(Planner):
 def quote(answer: str, limit: int = 60) -> str:
     """The start of an answer, on one line and quoted, for a warning."""
     return repr(one_line(answer, limit)) if answer.strip() else "(empty)"
-
-
-class ModelServerUnreachable(PlanningError, ModelCallError):
-    """The planner's model server cannot be reached: planning stops instead of falling back
-    section after section (on AWS, Step Functions retries it as a transient error)."""
-
-    def __init__(self, message: str) -> None:
-        ModelCallError.__init__(self, message, retry="transient")
-
-
-class PlanningFailed(PlanningError):
-    """The model gave no usable plan; carries the tokens already spent."""
-
-    def __init__(
-        self,
-        reason: str,
-        usage: TokenUsage,
-        notes: list[str],
-        failed_answer: str | None = None,
-    ) -> None:
-        super().__init__(reason)
-        self.usage = usage
-        self.notes = notes
-        self.failed_answer = failed_answer

@@ -8,11 +8,11 @@ from pydantic import BaseModel, ConfigDict
 
 from drac.assemble import layout_ids
 from drac.clock import utc_now
-from drac.errors import PlanningError
 from drac.ids import digest_of
 from drac.models import Element, PlanIssues, PlanVersion, Section, SectionPlan, Strategy
 from drac.planning.base import Planner, Proposal, SectionView, section_view, section_views
-from drac.planning.llm import LlmPlanner, PlanningFailed
+from drac.planning.errors import NoModelPlan, PlanningFailed
+from drac.planning.llm import LlmPlanner
 from drac.planning.rules import RulesPlanner
 from drac.planning.validate import validate
 from drac.ports import Ledger, MemoryLedger, PlanCache, TextModel
@@ -183,15 +183,6 @@ def planning_counts(plan: PlanVersion) -> PlanningCounts:
         input_tokens=sum(s.usage.input_tokens for s in spent),
         output_tokens=sum(s.usage.output_tokens for s in spent),
     )
-
-
-class NoModelPlan(PlanningError):
-    """The model was asked to plan and planned no section; carries the counts of the
-    attempt (sections, tokens spent) so the failure is reported with them."""
-
-    def __init__(self, message: str, counts: PlanningCounts) -> None:
-        super().__init__(message)
-        self.counts = counts
 
 
 def require_model_plans(plan: PlanVersion) -> None:

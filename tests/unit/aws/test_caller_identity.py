@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from drac.aws.errors import Forbidden
 from drac.aws.events import ReplanRequest
 from drac.aws.identity import (
-    Forbidden,
     caller_scope,
     function_url_caller,
     principal_key,

@@ -42,7 +42,7 @@ def _escalating(rt: Runtime, escalate: bool = True) -> FakeBedrockRuntime:
     """Render a 3-page PDF (batches of 2) whose page 2 the first model answers with a number
     the page does not hold and the second honestly; return the fake."""
     if escalate:
-        rt.settings = rt.settings.model_copy(update={"escalate_to": f"bedrock:{SECOND}"})
+        rt.settings = rt.settings.changed(escalate_to=f"bedrock:{SECOND}")
     pdf = make_pdf([text_page([Text(_line(n), 72, 700), Text(_line(n + 10), 72, 680)])
                     for n in range(1, 4)])
     rt.artifacts.put_bytes("in.pdf", pdf)
@@ -94,7 +94,7 @@ def test_only_a_batch_with_a_doubtful_page_is_an_item_and_only_with_escalation(
     _escalating(rt, escalate=False)
     plain = _convert(rt, 0)
     assert plain.escalate == [] and not plain.doubtful  # no escalateTo: never an item
-    rt.settings = rt.settings.model_copy(update={"escalate_to": f"bedrock:{SECOND}"})
+    rt.settings = rt.settings.changed(escalate_to=f"bedrock:{SECOND}")
     done = _convert(rt, 0)
     assert done.doubtful
     assert done.escalate == [EscalationItem(document_id="d1", page_count=3, batch=0, pages=[2])]

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from drac.aws.stages.kb_transform import KbTransformError, transform
+from drac.aws.stages.errors import KbTransformError
+from drac.aws.stages.kb_transform import transform
 from drac.strategies import resolve_strategy
 
 MARKDOWN = "# Guide\n\n## Setup\n\nInstall the tool first.\n\n## Use\n\nRun it on a folder.\n"

@@ -14,7 +14,8 @@ from drac.aws import keys
 from drac.aws.events import S3EventBridgeEvent
 from drac.aws.runtime import Runtime
 from drac.aws.stages.commit import IndexInput, PrepareInput, RangeItem, index_range, prepare_plan
-from drac.aws.stages.late_metadata import MetadataWaits, apply_metadata_event
+from drac.aws.stages.errors import MetadataWaits
+from drac.aws.stages.late_metadata import apply_metadata_event
 from drac.aws.stages.parse import ParseInput, parse_converted
 from drac.aws.stages.planning import (
     PlanSectionInput,

@@ -23,8 +23,8 @@ from drac.aws.opensearch import (
 )
 from drac.aws.runtime import INTERACTIVE_BEDROCK, Runtime
 from drac.aws.stages.retrieve import RetrieveRequest, retrieve
+from drac.errors import MetadataError
 from drac.filters import MetadataFilter, matches, parse_expressions
-from drac.metadata import MetadataError
 from drac.models import Chunk, DocumentRecord, DocumentStatus
 from drac.retrieval.rank import Mode
 from tests.fakes import FakeBedrockRuntime, FakeIndices, FakeOpenSearch
@@ -360,7 +360,7 @@ def _url_event(body: Any) -> dict[str, Any]:
 
 def test_the_handler_takes_a_filter_and_refuses_reserved_or_deep_ones(labelled: Any) -> None:
     rt, _ = labelled
-    rt.settings = rt.settings.model_copy(update={"tenant_principals": {ACME_APP: "acme"}})
+    rt.settings = rt.settings.changed(tenant_principals={ACME_APP: "acme"})
     handler = load_handler("retrieve")
     handler._runtime = lambda: rt
     answer = handler.handler(

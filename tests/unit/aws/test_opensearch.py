@@ -294,7 +294,7 @@ def test_a_ranking_never_shows_one_chunk_twice() -> None:
 
 
 def test_a_changed_vector_dimension_is_refused_before_any_document_fails() -> None:
-    from drac.aws.opensearch import DimensionChanged
+    from drac.aws.errors import DimensionChanged
     from tests.fakes import FakeOpenSearch
 
     client = FakeOpenSearch()

@@ -15,8 +15,8 @@ import pytest
 from pdfs import Text, make_pdf, text_page
 
 from drac.aws import keys, pdf_files
+from drac.aws.errors import ObjectTooLarge
 from drac.aws.pdf_files import STALE_AFTER_S, pdf_file, pdf_folder
-from drac.aws.s3 import ObjectTooLarge
 from drac.aws.stages.conversion import SliceInput, render_slice
 from drac.aws.stages.fanout import ItemGroup
 from drac.errors import DocumentError

@@ -103,7 +103,7 @@ def _url_event(body: Any, caller: str = ACME_APP) -> dict[str, Any]:
 
 def test_the_function_url_handler_answers_and_names_bad_fields(indexed: Any) -> None:
     rt, _ = indexed
-    rt.settings = rt.settings.model_copy(update={"tenant_principals": {ACME_APP: "acme"}})
+    rt.settings = rt.settings.changed(tenant_principals={ACME_APP: "acme"})
     handler = load_handler("retrieve")
     handler._runtime = lambda: rt
     answer = handler.handler(_url_event({"query": "returns", "tenant": "acme"}),
@@ -229,7 +229,7 @@ def test_the_api_retries_a_throttled_embedding_the_pipeline_does_not(
     import boto3
 
     from drac.aws.runtime import CloudResources
-    from drac.ports import ModelCallError
+    from drac.errors import ModelCallError
     from drac.settings import Settings
 
     server = HTTPServer(("127.0.0.1", 0), _Throttling)

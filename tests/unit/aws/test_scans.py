@@ -154,7 +154,7 @@ def test_pages_past_the_invocation_budget_are_left_unread_not_the_invocation(
     out = io.BytesIO()
     document.save(out)
     rt.artifacts.put_bytes("scans.pdf", out.getvalue())
-    tight = rt.settings.model_copy(update={"document_cpu_s": 1.0, "document_cpu_s_per_mib": 0})
+    tight = rt.settings.changed(document_cpu_s=1.0, document_cpu_s_per_mib=0)
     monkeypatch.setattr(rt, "settings", tight)
     pages = list(range(1, 9))
     done = read_scans(rt, ScansInput(document_id="d1", pdf_bucket="art", pdf_key="scans.pdf",

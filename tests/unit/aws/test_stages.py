@@ -32,6 +32,7 @@ from drac.aws.stages.conversion import (
     render_document,
     render_slice,
 )
+from drac.aws.stages.errors import PipelineFull
 from drac.aws.stages.fanout import SLICE_PAGES, ItemGroup, render_slices
 from drac.aws.stages.lifecycle import FinaliseInput, delete_object, finalise_document
 from drac.aws.stages.parse import ParseInput, parse_converted
@@ -41,7 +42,6 @@ from drac.aws.stages.replan import ManifestInput, write_replan_manifest
 from drac.aws.stages.spreadsheet import SpreadsheetInput, read_spreadsheet_upload
 from drac.aws.stages.starter import (
     BACKOFF_MAX_S,
-    PipelineFull,
     backoff_seconds,
     execution_name,
     start_ingest,
@@ -231,7 +231,7 @@ def test_a_spreadsheet_is_stored_as_markdown_rows_written_as_the_strategy_says(
 def test_register_refuses_a_too_large_upload_before_reading_it(cloud: Any) -> None:
     rt, _ = cloud
     event = register_input(rt, "incoming/big.md", MARKDOWN,
-                           size=rt.settings.max_file_bytes + 1)
+                           size=rt.settings.conversion.max_file_bytes + 1)
     rt.client("s3").delete_object(Bucket="docs", Key="incoming/big.md")  # reading would fail
     with pytest.raises(DocumentError, match=r"big\.md: file is .* MiB, more than the 500 MiB"):
         register_document(rt, event)

@@ -19,7 +19,7 @@ from botocore.retries.standard import ExponentialBackoff
 
 from drac.clients.bedrock import BedrockTextModel
 from drac.clients.bedrock_runtime import bedrock_config
-from drac.ports import ModelCallError
+from drac.errors import ModelCallError
 
 OK = {
     "output": {"message": {"role": "assistant", "content": [{"text": "done"}]}},

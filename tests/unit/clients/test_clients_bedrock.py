@@ -16,7 +16,7 @@ from drac.clients import DEFAULT_ATTEMPTS
 from drac.clients.bedrock import DEFAULT_MODEL_ID, BedrockTextModel, BedrockVisionModel
 from drac.clients.bedrock_runtime import bedrock_config
 from drac.clients.images import BEDROCK_MAX_IMAGE_BYTES, fit_png
-from drac.ports import ModelCallError
+from drac.errors import ModelCallError
 
 PNG_A = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + (100).to_bytes(4, "big") * 2 + b"a"
 PNG_B = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + (200).to_bytes(4, "big") * 2 + b"b"

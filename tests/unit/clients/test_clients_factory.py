@@ -23,7 +23,7 @@ def made_clients(monkeypatch):
 def test_offline_is_the_default_and_makes_no_models(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     settings = Settings.load(env={})
-    assert settings.backend == "offline"
+    assert settings.models.backend == "offline"
     assert make_vision_model(settings) is None and make_text_model(settings) is None
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from drac.clients.http_json import Backoff
 from drac.clients.openai_compat import OpenAICompatTextModel, OpenAICompatVisionModel
-from drac.ports import ModelCallError
+from drac.errors import ModelCallError
 
 
 class FakeServer:

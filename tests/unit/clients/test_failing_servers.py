@@ -12,7 +12,7 @@ import pytest
 
 from drac.clients.http_json import UNREACHABLE_ATTEMPTS, Backoff
 from drac.clients.openai_compat import OpenAICompatTextModel
-from drac.ports import ModelCallError, ModelUnreachable
+from drac.errors import ModelCallError, ModelUnreachable
 
 
 def closed_port() -> int:

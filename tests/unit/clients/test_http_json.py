@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from drac.clients.http_json import Backoff, JsonClient
-from drac.ports import ModelCallError
+from drac.errors import ModelCallError
 
 
 class Script:

@@ -8,8 +8,8 @@ import pytest
 
 from drac.clients.http_json import Backoff
 from drac.clients.openai_compat import NO_IMAGES, OpenAICompatTextModel, OpenAICompatVisionModel
+from drac.errors import ModelCallError
 from drac.planning.plan_format import plan_grammar, plan_schema
-from drac.ports import ModelCallError
 from tests.unit.clients.test_clients_openai_compat import FakeServer, _ok
 
 IDS = ["p1", "p2", "p3"]

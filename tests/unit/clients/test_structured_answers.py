@@ -10,7 +10,7 @@ from botocore.stub import Stubber
 
 from drac.clients.bedrock import BedrockTextModel
 from drac.clients.openai_compat import OpenAICompatTextModel
-from drac.ports import ModelCallError
+from drac.errors import ModelCallError
 from drac.settings import Settings
 from tests.unit.clients.test_clients_bedrock import _answer, _runtime
 from tests.unit.clients.test_clients_openai_compat import FakeServer, _ok

@@ -10,9 +10,9 @@ from PIL import Image, ImageDraw
 
 from drac.documents.convert import ConversionOptions, convert_to_markdown
 from drac.documents.intake.normalise import image_to_pdf
-from drac.errors import DocumentError
+from drac.errors import DocumentError, ModelCallError
 from drac.models import TokenUsage
-from drac.ports import MemoryLedger, ModelCallError, ModelReply, VisionModel
+from drac.ports import MemoryLedger, ModelReply, VisionModel
 
 
 class ScriptedVision(VisionModel):

@@ -5,7 +5,7 @@ import pytest
 from botocore.exceptions import ClientError, ReadTimeoutError
 
 from drac.embedders.bedrock import TitanEmbedder
-from drac.ports import ModelCallError
+from drac.errors import ModelCallError
 
 
 def _client_error(code: str, status: int) -> ClientError:

@@ -14,8 +14,9 @@ from shared_paths import CORPUS, require
 
 from drac.embedders import e5_blas
 from drac.embedders.e5_blas import BlasE5, Window
-from drac.embedders.e5_model_file import ModelFileError, read_model_file
+from drac.embedders.e5_model_file import read_model_file
 from drac.embedders.embedded import MODEL_FILES, embedded_available, thread_budget
+from drac.embedders.errors import ModelFileError
 from drac.settings import SettingsError
 
 if not embedded_available():  # installed by scripts/setup.sh (the `embed` extra)

@@ -5,8 +5,9 @@ import sys
 import pytest
 
 from drac.embedders.bedrock import TitanEmbedder
+from drac.embedders.errors import EmbedderUnavailable
 from drac.embedders.factory import embedder_from_env, embedder_from_spec
-from drac.embedders.local import EmbedderUnavailable, SentenceTransformerEmbedder
+from drac.embedders.local import SentenceTransformerEmbedder
 from drac.embedders.openai import OpenAIEmbedder
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from drac.clients.http_json import Backoff
 from drac.embedders.openai import OpenAIEmbedder
-from drac.ports import ModelCallError
+from drac.errors import ModelCallError
 
 
 class _Server:

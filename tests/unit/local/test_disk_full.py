@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 import drac.local.workspace as workspace_module
 from drac.cli import _register_commands, cli
-from drac.local.database import DiskFullError
+from drac.local.errors import DiskFullError
 from drac.local.pipeline import IngestSettings, ingest_file, replan_document
 from drac.local.workspace import Workspace
 from drac.strategies import resolve_strategy

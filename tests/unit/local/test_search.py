@@ -11,13 +11,14 @@ from pathlib import Path
 import pytest
 
 from drac.embedders.embedded import EmbeddedE5Embedder, embedded_available
-from drac.embedders.local import EmbedderUnavailable
+from drac.embedders.errors import EmbedderUnavailable
+from drac.errors import ModelCallError
 from drac.evaluation.runner import rank_chunk_set
 from drac.local import Workspace
 from drac.local.inputs import collect_inputs
 from drac.local.pipeline import IngestSettings, ingest_file, replan_document
 from drac.local.search import embed_active_chunks, search_workspace
-from drac.ports import Embedder, ModelCallError
+from drac.ports import Embedder
 from drac.retrieval.rank import Mode
 from drac.retrieval.text import bm25_terms
 from drac.strategies import resolve_strategy

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from drac.errors import PlanningError
+from drac.errors import ModelCallError, PlanningError
 from drac.models import Strategy
 from drac.parsing import parse_markdown
 from drac.planning import (
@@ -17,7 +17,7 @@ from drac.planning import (
     require_model_plans,
     section_view,
 )
-from drac.ports import MemoryLedger, ModelCallError
+from drac.ports import MemoryLedger
 from drac.sectioning import make_sections
 from tests.unit.planning.test_untrickable_answers import DOC
 

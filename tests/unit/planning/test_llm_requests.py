@@ -99,9 +99,9 @@ def test_plan_schema_of_one_id_is_still_a_schema() -> None:
 
 
 def test_an_unreachable_server_stops_planning_instead_of_falling_back(scripted_model) -> None:
+    from drac.errors import ModelUnreachable
     from drac.planning import plan_document
-    from drac.planning.llm import ModelServerUnreachable
-    from drac.ports import ModelUnreachable
+    from drac.planning.errors import ModelServerUnreachable
 
     elements = parse_markdown(DOC)
     sections = make_sections(elements, 3)

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from drac.assemble import chunk_text
-from drac.errors import PlanningError
+from drac.errors import ModelCallError, PlanningError
 from drac.models import Element, Strategy
 from drac.parsing import parse_markdown
 from drac.planning import (
@@ -24,7 +24,7 @@ from drac.planning import (
     validate,
 )
 from drac.planning.base import SectionView
-from drac.ports import MemoryLedger, ModelCallError
+from drac.ports import MemoryLedger
 from drac.sectioning import make_sections
 
 DOC = """# Guide

@@ -29,7 +29,7 @@ def store_page_layers(
     passes its own) in the contained pdfium worker and store them; return the number of
     pages stored."""
     stored = 0
-    for layer in read_text_layers(pdf, rt.settings.max_pages, pages):
+    for layer in read_text_layers(pdf, rt.settings.conversion.max_pages, pages):
         rt.artifacts.put_text(page_layer_key(document_id, layer.number), layer.model_dump_json())
         stored += 1
     return stored

@@ -157,9 +157,9 @@ def normalise_document(rt: Runtime, event: NormaliseInput) -> PdfLocation:
         ),
     )
     data = rt.bucket(event.bucket).get_bytes(event.key, version_id=event.version_id)
-    with document_budget(rt.settings.cpu_budget(len(data))):
+    with document_budget(rt.settings.conversion.cpu_budget(len(data))):
         pdf, warnings = normalise(
-            data, DocumentFormat(event.format), max_pages=rt.settings.max_pages
+            data, DocumentFormat(event.format), max_pages=rt.settings.conversion.max_pages
         )
     rt.artifacts.put_bytes(key, pdf)
     return PdfLocation(pdf_bucket=rt.resources.artifacts_bucket, pdf_key=key, warnings=warnings)
@@ -175,13 +175,14 @@ def render_document(rt: Runtime, event: RenderInput) -> Rendered:
     source = rt.bucket(event.pdf_bucket)
     with (
         pdf_file(source, event.pdf_key, event.pdf_version_id) as pdf,
-        document_budget(rt.settings.cpu_budget(pdf.stat().st_size)),
+        document_budget(rt.settings.conversion.cpu_budget(pdf.stat().st_size)),
     ):
-        count = pdf_facts(pdf, rt.settings.max_pages).pages
-    batches = len(page_batches(count, rt.settings.batch_size))
+        count = pdf_facts(pdf, rt.settings.conversion.max_pages).pages
+    size = rt.settings.conversion.batch_size
+    batches = len(page_batches(count, size))
     if batches > MAX_ITEMS:
         raise DocumentError(
-            f"{count} pages in batches of {rt.settings.batch_size} make {batches} batches, more"
+            f"{count} pages in batches of {size} make {batches} batches, more"
             f" than {MAX_ITEMS}: raise the batchSize setting"
         )
     return Rendered(
@@ -189,7 +190,7 @@ def render_document(rt: Runtime, event: RenderInput) -> Rendered:
         source_warnings=event.warnings,
         batch_count=batches,
         groups=item_groups(batches, convert_group_size(rt.settings)),  # a convert run per group
-        slices=render_slices(batches, rt.settings.batch_size),
+        slices=render_slices(batches, rt.settings.conversion.batch_size),
         scan_group_pages=scan_group_pages(count),
     )
 
@@ -207,12 +208,12 @@ def render_slice(rt: Runtime, event: SliceInput) -> SliceRendered:
 
 def _render_slice(rt: Runtime, event: SliceInput, pdf: Path) -> SliceRendered:
     first, last = event.slice.first, event.slice.last
-    batches = page_batches(event.page_count, rt.settings.batch_size)[first : last + 1]
+    batches = page_batches(event.page_count, rt.settings.conversion.batch_size)[first : last + 1]
     numbers = [number for batch in batches for number in batch]
-    options = RenderOptions(max_pages=rt.settings.max_pages)
+    options = RenderOptions(max_pages=rt.settings.conversion.max_pages)
     text_chars: dict[int, int] = {}
     scans: list[int] = []
-    with document_budget(rt.settings.cpu_budget(pdf.stat().st_size)):  # per invocation
+    with document_budget(rt.settings.conversion.cpu_budget(pdf.stat().st_size)):  # per invocation
         for page in render_pages(pdf, options, pages=numbers):
             rt.artifacts.put_bytes(keys.page_key(event.document_id, page.number), page.png)
             if page.text_layer:  # what the vision model's answer is checked against
@@ -274,7 +275,7 @@ def convert_pages(rt: Runtime, event: ConvertInput) -> BatchDone:
 
 def record_batch_failure(rt: Runtime, event: BatchFailedInput) -> BatchDone:
     """Store error markers for a batch whose retries ran out, so the document is PARTIAL."""
-    numbers = page_batches(event.page_count, rt.settings.batch_size)[event.batch]
+    numbers = page_batches(event.page_count, rt.settings.conversion.batch_size)[event.batch]
     reason = _reason(event.error, event.cause)
     result = failed_batch(numbers, reason)
     _store(rt, event, result)
@@ -285,7 +286,7 @@ def record_batch_failure(rt: Runtime, event: BatchFailedInput) -> BatchDone:
 
 def batch_pages(rt: Runtime, item: BatchItem) -> list[StoredPage]:
     """The batch's rendered pages: their images, text-layer sizes and text layers."""
-    numbers = page_batches(item.page_count, rt.settings.batch_size)[item.batch]
+    numbers = page_batches(item.page_count, rt.settings.conversion.batch_size)[item.batch]
     text_layer = json.loads(rt.artifacts.get_text(keys.page_meta_key(item.document_id, item.batch)))
     return [
         StoredPage(

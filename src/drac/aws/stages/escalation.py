@@ -31,12 +31,12 @@ BACKEND = "bedrock"
 def escalation_model_id(settings: Settings) -> str | None:
     """The Bedrock model id of the second model (`escalateTo: bedrock:<model id>`); None
     without escalation. Raises SettingsError for another backend."""
-    if not settings.escalate_to:
+    if not settings.models.escalate_to:
         return None
-    backend, _, model_id = settings.escalate_to.partition(":")
+    backend, _, model_id = settings.models.escalate_to.partition(":")
     if backend != BACKEND:
         raise SettingsError(
-            f"escalateTo {settings.escalate_to!r}: the cloud converts with Bedrock only "
+            f"escalateTo {settings.models.escalate_to!r}: the cloud converts with Bedrock only "
             f"(bedrock:<model id>)"
         )
     return model_id
@@ -91,7 +91,7 @@ def doubtful_batch(
     failed or has more flags than the threshold; else no item."""
     if escalation_model_id(settings) is None:
         return []
-    reasons = escalation_reasons([result], settings.escalate_flags)
+    reasons = escalation_reasons([result], settings.models.escalate_flags)
     if not reasons:
         return []
     return [
@@ -119,7 +119,7 @@ def escalate_batch(rt: Runtime, event: EscalateInput) -> Escalated:
     if stored.escalations:  # stored by an earlier try of this invocation
         return _escalated(item.batch, stored.escalations)
     first = BatchResult.model_validate(stored.model_dump())
-    reasons = escalation_reasons([first], rt.settings.escalate_flags)
+    reasons = escalation_reasons([first], rt.settings.models.escalate_flags)
     if not reasons:
         return Escalated(batch=item.batch, escalated=0, kept=0)
     vision, second = rt.vision_model(), rt.escalation_model()

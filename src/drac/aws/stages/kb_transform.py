@@ -30,8 +30,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from drac.assemble import assemble_chunks
+from drac.aws.stages.errors import KbTransformError
 from drac.clock import utc_now
-from drac.errors import DocumentError, DracError
+from drac.errors import DocumentError
 from drac.ids import digest_of
 from drac.ingest import parse_document
 from drac.models import Chunk, DocumentRecord, PlanVersion, Strategy
@@ -44,10 +45,6 @@ OUTPUT_SUFFIX = ".drac.json"
 function's grant on the intermediate prefix covers both)."""
 RESERVE_MS = 30_000
 """Time kept back for writing the chunked files and answering (the rules planner's budget)."""
-
-
-class KbTransformError(DracError):
-    """The event or a batch cannot be transformed; nothing was written."""
 
 
 class _Open(BaseModel):

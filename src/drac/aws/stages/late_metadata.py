@@ -36,9 +36,10 @@ from drac.aws.identity import REPLAN_ADMIN_SOURCE
 from drac.aws.lambda_support import MetricUnit, correlate, logger, metrics
 from drac.aws.object_metadata import current_metadata
 from drac.aws.runtime import Runtime
-from drac.errors import DracError
+from drac.aws.stages.errors import MetadataWaits
+from drac.errors import MetadataError
 from drac.ids import digest_of
-from drac.metadata import SIDECAR_SUFFIX, Metadata, MetadataError, is_sidecar
+from drac.metadata import SIDECAR_SUFFIX, Metadata, is_sidecar
 from drac.models import DocumentRecord, DocumentStatus
 
 TAG_EVENTS = ("Object Tags Added", "Object Tags Deleted")
@@ -47,14 +48,6 @@ CONVERGE_ATTEMPTS = 5
 IN_FLIGHT = (DocumentStatus.REGISTERED, DocumentStatus.CONVERTED)
 """Statuses of a document an ingest is still working on (its metadata is read, or its
 chunks are being planned and indexed)."""
-
-
-class MustWait(DracError):
-    """This message cannot be handled yet; it comes back after a growing wait."""
-
-
-class MetadataWaits(MustWait):
-    """The document is being ingested or re-planned; its new metadata waits its turn."""
 
 
 class MetadataResult(BaseModel):

@@ -60,7 +60,7 @@ def register_document(rt: Runtime, event: RegisterInput) -> Registered:
             extra={"outcome": claim.outcome, "busy_with": claim.busy_with},
         )
         return Registered(outcome=claim.outcome)
-    limit = rt.settings.max_file_bytes
+    limit = rt.settings.conversion.max_file_bytes
     if event.size > limit:
         raise DocumentError(
             f"{filename}: file is {event.size / 1048576:.1f} MiB, more than the "

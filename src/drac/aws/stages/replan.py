@@ -25,7 +25,7 @@ class ManifestInput(BaseModel):
 
     def authorised(self, rt: Runtime) -> ReplanRequest:
         """The request, if the scope its source stands for covers it (a tenant's source
-        re-plans only that tenant); drac.aws.identity.Forbidden otherwise."""
+        re-plans only that tenant); drac.aws.errors.Forbidden otherwise."""
         return scoped_replan(replan_scope(rt.settings, self.source), self.request)
 
 
@@ -41,9 +41,9 @@ class Manifest(BaseModel):
 def write_replan_manifest(rt: Runtime, event: ManifestInput) -> Manifest:
     """List the live documents the request covers: its tenant's (or every tenant's with
     `all`), narrowed to `document_ids` when given, paging through the live-documents index.
-    A request its source may not make raises drac.aws.identity.Forbidden."""
+    A request its source may not make raises drac.aws.errors.Forbidden."""
     request = event.authorised(rt)
-    strategy = strategy_from_request(request.strategy, rt.settings.strategy)
+    strategy = strategy_from_request(request.strategy, rt.settings.conversion.strategy)
     wanted = set(request.document_ids)
     items = [
         {"document_id": document_id, "tenant": tenant}

@@ -14,7 +14,8 @@ from pydantic import (
     model_validator,
 )
 
-from drac.aws.identity import CallerScope, Forbidden
+from drac.aws.errors import Forbidden
+from drac.aws.identity import CallerScope
 from drac.aws.opensearch import metadata_query, tenant_filters
 from drac.aws.runtime import Runtime
 from drac.filters import MetadataFilter, matches

@@ -49,11 +49,11 @@ def read_scans(rt: Runtime, event: ScansInput) -> ScansRead:
     only the document's PDF (streamed to a file: `pdf_file`) and writes only under
     `pages/<doc>/`."""
     rt = rt.for_document(event.document_id, page_scope(rt, event.document_id, event))
-    options = ConversionOptions(max_pages=rt.settings.max_pages)
+    options = ConversionOptions(max_pages=rt.settings.conversion.max_pages)
     source = rt.bucket(event.pdf_bucket)
     with (
         pdf_file(source, event.pdf_key, event.pdf_version_id) as pdf,
-        document_budget(rt.settings.cpu_budget(pdf.stat().st_size)),
+        document_budget(rt.settings.conversion.cpu_budget(pdf.stat().st_size)),
     ):
         found = read_scanned_pages(pdf, event.pages, options, unread_past_budget=True)
     read = sorted(number for number, page in found.items() if page.readable)

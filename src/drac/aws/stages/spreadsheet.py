@@ -59,7 +59,7 @@ def read_spreadsheet_upload(rt: Runtime, event: SpreadsheetInput) -> Spreadsheet
     )
     data = rt.bucket(event.bucket).get_bytes(event.key, version_id=event.version_id)
     try:
-        with document_budget(rt.settings.cpu_budget(len(data))):
+        with document_budget(rt.settings.conversion.cpu_budget(len(data))):
             result = read_spreadsheet(
                 data, DocumentFormat(event.format), filename, spreadsheet_options(event.strategy)
             )

@@ -14,13 +14,8 @@ from pydantic import BaseModel
 from drac.aws.events import IngestInput, S3EventBridgeEvent
 from drac.aws.lambda_support import MetricUnit, correlate, logger, metrics
 from drac.aws.runtime import Runtime
-from drac.aws.stages.late_metadata import (
-    MetadataResult,
-    MustWait,
-    apply_metadata_event,
-    is_metadata_event,
-)
-from drac.errors import DracError
+from drac.aws.stages.errors import PipelineFull, WaitedTooLong
+from drac.aws.stages.late_metadata import MetadataResult, apply_metadata_event, is_metadata_event
 from drac.ids import ContentDigest, digest_of
 
 READ_CHUNK = 1024 * 1024
@@ -33,10 +28,6 @@ WAITS_ATTRIBUTE = "drac-waits"
 MAX_WAITS = 500
 """Waits before an upload stops waiting and counts as a failed start: at a quarter hour
 apart, about four days (the queue keeps a message 14 days)."""
-
-
-class PipelineFull(MustWait):
-    """Too many documents are being ingested; this message waits its turn."""
 
 
 class StartResult(BaseModel):
@@ -72,7 +63,7 @@ def start_ingest(rt: Runtime, event: S3EventBridgeEvent) -> StartResult | Metada
         return StartResult(outcome="ignored")
     sfn = rt.client("stepfunctions")
     machine = rt.resources.ingest_state_machine_arn
-    limit = rt.settings.max_running_documents
+    limit = rt.settings.cloud.max_running_documents
     running = sfn.list_executions(
         stateMachineArn=machine, statusFilter="RUNNING", maxResults=limit
     )["executions"]
@@ -109,7 +100,7 @@ def start_ingest(rt: Runtime, event: S3EventBridgeEvent) -> StartResult | Metada
         sha256=digest.sha256,
         size=digest.size,
         previous_document=claim.previous,
-        strategy=rt.settings.strategy.model_dump(mode="json"),
+        strategy=rt.settings.conversion.strategy.model_dump(mode="json"),
     )
     try:
         sfn.start_execution(
@@ -149,10 +140,6 @@ def backoff_seconds(receive_count: int, rng: random.Random | None = None) -> int
     exponential from a minute, capped at half an hour, with jitter so waiting uploads spread."""
     ceiling = min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2 ** max(0, receive_count - 1))
     return int((rng or random).uniform(ceiling / 2, ceiling))
-
-
-class WaitedTooLong(DracError):
-    """An upload waited MAX_WAITS times: it stops waiting and fails like any other error."""
 
 
 def queue_url(queue_arn: str) -> str:

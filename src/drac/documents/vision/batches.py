@@ -28,8 +28,9 @@ from drac.documents.vision.check import (
 from drac.documents.vision.loops import loop_start
 from drac.documents.vision.prompt import batch_prompt, conversion_system_prompt, page_marker
 from drac.documents.vision.verify import PageVerification, verify_markdown
+from drac.errors import ModelCallError
 from drac.models import LedgerEntry
-from drac.ports import Ledger, ModelCallError, ModelReply, VisionModel
+from drac.ports import Ledger, ModelReply, VisionModel
 
 EMPTY_ANSWER = "the model returned no content"
 LOOP_REASON = (

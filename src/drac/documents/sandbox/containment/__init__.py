@@ -23,7 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from drac.documents.sandbox.containment.budget import BudgetExceeded, document_budget
+from drac.documents.sandbox.containment.budget import document_budget
+from drac.documents.sandbox.containment.errors import BudgetExceeded
 from drac.documents.sandbox.containment.pool import GIB, Limits, protections
 from drac.documents.sandbox.containment.pool import run as _run
 from drac.documents.sandbox.containment.tasks import contained_task, registered_name

@@ -19,7 +19,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from drac.errors import DocumentError
+from drac.documents.sandbox.containment.errors import BudgetExceeded
 
 DOCUMENT_CPU_S = 60.0
 """The default budget of any document (`Settings.document_cpu_s`, DRAC_DOCUMENT_CPU_S):
@@ -44,10 +44,6 @@ CAP_SLACK_S = 0.5
 MIN_CALL_CPU_S = 1.0
 """RLIMIT_CPU counts whole seconds: a call is never given less than this, so the budget may
 be passed by at most this much (and by what calls running at once use, see `cap`)."""
-
-
-class BudgetExceeded(DocumentError):
-    """The document used its whole CPU budget; it fails alone, with this reason."""
 
 
 class Budget:
