@@ -27,8 +27,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
+from typing import Literal, Protocol
 
-from drac.embedders.errors import EmbedderUnavailable
+from drac.embedders.local import EmbedderUnavailable
 from drac.ports import Embedder
 from drac.settings import EmbedderSettings, Settings
 
@@ -36,6 +38,123 @@ CHOICES = "embedded, embedded:c, none, bedrock, openai or local:PATH"
 EMBEDDED = "embedded"
 EMBEDDED_C = "embedded:c"
 OPENAI_DEFAULT_MODEL = "nomic-embed-text"
+
+
+class EmbedderChoice(Protocol):
+    """One embedder `DRAC_EMBEDDER` may name: builds it from the spec's argument (the PATH of
+    `local:PATH`, else empty) and the configuration."""
+
+    def build(
+        self, argument: str, env: Mapping[str, str], settings: Settings | None
+    ) -> Embedder | None:
+        """The embedder (None for BM25 only)."""
+        ...
+
+
+class NoEmbedder:
+    """`none`: no embedder; search and evaluation use BM25 only."""
+
+    def build(
+        self, argument: str, env: Mapping[str, str], settings: Settings | None
+    ) -> Embedder | None:
+        """None."""
+        return None
+
+
+class EmbeddedChoice:
+    """`embedded` (drac's BLAS encoder) or `embedded:c` (the package's C engine)."""
+
+    def __init__(self, engine: Literal["blas", "c"]) -> None:
+        """`engine` runs the shipped weights."""
+        self.engine: Literal["blas", "c"] = engine
+
+    def build(
+        self, argument: str, env: Mapping[str, str], settings: Settings | None
+    ) -> Embedder | None:
+        """The embedded multilingual-e5-small on this engine."""
+        from drac.embedders.embedded import EmbeddedE5Embedder
+
+        return EmbeddedE5Embedder(engine=self.engine)
+
+
+class LocalChoice:
+    """`local:PATH`: a sentence-transformers model folder."""
+
+    def build(
+        self, argument: str, env: Mapping[str, str], settings: Settings | None
+    ) -> Embedder | None:
+        """The model in the folder `argument`."""
+        from drac.embedders.local import SentenceTransformerEmbedder
+
+        return SentenceTransformerEmbedder(Path(argument).expanduser())
+
+
+class BedrockChoice:
+    """`bedrock`: Titan Text Embeddings on Amazon Bedrock."""
+
+    def build(
+        self, argument: str, env: Mapping[str, str], settings: Settings | None
+    ) -> Embedder | None:
+        """The Titan embedder the settings and the embedder's own variables configure."""
+        from drac.embedders.bedrock import TitanEmbedder
+
+        settings = Settings.load(env) if settings is None else settings
+        own = settings.embedder  # the embedder's own variables win where they are set
+        return TitanEmbedder(
+            model_id=own.model or settings.models.embedding_model_id,
+            dimensions=own.dimensions or settings.models.embedding_dimension,
+            region=settings.models.region or own.default_region,
+        )
+
+
+class OpenAIChoice:
+    """`openai`: an OpenAI-compatible embeddings endpoint."""
+
+    def build(
+        self, argument: str, env: Mapping[str, str], settings: Settings | None
+    ) -> Embedder | None:
+        """The endpoint's embedder the settings and the embedder's own variables configure."""
+        from drac.embedders.openai import OpenAIEmbedder
+
+        settings = Settings.load(env) if settings is None else settings
+        own = settings.embedder  # the embedder's own variables win where they are set
+        explicit_url = own.base_url
+        # the chat server's key goes only to the chat server's URL, never to another endpoint
+        shared_key = None if explicit_url else settings.models.openai_api_key
+        models = settings.models
+        named = "embedding_model_id" in models.model_fields_set
+        chosen = models.embedding_model_id if named else None
+        return OpenAIEmbedder(
+            explicit_url or models.openai_base_url,
+            own.model or chosen or OPENAI_DEFAULT_MODEL,
+            api_key=own.api_key or shared_key or own.openai_api_key,
+        )
+
+
+EMBEDDERS: Mapping[str, EmbedderChoice] = MappingProxyType(
+    {
+        "none": NoEmbedder(),
+        EMBEDDED: EmbeddedChoice("blas"),
+        EMBEDDED_C: EmbeddedChoice("c"),
+        "bedrock": BedrockChoice(),
+        "openai": OpenAIChoice(),
+    }
+)
+"""The embedders a spec names exactly."""
+
+WITH_ARGUMENT: Mapping[str, EmbedderChoice] = MappingProxyType({"local": LocalChoice()})
+"""The embedders a spec names as `NAME:ARGUMENT` (the argument not empty)."""
+
+
+def choice_of(spec: str) -> tuple[EmbedderChoice, str]:
+    """The embedder a (non-empty) spec names and its argument (raises EmbedderUnavailable for
+    a spec that names none)."""
+    if spec in EMBEDDERS:
+        return EMBEDDERS[spec], ""
+    name, _, argument = spec.partition(":")
+    if name in WITH_ARGUMENT and argument.strip():
+        return WITH_ARGUMENT[name], argument.strip()
+    raise EmbedderUnavailable(f"unknown embedder {spec!r}: use {CHOICES}")
 
 
 def embedder_from_spec(
@@ -47,39 +166,8 @@ def embedder_from_spec(
     value = (spec or "").strip()
     if value == "":
         return default_embedder()
-    if value == "none":
-        return None
-    if value in (EMBEDDED, EMBEDDED_C):
-        from drac.embedders.embedded import EmbeddedE5Embedder
-
-        return EmbeddedE5Embedder(engine="blas" if value == EMBEDDED else "c")
-    if value.startswith("local:") and value[len("local:") :].strip():
-        from drac.embedders.local import SentenceTransformerEmbedder
-
-        return SentenceTransformerEmbedder(Path(value[len("local:") :].strip()).expanduser())
-    if value not in ("bedrock", "openai"):
-        raise EmbedderUnavailable(f"unknown embedder {value!r}: use {CHOICES}")
-    settings = Settings.load(env) if settings is None else settings
-    own = settings.embedder  # the embedder's own variables win where they are set
-    if value == "bedrock":
-        from drac.embedders.bedrock import TitanEmbedder
-
-        return TitanEmbedder(
-            model_id=own.model or settings.models.embedding_model_id,
-            dimensions=own.dimensions or settings.models.embedding_dimension,
-            region=settings.models.region or own.default_region,
-        )
-    from drac.embedders.openai import OpenAIEmbedder
-
-    explicit_url = own.base_url
-    # the chat server's key goes only to the chat server's URL, never to another endpoint
-    shared_key = None if explicit_url else settings.models.openai_api_key
-    chosen_model = "embedding_model_id" in settings.models.model_fields_set
-    return OpenAIEmbedder(
-        explicit_url or settings.models.openai_base_url,
-        own.model or (settings.models.embedding_model_id if chosen_model else OPENAI_DEFAULT_MODEL),
-        api_key=own.api_key or shared_key or own.openai_api_key,
-    )
+    choice, argument = choice_of(value)
+    return choice.build(argument, env, settings)
 
 
 def default_embedder() -> Embedder | None:

@@ -3,6 +3,7 @@
 from drac.planning.answer import compress_ranges, expand_ranges, parse_answer
 from drac.planning.base import Planner, Proposal, SectionView, section_view
 from drac.planning.llm import LlmPlanner, section_prompt
+from drac.planning.registry import PLANNERS
 from drac.planning.rules import RulesPlanner
 from drac.planning.service import (
     PlanningCounts,
@@ -16,6 +17,7 @@ from drac.planning.service import (
 from drac.planning.validate import validate
 
 __all__ = [
+    "PLANNERS",
     "LlmPlanner",
     "Planner",
     "PlanningCounts",

@@ -9,6 +9,7 @@ from functools import cached_property
 
 from drac.models import Element, Section, Strategy, TokenUsage
 from drac.planning.measure import Breadcrumbs
+from drac.ports import Ledger, TextModel
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,12 @@ class Planner(ABC):
     """Proposes chunks for a section; validation happens in code afterwards, always."""
 
     name: str
+
+    @classmethod
+    @abstractmethod
+    def build(cls, text_model: TextModel | None, ledger: Ledger) -> Planner:
+        """The planner made from what the caller has (raises ValueError when it needs a text
+        model and `text_model` is None)."""
 
     @abstractmethod
     def propose(self, view: SectionView, strategy: Strategy, document_id: str) -> Proposal:

@@ -104,6 +104,13 @@ class LlmPlanner(Planner):
         self.ledger = ledger
         self.max_answer_tokens = max_answer_tokens or model.max_answer_tokens
 
+    @classmethod
+    def build(cls, text_model: TextModel | None, ledger: Ledger) -> LlmPlanner:
+        """The planner over `text_model` (raises ValueError when no model is configured)."""
+        if text_model is None:
+            raise ValueError("strategy uses the llm planner but no planner model is configured")
+        return cls(text_model, ledger)
+
     def _record(
         self,
         document_id: str,

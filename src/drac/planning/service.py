@@ -12,21 +12,16 @@ from drac.ids import digest_of
 from drac.models import Element, PlanIssues, PlanVersion, Section, SectionPlan, Strategy
 from drac.planning.base import Planner, Proposal, SectionView, section_view, section_views
 from drac.planning.errors import NoModelPlan, PlanningFailed
-from drac.planning.llm import LlmPlanner
+from drac.planning.registry import planner_named
 from drac.planning.rules import RulesPlanner
 from drac.planning.validate import validate
 from drac.ports import Ledger, MemoryLedger, PlanCache, TextModel
 
 
 def planner_for(strategy: Strategy, text_model: TextModel | None, ledger: Ledger) -> Planner:
-    """The planner a strategy asks for; 'llm' needs a configured text model."""
-    if strategy.planner == "rules":
-        return RulesPlanner()
-    if strategy.planner == "llm":
-        if text_model is None:
-            raise ValueError("strategy uses the llm planner but no planner model is configured")
-        return LlmPlanner(text_model, ledger)
-    raise ValueError(f"unknown planner {strategy.planner!r} (use 'rules' or 'llm')")
+    """The planner a strategy asks for (`drac.planning.registry`); 'llm' needs a configured
+    text model."""
+    return planner_named(strategy.planner, text_model, ledger)
 
 
 def cache_key(section: Section, strategy: Strategy, planner: Planner) -> str:

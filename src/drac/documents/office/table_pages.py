@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from drac.documents.office.file_tables import FileTable
 from drac.documents.office.markdown_lines import DELIMITER_ROW
 from drac.documents.spreadsheets.rows import pipe_cell
+from drac.documents.table_grid import pipe_table
 
 MIN_COVERAGE = 0.8
 """The share of a table's words its run of lines must show for the table to replace it
@@ -79,10 +80,7 @@ def place_tables(
 
 def table_markdown(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """A pipe table of `header` and `rows`, each cell escaped (pipes, newlines, comments)."""
-    lines = ["| " + " | ".join(pipe_cell(cell) for cell in header) + " |"]
-    lines.append("|" + " --- |" * len(header))
-    lines += ["| " + " | ".join(pipe_cell(cell) for cell in row) + " |" for row in rows]
-    return "\n".join(lines)
+    return pipe_table([header, *rows], pipe_cell)
 
 
 @dataclass

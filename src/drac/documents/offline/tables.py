@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple, Protocol
 
+from drac.documents.table_grid import escape_pipes, pipe_table, position_groups
+
 # A gap wider than this many font sizes between two characters separates two cells (word
 # spacing is about a third of one, half in a loose justified line; LaTeX's column separation is
 # about 0.6 to 1: measured on the corpus, 0.65 keeps 0.617 of the cells against 0.558 at 1.0,
@@ -120,10 +122,7 @@ class Table:
 
     def markdown(self) -> str:
         """The table as a Markdown pipe table, its first row as header."""
-        width = len(self.rows[0])
-        lines = [_row(self.rows[0]), "|" + " --- |" * width]
-        lines += [_row(row) for row in self.rows[1:]]
-        return "\n".join(lines)
+        return pipe_table(self.rows, escape_pipes)
 
 
 def rejoin_cut_row(previous: Table, table: Table) -> tuple[Table, Table] | None:
@@ -170,10 +169,6 @@ def _cell_text(lines: list[str], full: Sequence[bool] = (), words: Vocabulary = 
 
 
 _FIRST_WORD = re.compile(r"[^\W_]+")
-
-
-def _row(cells: Sequence[str]) -> str:
-    return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
 
 
 def find_tables(
@@ -267,16 +262,10 @@ def _size_changes(lines: Sequence[TextLine]) -> list[int]:
 def column_starts(parts: Sequence[Sequence[Cell]]) -> list[float]:
     """Where cells of the page start: x positions (within _COLUMN_SPREAD points) at which
     at least _COLUMN_CELLS cells start, but the page's leftmost (its margin)."""
-    starts = sorted(cell.x for cells in parts for cell in cells)
-    found: list[float] = []
-    group: list[float] = []
-    for x in [*starts, float("inf")]:
-        if group and x - group[0] > _COLUMN_SPREAD:
-            if len(group) >= _COLUMN_CELLS:
-                found.append(group[len(group) // 2])
-            group = []
-        group.append(x)
-    return found[1:] if found and starts and found[0] - starts[0] <= _COLUMN_SPREAD else found
+    groups = position_groups((cell.x for cells in parts for cell in cells), _COLUMN_SPREAD)
+    found = [group[len(group) // 2] for group in groups if len(group) >= _COLUMN_CELLS]
+    margin = groups[0][0] if groups else 0.0
+    return found[1:] if found and found[0] - margin <= _COLUMN_SPREAD else found
 
 
 # A line of one part is cut only at columns of this many lines before and after it (two or
@@ -412,6 +401,30 @@ class _Builder:
 
     def table(self) -> Table | None:
         """The table so far, without trailing rows that are not table rows; None if too small."""
+        complete = self._complete()
+        rows, lines = self.rows[:complete], self.row_lines[:complete]
+        width = len(self.columns)
+        if width < 2 or len(rows) < 2 or len(rows[0]) < 2:
+            return None
+        cells = self._cells(rows, self.rights[:complete])
+        if _not_a_table(cells):
+            return None
+        covered = {line for row_lines in lines for line in row_lines}
+        first, last = min(covered), max(covered)
+        if len(covered) != last - first + 1:
+            return None  # another line sits inside the table's span: not a clean table
+        spans = [(x0, x1) for x0, x1 in self.spans]
+        return Table(
+            first_line=first,
+            last_line=last,
+            rows=cells,
+            columns=list(self.columns),
+            spans=spans,
+            cut_row=self.page_top and 0 not in rows[1],
+        )
+
+    def _complete(self) -> int:
+        """How many rows from the first are the table's."""
         # the table ends before the first row with a single cell: a lone line is prose
         complete = next((i for i, row in enumerate(self.rows) if len(row) < 2), len(self.rows))
         header = [" ".join(self.rows[0].get(c, [])) for c in range(len(self.columns))]
@@ -428,16 +441,19 @@ class _Builder:
         width = len(self.columns)
         while complete > 2 and width >= 3 and 2 * len(self.rows[complete - 1]) < width:
             complete -= 1  # a last row filling few of many columns is the text after it
-        rows, lines = self.rows[:complete], self.row_lines[:complete]
+        return complete
+
+    def _cells(
+        self, rows: list[dict[int, list[str]]], rights: list[dict[int, list[float]]]
+    ) -> list[list[str]]:
+        """The rows' cell texts, each cell's lines joined (a line reaching its column's right
+        edge is full: a word broken at its end goes on in the next)."""
         width = len(self.columns)
-        if width < 2 or len(rows) < 2 or len(rows[0]) < 2:
-            return None
-        rights = self.rights[:complete]
         reach = [
             max((r for row in rights for r in row.get(c, ())), default=0.0) for c in range(width)
         ]
         edge = _FULL * self.first.size
-        cells = [
+        return [
             [
                 _cell_text(
                     row.get(c, []), [r >= reach[c] - edge for r in extents.get(c, ())], self.words
@@ -446,25 +462,16 @@ class _Builder:
             ]
             for row, extents in zip(rows, rights, strict=True)
         ]
-        if any(len(cell.split()) > _HEADER_WORDS for cell in cells[0]):
-            return None  # a header cell holding a sentence: prose with a wide gap, no table
-        if _misread(cells[1:]):
-            return None  # mostly empty cells: the columns were not recovered; keep it prose
-        if 2 * sum(1 for row in cells if _LIST_MARKER.search(row[0])) >= len(cells):
-            return None  # a list whose markers stand apart from their text: keep it a list
-        covered = {line for row_lines in lines for line in row_lines}
-        first, last = min(covered), max(covered)
-        if len(covered) != last - first + 1:
-            return None  # another line sits inside the table's span: not a clean table
-        spans = [(x0, x1) for x0, x1 in self.spans]
-        return Table(
-            first_line=first,
-            last_line=last,
-            rows=cells,
-            columns=list(self.columns),
-            spans=spans,
-            cut_row=self.page_top and 0 not in rows[1],
-        )
+
+
+def _not_a_table(cells: list[list[str]]) -> bool:
+    """Whether rows laid out in columns are no table after all."""
+    if any(len(cell.split()) > _HEADER_WORDS for cell in cells[0]):
+        return True  # a header cell holding a sentence: prose with a wide gap, no table
+    if _misread(cells[1:]):
+        return True  # mostly empty cells: the columns were not recovered; keep it prose
+    # a list whose markers stand apart from their text: keep it a list
+    return 2 * sum(1 for row in cells if _LIST_MARKER.search(row[0])) >= len(cells)
 
 
 def _misread(body: list[list[str]]) -> bool:

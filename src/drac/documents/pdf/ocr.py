@@ -25,6 +25,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from drac.documents.sandbox.containment.tasks import contained_task
+from drac.documents.table_grid import escape_pipes, joined_rows, pipe_table, position_groups
 from drac.documents.vision.prompt import page_marker
 from drac.errors import DocumentError
 
@@ -315,36 +316,41 @@ def _table(rows: list[OcrRow]) -> str:
     in lower case.
     """
     tolerance = 1.5 * statistics.median(row.height for row in rows)
-    starts = sorted(cell.x0 for row in rows if len(row.cells) > 1 for cell in row.cells)
-    anchors = [starts[0]]
-    for x in starts[1:]:
-        if x - anchors[-1] > tolerance:
-            anchors.append(x)
+    starts = (cell.x0 for row in rows if len(row.cells) > 1 for cell in row.cells)
+    anchors = [group[0] for group in position_groups(starts, tolerance)]
     table: list[list[str]] = []
     previous: OcrRow | None = None
     for visual, row in enumerate(rows):  # only the second row may be a header's 2nd line
-        columns = [""] * len(anchors)
-        for cell in row.cells:
-            fits = [i for i, anchor in enumerate(anchors) if anchor <= cell.x0 + tolerance]
-            column = fits[-1] if fits else 0
-            columns[column] = f"{columns[column]} {cell.text}".strip()
-        filled = sum(1 for column in columns if column)
-        starts_row = bool(columns[0]) and len(row.cells) > 1 and filled >= len(anchors) - 1
-        tight = previous is not None and _wrapped(previous, row)
-        header_wrap = visual == 1 and not any(ch.isdigit() for ch in row.text)
-        wrapped_text = bool(table) and _continues_cells(table[-1], columns)
-        if table and tight and (not starts_row or not table[-1][0] or header_wrap or wrapped_text):
-            table[-1] = [
-                f"{old} {new}".strip() for old, new in zip(table[-1], columns, strict=True)
-            ]
+        columns = _row_columns(row, anchors, tolerance)
+        if table and previous is not None and _wraps(table[-1], previous, row, columns, visual):
+            table[-1] = joined_rows(table[-1], columns)
         else:
             table.append(columns)
         previous = row
-    lines = [
-        "| " + " | ".join(_escape(col).replace("|", "\\|") for col in row) + " |" for row in table
-    ]
-    lines.insert(1, "|" + "---|" * len(anchors))
-    return "\n".join(lines)
+    return pipe_table(table, lambda text: escape_pipes(_escape(text)), delimiter="---")
+
+
+def _row_columns(row: OcrRow, anchors: list[float], tolerance: float) -> list[str]:
+    """The row's cell texts by column: each cell in the last column starting left of it."""
+    columns = [""] * len(anchors)
+    for cell in row.cells:
+        fits = [i for i, anchor in enumerate(anchors) if anchor <= cell.x0 + tolerance]
+        column = fits[-1] if fits else 0
+        columns[column] = f"{columns[column]} {cell.text}".strip()
+    return columns
+
+
+def _wraps(
+    above: list[str], previous: OcrRow, row: OcrRow, columns: list[str], visual: int
+) -> bool:
+    """Whether the visual `row` (its cells by column: `columns`) is the wrapped rest of the
+    table row `above`, which ended with the visual row `previous`."""
+    if not _wrapped(previous, row):
+        return False
+    filled = sum(1 for column in columns if column)
+    starts_row = bool(columns[0]) and len(row.cells) > 1 and filled >= len(columns) - 1
+    header_wrap = visual == 1 and not any(ch.isdigit() for ch in row.text)
+    return not starts_row or not above[0] or header_wrap or _continues_cells(above, columns)
 
 
 def _continues_cells(above: list[str], columns: list[str]) -> bool:
