@@ -85,7 +85,7 @@ def test_many_documents_of_two_tenants_ingest_replan_and_delete_concurrently(
     # back to the queue) and started them on a later delivery.
     starter = deployed.principal(deployed.model.function_for("starter")).label
     operations = [c.operation for c in deployed.log.calls_of(starter)]
-    assert env.max_running_documents < len(UPLOADS)
+    assert env.cloud.max_running_documents < len(UPLOADS)
     assert operations.count("StartExecution") == len(UPLOADS)
     assert operations.count("ListExecutions") > len(UPLOADS), "no upload was deferred"
     for upload in UPLOADS:
@@ -96,7 +96,7 @@ def test_many_documents_of_two_tenants_ingest_replan_and_delete_concurrently(
         chunks = opensearch.chunks(upload.document_id)
         assert chunks and {(c["tenant"], c["plan_version"]) for c in chunks} == {
             (upload.tenant, "1")}
-    pdf_batches = sum(converted_batches(u, env.batch_size) for u in UPLOADS
+    pdf_batches = sum(converted_batches(u, env.conversion.batch_size) for u in UPLOADS
                       if u.path.suffix == ".pdf")
     conversions = len(bedrock.converse_requests)
     assert conversions >= pdf_batches + 2  # plus the two normalised office documents

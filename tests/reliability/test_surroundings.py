@@ -177,6 +177,28 @@ def test_a_folder_put_where_the_users_workspace_was_is_not_taken_for_it(tmp_path
         choose_workspace(None, project)
 
 
+def test_another_workspace_put_into_the_users_folder_is_not_taken_for_it(tmp_path):
+    # The same folder (path, device and inode all unchanged) now holds someone else's
+    # workspace: only the mark drac wrote tells the two apart. A file system that gives a new
+    # folder a removed folder's inode number makes the same case.
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "mine.md").write_text(GOOD)
+    assert drac("ingest", "mine.md", "--no-embed", cwd=project).returncode == 0
+    mine = project / ".drac"
+    inode = mine.stat().st_ino
+    other = tmp_path / "other" / ".drac"
+    Workspace(other).close()
+    for entry in mine.iterdir():
+        shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+    for entry in other.iterdir():
+        shutil.move(str(entry), mine / entry.name)
+    assert mine.stat().st_ino == inode
+
+    with pytest.raises(UntrustedWorkspaceError, match="did not make it"):
+        choose_workspace(None, project)
+
+
 def test_naming_a_workspace_once_makes_it_found_from_then_on(tmp_path):
     archive = _planted_archive(tmp_path)
 

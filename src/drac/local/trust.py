@@ -9,8 +9,10 @@ can carry a `.drac` folder of someone else's making. The rule:
   folder that has one, as git finds `.git`) is used only when drac made it (or the user
   named it once) for this user: drac records each workspace it creates in the user's state
   folder (`$XDG_STATE_HOME/drac/workspaces`, else `~/.local/state/drac/workspaces`), by its
-  real path *and* the folder's device and inode, so a folder that later appears at the same
-  path is not taken for it; the folder must be a real folder (no link) owned by the user.
+  real path, the folder's device and inode, and the digest of a random mark drac writes into
+  the workspace (`MARK`), so a folder that later appears at the same path is not taken for it
+  even where the file system gives it the old folder's inode number; the folder must be a
+  real folder (no link) owned by the user.
   Anything else is refused with one line saying how to name it.
 - Whichever way it was chosen, nothing inside a workspace is followed through a symbolic
   link (see `refuse_links_at_top` and `checked_inside`), and its database must hold only the
@@ -22,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import secrets
 import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -33,6 +36,11 @@ DEFAULT_WORKSPACE = Path(".drac")
 DATABASE = "drac.sqlite"
 TEMPORARY_FOLDER = "tmp"
 """Where files being written wait for their rename (cleared by every writer)."""
+MARK = "mark"
+"""A random value drac writes into each workspace it records; the record keeps its digest.
+Inode numbers are reused: a folder made after the user's workspace was removed can get the
+same one, so path, device and inode alone do not tell the two apart."""
+MARK_BYTES = 64
 
 TOP_LEVEL_ENTRIES = (
     DATABASE,
@@ -42,6 +50,7 @@ TOP_LEVEL_ENTRIES = (
     "writer.lock",
     TEMPORARY_FOLDER,
     "documents",
+    MARK,
 )
 """The workspace's own entries: none of them may be a symbolic link."""
 
@@ -135,32 +144,65 @@ def _record_path(real: str) -> Path:
 
 def remember_workspace(root: Path) -> bool:
     """Record `root` as a workspace of this user's (made by drac or named by the user); False
-    when the state folder cannot be written (the workspace then has to be named)."""
+    when the state folder or the workspace's mark cannot be written (the workspace then has
+    to be named)."""
     try:
         real = os.path.realpath(root)
         info = os.stat(real)
-        record = {"path": real, "device": info.st_dev, "inode": info.st_ino}
-        path = _record_path(real)
-        if path.is_file() and json.loads(path.read_text("utf-8")) == record:
+        if _remembered(Path(real), info, legacy=False):
             return True
-        write_atomic(path, json.dumps(record).encode())
-    except (OSError, ValueError):
+        token = secrets.token_hex(16)
+        refuse_links_at_top(Path(real))
+        write_atomic(Path(real) / MARK, token.encode("ascii"))
+        record = {
+            "path": real,
+            "device": info.st_dev,
+            "inode": info.st_ino,
+            "mark": _digest(token.encode("ascii")),
+        }
+        write_atomic(_record_path(real), json.dumps(record).encode())
+    except (OSError, ValueError, LinkInWorkspaceError):
         return False
     return True
 
 
-def _remembered(candidate: Path, info: os.stat_result) -> bool:
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _read_mark(root: Path) -> bytes | None:
+    """The workspace's mark, read without following a link; None when it is not a file."""
+    try:
+        handle = os.open(root / MARK, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(handle, "rb") as stream:
+        if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
+            return None
+        return stream.read(MARK_BYTES + 1)
+
+
+def _remembered(candidate: Path, info: os.stat_result, *, legacy: bool = True) -> bool:
+    """Whether `candidate` is the folder recorded at its path: the same device and inode and
+    the mark whose digest the record keeps. A record written before marks existed (no
+    "mark") is matched by device and inode alone when `legacy` allows it, and gains a mark."""
     real = os.path.realpath(candidate)
     try:
         record = json.loads(_record_path(real).read_text("utf-8"))
     except (OSError, ValueError):
         return False
-    return bool(
+    same_folder = bool(
         isinstance(record, dict)
         and record.get("path") == real
         and record.get("device") == info.st_dev
         and record.get("inode") == info.st_ino
     )
+    if not same_folder:
+        return False
+    if "mark" not in record:
+        return legacy and remember_workspace(Path(real))
+    mark = _read_mark(Path(real))
+    return mark is not None and len(mark) <= MARK_BYTES and _digest(mark) == record["mark"]
 
 
 def refuse_links_at_top(root: Path) -> None:

@@ -91,8 +91,9 @@ def test_every_backend_the_settings_may_name_is_registered_and_resolves(made_cli
     from typing import get_args
 
     from drac.clients.factory import BACKENDS, backend_named
+    from drac.settings import ModelSettings
 
-    names = get_args(Settings.model_fields["backend"].annotation)
+    names = get_args(ModelSettings.model_fields["backend"].annotation)
     assert set(BACKENDS) == set(names)
     made = {
         name: (backend_named(name).vision_model(Settings(backend=name, openai_model="q"), 1),
