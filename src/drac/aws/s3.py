@@ -24,16 +24,20 @@ class S3ArtifactStore(ArtifactStore):
         """Store bytes under key (S3 PUT replaces atomically)."""
         self.client.put_object(Bucket=self.bucket, Key=self.prefix + key, Body=data)
 
-    def get_bytes(self, key: str, *, version_id: str | None = None) -> bytes:
-        """Return the object's bytes (of one version, when given); KeyError when absent."""
+    def _get_object(self, key: str, version_id: str | None) -> dict[str, Any]:
+        """GetObject's response for the key (of one version, when given); KeyError when absent."""
         request = {"Bucket": self.bucket, "Key": self.prefix + key}
         if version_id:
             request["VersionId"] = version_id
         try:
-            response = self.client.get_object(**request)
+            response: dict[str, Any] = self.client.get_object(**request)
         except self.client.exceptions.NoSuchKey as exc:
             raise KeyError(key) from exc
-        return response["Body"].read()
+        return response
+
+    def get_bytes(self, key: str, *, version_id: str | None = None) -> bytes:
+        """Return the object's bytes (of one version, when given); KeyError when absent."""
+        return self._get_object(key, version_id)["Body"].read()
 
     def download(
         self, key: str, out: BinaryIO, *, version_id: str | None = None, max_bytes: int
@@ -41,13 +45,7 @@ class S3ArtifactStore(ArtifactStore):
         """Stream the object (of one version, when given) into `out` a chunk at a time, never
         holding it whole; its size. KeyError when absent; ObjectTooLarge when the object is over
         `max_bytes` (checked before a byte is written)."""
-        request = {"Bucket": self.bucket, "Key": self.prefix + key}
-        if version_id:
-            request["VersionId"] = version_id
-        try:
-            response = self.client.get_object(**request)
-        except self.client.exceptions.NoSuchKey as exc:
-            raise KeyError(key) from exc
+        response = self._get_object(key, version_id)
         body = response["Body"]
         try:
             size = int(response["ContentLength"])

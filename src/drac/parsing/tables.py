@@ -12,6 +12,7 @@ the table's line range. Every pattern is linear: no repetition can match the sam
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from markdown_it.rules_block import StateBlock
 
@@ -69,15 +70,8 @@ def pipe_table(state: StateBlock, start: int, end: int, silent: bool) -> bool:
     columns = _header_columns(header, separator)
     if columns is None:
         return False
-    line = start + 2
-    while line < end:
-        row = _pipe_row(_line(state, line))
-        if row is None:
-            break
-        if _cell_count(row) != columns:
-            return False
-        line += 1
-    return _push(state, "table", start, line, silent)
+    line = _body_end(state, start + 2, end, columns, _pipe_row)
+    return line is not None and _push(state, "table", start, line, silent)
 
 
 def bare_table(state: StateBlock, start: int, end: int, silent: bool) -> bool:
@@ -93,15 +87,8 @@ def bare_table(state: StateBlock, start: int, end: int, silent: bool) -> bool:
     columns = _header_columns(header, separator)
     if columns is None:
         return False
-    line = start + 2
-    while line < end:
-        row = _bare_row(_line(state, line))
-        if row is None:
-            break
-        if _cell_count(row) != columns:
-            return False
-        line += 1
-    return _push(state, "table", start, line, silent)
+    line = _body_end(state, start + 2, end, columns, _bare_row)
+    return line is not None and _push(state, "table", start, line, silent)
 
 
 def _pipe_row(line: str) -> str | None:
@@ -152,3 +139,18 @@ def _escaped(row: str, position: int) -> bool:
     while position - backslashes - 1 >= 0 and row[position - backslashes - 1] == "\\":
         backslashes += 1
     return backslashes % 2 == 1
+
+
+def _body_end(
+    state: StateBlock, line: int, end: int, columns: int, row_of: Callable[[str], str | None]
+) -> int | None:
+    """The line after a table's body rows from `line` on (rows as `row_of` reads them), or
+    None when a row has another cell count than the header's (then no table at all)."""
+    while line < end:
+        row = row_of(_line(state, line))
+        if row is None:
+            break
+        if _cell_count(row) != columns:
+            return None
+        line += 1
+    return line
