@@ -28,6 +28,7 @@ from drac.documents.intake.office_batch import (
     BATCH_BYTES,
     BATCH_DOCUMENTS,
     BATCHED_FORMATS,
+    Batch,
     Prepared,
     batch_kind,
     convert_batch,
@@ -47,6 +48,12 @@ _ROOM = 2 * BATCH_DOCUMENTS
 """PDFs converted ahead and not yet served, at most (then the reader waits)."""
 _WAIT_S = 3600.0
 """How long a document waits for its batch at most before it is converted alone."""
+_NOT_OFFICE = frozenset(
+    (".pdf", ".png", ".jpg", ".jpeg", ".tif", ".tiff", ".gif", ".bmp", ".webp", ".md", ".txt",
+     ".markdown", ".csv", ".tsv", ".xlsx", ".xlsm", ".xls", ".ods", ".json"),
+)  # fmt: skip
+"""Endings not read ahead: a file named so is almost never a DOCX, PPTX or HTML (one that is
+is converted alone), and a run of large PDFs is not read twice."""
 
 
 @dataclass
@@ -83,6 +90,7 @@ class OfficeAhead:
         self._waiting = 0
         self._blocked = 0
         self._stop = threading.Event()
+        self._seen: set[str] = set()
         self._thread = threading.Thread(target=self._run, name="drac-office-ahead", daemon=True)
 
     def __enter__(self) -> OfficeAhead:
@@ -167,6 +175,8 @@ class OfficeAhead:
         """The file prepared for a batch; None when it is no office document to convert
         (or fails before its batch: it is then converted alone, failing with its reason)."""
         conversion = self.settings.conversion
+        if path.suffix.lower() in _NOT_OFFICE:
+            return None
         try:
             data = read_limited(path, conversion.max_file_bytes, path in self.named)
             fmt = detect_format(data, path.name).format
@@ -177,6 +187,9 @@ class OfficeAhead:
             existing = self.workspace.get_document(digest.document_id)
             if existing is not None and existing.live and not self.settings.force:
                 return None  # stored unchanged: not converted
+            if digest.document_id in self._seen:
+                return None  # the same content at another path: converted once
+            self._seen.add(digest.document_id)
             found = prepare(data, fmt, conversion.cpu_budget(len(data)))
         except (DracError, OSError):
             return None
@@ -196,10 +209,13 @@ class OfficeAhead:
                 self._served.wait(1.0)
         if self._stop.is_set():
             return
-        options = self.settings.conversion
-        batch = convert_batch(
-            [found for _, found in group], timeout_s=options.libreoffice_timeout_s
-        )
+        documents = [found for _, found in group]
+        try:
+            batch = convert_batch(
+                documents, timeout_s=self.settings.conversion.libreoffice_timeout_s
+            )
+        except Exception:  # a full disk, or a bug: each document is then converted alone
+            batch = Batch([None] * len(documents), 0.0)
         with self._served:
             for (slot, found), pdf in zip(group, batch.pdfs, strict=True):
                 if pdf is not None and not slot.closed:

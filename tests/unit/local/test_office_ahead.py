@@ -111,3 +111,55 @@ def test_a_pdf_is_served_only_for_the_bytes_it_was_made_from(tmp_path):
     assert ahead._take(slot, b"first", DocumentFormat.PPTX) is None
     assert ahead._take(slot, b"first", DocumentFormat.DOCX) == (b"%PDF-first", ["a warning"])
     ahead.workspace.close()
+
+
+def _batches_made(files: list[Path], root: Path, monkeypatch) -> list[list[bytes]]:
+    """The documents of each batch the run's files are converted in (none converted)."""
+    batches: list[list[bytes]] = []
+
+    def record(documents, **_):
+        batches.append([document.data for document in documents])
+        return Batch([None] * len(documents), 0.0)
+
+    monkeypatch.setattr(office_ahead, "convert_batch", record)
+    workspace = Workspace(root)
+    try:
+        with OfficeAhead(files, workspace, IngestSettings()) as ahead:
+            ahead._thread.join()
+    finally:
+        workspace.close()
+    return batches
+
+
+@pytest.mark.subprocess
+def test_the_same_content_at_two_paths_is_converted_once_and_kinds_are_apart(
+    folder, tmp_path, monkeypatch
+):
+    copy = folder / "copy of doc0.docx"
+    copy.write_bytes((folder / "doc0.docx").read_bytes())
+    named_pdf = folder / "not really.pdf"  # an ending of another format is not read ahead
+    named_pdf.write_bytes((folder / "doc1.docx").read_bytes())
+    files = [folder / "doc0.docx", copy, named_pdf, folder / "page.html", folder / "doc2.docx"]
+    batches = _batches_made(files, tmp_path / "ws", monkeypatch)
+    assert sorted(map(len, batches)) == [1, 2]
+    office = next(batch for batch in batches if len(batch) == 2)
+    assert office == [(folder / "doc0.docx").read_bytes(), (folder / "doc2.docx").read_bytes()]
+
+
+@pytest.mark.subprocess
+def test_a_batch_that_raises_leaves_its_documents_to_be_converted_alone(
+    folder, tmp_path, monkeypatch
+):
+    def full_disk(documents, **_):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(office_ahead, "convert_batch", full_disk)
+    workspace = Workspace(tmp_path / "ws")
+    files = [folder / "doc0.docx"]
+    try:
+        with OfficeAhead(files, workspace, IngestSettings()) as ahead:
+            ahead._thread.join()
+            slot = ahead.slots[files[0]]
+            assert slot.done.is_set() and slot.pdf is None
+    finally:
+        workspace.close()
