@@ -106,7 +106,8 @@ class OfficeAhead:
         self._stop.set()
         with self._served:
             self._served.notify_all()
-        self._thread.join()
+        if kind is None:  # interrupted: not kept waiting (its LibreOffice ends at its timeout)
+            self._thread.join()
         self._fill_rest()
 
     def serve(self, path: Path, work: Callable[..., T], *args: Any, **kwargs: Any) -> T:

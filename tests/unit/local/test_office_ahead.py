@@ -5,6 +5,8 @@ own reason when it is hostile), and unchanged documents are not converted at all
 from __future__ import annotations
 
 import hashlib
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -163,3 +165,27 @@ def test_a_batch_that_raises_leaves_its_documents_to_be_converted_alone(
             assert slot.done.is_set() and slot.pdf is None
     finally:
         workspace.close()
+
+
+@pytest.mark.subprocess
+def test_an_interrupted_run_does_not_wait_for_its_batch(folder, tmp_path, monkeypatch):
+    converting = threading.Event()
+
+    def slow(documents, **_):
+        converting.set()
+        time.sleep(30)
+        return Batch([None] * len(documents), 0.0)
+
+    monkeypatch.setattr(office_ahead, "convert_batch", slow)
+    workspace = Workspace(tmp_path / "ws")
+    started = time.monotonic()
+    try:
+        with (
+            pytest.raises(KeyboardInterrupt),
+            OfficeAhead([folder / "doc0.docx"], workspace, IngestSettings()),
+        ):
+            assert converting.wait(60)
+            raise KeyboardInterrupt
+    finally:
+        workspace.close()
+    assert time.monotonic() - started < 25
