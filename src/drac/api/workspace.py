@@ -20,6 +20,7 @@ from drac.embedders.factory import embedder_from_spec, is_configured
 from drac.errors import FilterError
 from drac.filters import MetadataFilter, parse_expressions
 from drac.local.inputs import walk_inputs
+from drac.local.office_ahead import OfficeAhead
 from drac.local.outcome import Outcome
 from drac.local.pipeline import IngestSettings, ingest_file, live_documents
 from drac.local.search import EmbedReport, Progress, default_mode, search_workspace
@@ -120,8 +121,12 @@ class Workspace:
         settings = IngestSettings(strategy=chosen, force=force, tenant=tenant, metadata=extra)
         named = set(given)
 
+        ahead = OfficeAhead(inputs.files, self._local, settings, named)
+
         def run(path: Path, progress: Progress) -> Outcome:
-            return ingest_file(
+            return ahead.serve(
+                path,
+                ingest_file,
                 path,
                 self._local,
                 settings,
@@ -133,7 +138,8 @@ class Workspace:
             )
 
         with self._local.writing():
-            report.outcomes.extend(run_all(inputs.files, run, jobs, events))
+            with ahead:
+                report.outcomes.extend(run_all(inputs.files, run, jobs, events))
             report.embedded, report.embed_warning = self._embed(embed)
         return report
 

@@ -44,6 +44,7 @@ from drac.errors import DracError, MetadataError, WorkspaceError
 from drac.local.errors import WorkspaceUnusableError
 from drac.local.files import shown_path
 from drac.local.inputs import Skipped, walk_inputs
+from drac.local.office_ahead import OfficeAhead
 from drac.local.outcome import Outcome
 from drac.local.pipeline import (
     SCAN_HINT,
@@ -154,9 +155,12 @@ def ingest(
     )
     ws = open_workspace(workspace, create=True)
     try:
+        ahead = OfficeAhead(files, ws, settings, named)
 
         def run(path: Path, report: Callable[[int, int], None]) -> Outcome:
-            return ingest_file(
+            return ahead.serve(
+                path,
+                ingest_file,
                 path,
                 ws,
                 settings,
@@ -168,7 +172,8 @@ def ingest(
             )
 
         with _writing(ws):
-            outcomes.extend(_run_all(files, run, jobs, "ingest"))
+            with ahead:
+                outcomes.extend(_run_all(files, run, jobs, "ingest"))
             embed_new_chunks(ws, embed, quiet=as_json)
     finally:
         ws.close()
