@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import CORPUS, machine, write_section
+from _common import BENCHMARKS, CORPUS, machine, write_section
 
 from drac.documents.pdf.render import RenderOptions, page_count, render_pages
 
@@ -215,6 +215,13 @@ def main() -> None:
         _write(commands, lines)
 
 
+def _kept_every_page() -> list[str]:
+    """The "Every corpus page" part already written (`--commands-only` keeps it)."""
+    text = BENCHMARKS.read_text(encoding="utf-8") if BENCHMARKS.exists() else ""
+    start, end = text.find("\n### Every corpus page"), text.find("<!-- bench:rendering:end -->")
+    return text[start:end].rstrip().splitlines() if 0 <= start < end else []
+
+
 def _write(commands: list[str], lines: list[str]) -> None:
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     every_page = [
@@ -229,7 +236,7 @@ def _write(commands: list[str], lines: list[str]) -> None:
         " speed, and the pages are far below Bedrock's 3.75 MB per-image limit either way."
         " Colour-only information (red vs green cells) is lost in gray;"
         " `RenderOptions(grayscale=False)` keeps colour when that matters.",
-    ] if lines else []
+    ] if lines else _kept_every_page()
     write_section("rendering", "\n".join([
         "## Rendering",
         "",
