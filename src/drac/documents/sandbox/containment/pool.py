@@ -189,7 +189,7 @@ class Pool:
         worker.kill()
 
     def close(self) -> None:
-        """Stop every idle worker."""
+        """Stop every idle worker, and those started ahead."""
         with self.lock:
             groups = [*self.idle.values(), *self.starting.values()]
             workers = [worker for group in groups for worker in group]
