@@ -127,6 +127,13 @@ def nested_q_pdf(depth: int = 10_000_000) -> bytes:
     return _pages_pdf(1, 4, b"<< >>", [flate_stream(b"q\n" * 1000, chunks=depth // 1000)])
 
 
+def full_page_fills_pdf(fills: int = 40_000) -> bytes:
+    """One page filling itself `fills` times with a self-crossing path (5 KB at 40,000, fewer
+    objects than a page may hold, little memory): rendering it takes pdfium many seconds."""
+    fill = flate_stream(b"0 0 m 612 792 l 0 792 l 612 0 l h f\n", chunks=fills)
+    return _pages_pdf(1, 4, b"<< >>", [fill])
+
+
 def big_image_pdf(side: int = 40_000, pages: int = 1) -> bytes:
     """`pages` pages drawing one shared `side` x `side` gray image of zeros (the issue's 1.5 MB
     PDF at 40,000: 1.6 billion pixels)."""

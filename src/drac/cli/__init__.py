@@ -19,6 +19,10 @@ from drac import __version__
 from drac.errors import DracError
 from drac.terminal import printable
 
+CONFIG_FILE_NAME = "drac.toml"
+"""`settings.CONFIG_NAME`, known here without importing the settings (a command that needs
+none starts sooner: `drac render` starts its workers first)."""
+
 COMMANDS: dict[str, tuple[str, str]] = {
     "ingest": (
         "drac.cli.ingest_commands",
@@ -163,11 +167,14 @@ class LazyGroup(click.Group):
 )
 def cli(config: Path | None) -> None:
     """drac: convert documents once, plan chunks by element IDs, rebuild text verbatim."""
-    from drac.settings import CONFIG_NAME, named_config_file
-
     if config is not None:
         os.environ["DRAC_CONFIG"] = str(config)  # every Settings.load of this run reads it
-    elif not named_config_file() and Path(CONFIG_NAME).is_file():
+        return
+    if not Path(CONFIG_FILE_NAME).is_file():  # the settings are loaded by the commands using them
+        return
+    from drac.settings import CONFIG_NAME, named_config_file
+
+    if not named_config_file():
         click.echo(
             printable(
                 f"drac: not reading ./{CONFIG_NAME} (a settings file in the current folder may "

@@ -42,3 +42,34 @@ def test_render_options(tmp_path):
     )
     assert result.exit_code == 0, result.output
     assert Image.open(tmp_path / "accessories" / "page-0001.png").size == (541, 700)
+
+
+def test_documents_rendered_at_once_match_one_at_a_time_and_a_hostile_one_fails_alone(tmp_path):
+    from reliability.hostile_pdf import page_tree_loop_pdf
+
+    from drac.documents.pdf.render import render_pages
+
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    names = ["accessories.pdf", "contact_info.pdf", "loop.pdf", "environmental_policy.pdf"]
+    for name in names:
+        source = CORPUS / "pdf" / name
+        data = page_tree_loop_pdf() if name == "loop.pdf" else source.read_bytes()
+        (inputs / name).write_bytes(data)
+    runs = {}
+    for jobs in ("1", "2"):
+        out = tmp_path / f"out{jobs}"
+        result = CliRunner().invoke(
+            cli, ["render", *(str(inputs / n) for n in names), "--out", str(out), "-j", jobs]
+        )
+        assert result.exit_code == 1, result.output
+        said = [line for line in result.output.splitlines() if ".pdf:" in line]
+        assert [line.split(":")[0] for line in said] == names  # in the files' order
+        assert "loop.pdf: page 1 cannot be read" in result.output
+        assert "1 of 4 documents failed" in result.output
+        runs[jobs] = {p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*.png"))}
+    assert runs["1"] == runs["2"]
+    for name in ("accessories", "contact_info", "environmental_policy"):
+        alone = [page.png for page in render_pages((inputs / f"{name}.pdf").read_bytes())]
+        written = [data for path, data in runs["2"].items() if path.parent.name == name]
+        assert written == alone and alone

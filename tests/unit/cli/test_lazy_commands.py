@@ -42,3 +42,34 @@ def test_an_unknown_command_is_a_usage_error() -> None:
     result = CliRunner().invoke(cli, ["ingets"])
     assert result.exit_code == 2 and "No such command" in result.output
     assert isinstance(cli, click.Group)
+
+
+def test_the_cli_knows_the_settings_file_name_without_importing_the_settings() -> None:
+    from drac.cli import CONFIG_FILE_NAME
+    from drac.settings import CONFIG_NAME
+
+    assert CONFIG_FILE_NAME == CONFIG_NAME
+
+
+@pytest.mark.subprocess
+def test_render_starts_its_workers_before_importing_pydantic(tmp_path) -> None:
+    probe = (
+        "import json, sys\n"
+        "from drac.documents.sandbox.containment import pool\n"
+        "seen = []\n"
+        "start = pool.Pool.start_ahead\n"
+        "def ahead(self, limits, count):\n"
+        "    seen.append(sorted(sys.modules))\n"
+        "    return start(self, limits, count)\n"
+        "pool.Pool.start_ahead = ahead\n"
+        "from drac.cli import cli\n"
+        "try:\n    cli(['render', sys.argv[1], '--out', sys.argv[2]])\n"
+        "except SystemExit:\n    pass\n"
+        "print(json.dumps(seen), file=sys.stderr)\n"
+    )
+    note = tmp_path / "note.md"
+    note.write_text("# Note\n")
+    done = subprocess.run([sys.executable, "-c", probe, str(note), str(tmp_path / "out")],
+                          capture_output=True, text=True, check=True, cwd=tmp_path)
+    [loaded] = json.loads(done.stderr.strip().splitlines()[-1])
+    assert not {"pydantic", "drac.settings", "rich", "pypdfium2", "drac.local"} & set(loaded)

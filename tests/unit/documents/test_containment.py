@@ -178,3 +178,25 @@ def test_a_worker_gets_no_aws_credentials(monkeypatch: pytest.MonkeyPatch) -> No
     assert not set(secrets) & set(environment)
     assert not set(secrets.values()) & set(environment.values())
 
+
+
+def test_workers_started_ahead_serve_the_next_calls_with_every_layer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from drac.documents.sandbox.containment import pool, start_ahead
+
+    ahead = replace(BASE, memory_bytes=GIB + GIB // 4)  # a pool key of its own
+    launched: list[Limits] = []
+    launch = pool._launch
+
+    def counting(limits: Limits) -> object:
+        launched.append(limits)
+        return launch(limits)
+
+    monkeypatch.setattr(pool, "_launch", counting)
+    start_ahead(ahead, 2)
+    start_ahead(ahead, 2)  # already starting: none more
+    assert len(launched) == 2
+    assert _call("echo", 8, limits=ahead)["value"] == 8
+    assert {"memory", "no core files"} <= set(protections(ahead))
+    assert len(launched) == 2  # both calls were served by the workers started ahead

@@ -1,10 +1,13 @@
 """Stage 1b: rasterise PDF pages to PNG, one page at a time (a generator, never the whole file).
 
 Every call into pdfium runs in a contained worker (`drac.documents.sandbox.containment`): one
-process per document at a time, under memory, CPU and time limits, without network or files
+document at a time in each worker, under memory, CPU and time limits, without network or files
 (but the PDF's own folder when the PDF is given as a file, which pdfium reads as it needs).
-PDFium is not thread-safe, but each worker is single-threaded, so no lock is shared between
-documents. What a page may cost is checked as soon as pdfium can tell (`PAGE_LIMITS`).
+pdfium closes a document before its worker takes the next one; a PDF given as bytes grants
+no folder, so one worker serves every such document of a run, and a worker a document crashed
+or stopped is replaced. PDFium is not thread-safe, but each worker is single-threaded, so no
+lock is shared between documents. What a page may cost is checked as soon as pdfium can tell
+(`PAGE_LIMITS`).
 """
 
 from __future__ import annotations
@@ -13,17 +16,17 @@ import dataclasses
 import io
 import math
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeAlias, TypeVar
+from typing import NamedTuple, TypeAlias, TypeVar
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 from pydantic import BaseModel, ConfigDict, Field
 
+from drac.documents.pdf.limits import PDF_LIMITS
 from drac.documents.sandbox.containment import (
-    GIB,
     Limits,
     contained_call,
     contained_stream,
@@ -49,14 +52,6 @@ MAX_DOCUMENT_CHARS = 2_000_000
 time (about 17 us a character) and memory however often pages repeat a shared form."""
 MAX_PAGE_IMAGE_PIXELS = 120_000_000
 """Pixels of the images one page draws (the input image limit), checked before rendering."""
-PDF_LIMITS = Limits(
-    memory_bytes=2 * GIB,
-    cpu_s=300.0,
-    step_cpu_s=30.0,
-    wall_s=600.0,
-    preload=("drac.documents.pdf.render", "drac.documents.offline.pages", "PIL.PngImagePlugin"),
-)
-"""What the pdfium worker may use for one document (CPU per document and per page)."""
 MIB = 1024 * 1024
 FUNCTION_MEMORY_VARIABLE = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE"
 """Lambda sets it to the function's memory in MB (read as 10^6 bytes: the smaller reading)."""
@@ -355,6 +350,63 @@ def render_here(
         for number in numbers:
             if not 1 <= number <= total:
                 raise DocumentError(f"page {number} does not exist (the PDF has {total} pages)")
+            yield _render_one(document, number, options)
+
+
+class RenderedDocument(NamedTuple):
+    """A PDF being rendered: what opening it told, and its pages as they come."""
+
+    facts: PdfFacts
+    pages: Generator[PageImage, None, None]
+    """Every page in order, rendered one at a time as they are read; closing it early stops
+    the work (and the worker it ran in)."""
+
+
+def render_document(data: PdfSource, options: RenderOptions | None = None) -> RenderedDocument:
+    """Open the PDF in a contained worker and render all its pages there, one at a time:
+    its facts (`pdf_facts`; DocumentError when it cannot be opened) before any page, in the
+    one call that renders them (`render_pages` names a page that fails and why)."""
+    options = options or RenderOptions()
+    if in_worker():
+        items: Iterator[object] = render_document_here(data, options)
+    else:
+        items = contained_stream(
+            render_document_here, data, options,
+            limits=source_limits(data), what="while opening the PDF",
+        )  # fmt: skip
+    try:
+        facts = PdfFacts.model_validate(next(items))
+    except BaseException:
+        _close(items)
+        raise
+    return RenderedDocument(facts, _page_images(items))
+
+
+def _page_images(items: Iterator[object]) -> Generator[PageImage, None, None]:
+    try:
+        for item in items:
+            yield PageImage.model_validate(item)
+    finally:
+        _close(items)
+
+
+def _close(items: Iterator[object]) -> None:
+    close = getattr(items, "close", None)
+    if callable(close):
+        close()
+
+
+@contained_task
+def render_document_here(
+    data: PdfSource, options: RenderOptions | None = None
+) -> Iterator[PdfFacts | PageImage]:
+    """`render_document` in this process (the worker's side): the facts, then every page."""
+    options = options or RenderOptions()
+    with open_pdf(data, options.max_pages) as document:
+        warning = document.encryption_warning()
+        total = len(document)
+        yield PdfFacts(pages=total, warnings=[warning] if warning else [])
+        for number in range(1, total + 1):
             yield _render_one(document, number, options)
 
 

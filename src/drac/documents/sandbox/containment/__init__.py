@@ -14,6 +14,9 @@ arguments travel pickled (drac to worker), its result as JSON plus bytes (pydant
 their fields).
 Inside it, `step("reading page 3")` names what it is doing and restarts the step's CPU budget.
 
+A caller that knows it will soon make calls under some limits can `start_ahead(limits, n)`:
+n workers start at once, and its own work overlaps their start-up.
+
 Inside `with document_budget(seconds):` every call (and every LibreOffice run) is charged to
 one CPU budget for the document, and given no more than what is left (`budget.py`).
 """
@@ -25,7 +28,7 @@ from typing import Any
 
 from drac.documents.sandbox.containment.budget import document_budget
 from drac.documents.sandbox.containment.errors import BudgetExceeded
-from drac.documents.sandbox.containment.pool import GIB, Limits, protections
+from drac.documents.sandbox.containment.pool import GIB, Limits, protections, start_ahead
 from drac.documents.sandbox.containment.pool import run as _run
 from drac.documents.sandbox.containment.tasks import contained_task, registered_name
 from drac.documents.sandbox.containment.worker import in_worker, step
@@ -40,6 +43,7 @@ __all__ = [
     "document_budget",
     "in_worker",
     "protections",
+    "start_ahead",
     "step",
 ]
 

@@ -138,6 +138,8 @@ class Pool:
     """Idle workers by configuration; a caller takes one for a call and gives it back."""
 
     idle: dict[tuple[Any, ...], list[_Worker]] = field(default_factory=dict)
+    starting: dict[tuple[Any, ...], list[_Worker]] = field(default_factory=dict)
+    """Workers started ahead of their calls (`start_ahead`), not yet known to be ready."""
     lock: threading.Lock = field(default_factory=threading.Lock)
     _spawns: queue.Queue[tuple[Limits, queue.Queue[Any]]] = field(default_factory=queue.Queue)
     _spawner: threading.Thread | None = None
@@ -152,7 +154,27 @@ class Pool:
                 if worker.process.poll() is None:
                     return worker
                 worker.kill()
+            started = self.starting.get(key, [])
+            ahead = started.pop(0) if started else None
+        if ahead is not None:
+            return _ready(ahead)
         return self._start(limits)
+
+    def start_ahead(self, limits: Limits, count: int) -> None:
+        """Start workers for `limits` without waiting for them to be ready, so that `count`
+        are idle or starting when the calls come (a caller overlaps their start-up with its
+        own work); the next `take` waits for one. A worker that cannot start is left to
+        the call that needs it, which names why."""
+        key = _key(limits)
+        with self.lock:
+            missing = count - len(self.idle.get(key, ())) - len(self.starting.get(key, ()))
+        for _ in range(max(0, min(missing, _MAX_IDLE))):
+            try:
+                worker = self._launch_from_spawner(limits)
+            except DocumentError:
+                return
+            with self.lock:
+                self.starting.setdefault(key, []).append(worker)
 
     def give_back(self, worker: _Worker, vm_bytes: int, limits: Limits) -> None:
         """Keep a healthy worker for the next call (retire it when it grew too large)."""
@@ -167,16 +189,23 @@ class Pool:
         worker.kill()
 
     def close(self) -> None:
-        """Stop every idle worker."""
+        """Stop every idle worker, and those started ahead."""
         with self.lock:
-            workers = [worker for group in self.idle.values() for worker in group]
+            groups = [*self.idle.values(), *self.starting.values()]
+            workers = [worker for group in groups for worker in group]
             self.idle.clear()
+            self.starting.clear()
         for worker in workers:
             worker.kill()
 
     def _start(self, limits: Limits) -> _Worker:
         """Start a worker from one long-lived thread: the death signal a worker asks for
         fires when the thread that started it ends, and that thread lives as long as drac."""
+        # waited for here: workers of several threads start at once
+        return _ready(self._launch_from_spawner(limits))
+
+    def _launch_from_spawner(self, limits: Limits) -> _Worker:
+        """A worker launched by the spawner thread (not yet ready: see `_ready`)."""
         with self.lock:
             if self._spawner is None:
                 self._spawner = threading.Thread(
@@ -188,7 +217,8 @@ class Pool:
         result = answer.get()
         if isinstance(result, BaseException):
             raise result
-        return _ready(result)  # waited for here: workers of several threads start at once
+        worker: _Worker = result
+        return worker
 
     def _spawn_loop(self) -> None:
         while True:
@@ -406,6 +436,12 @@ def protections(limits: Limits | None = None) -> tuple[str, ...]:
         return worker.protections
     finally:
         _POOL.give_back(worker, 0, limits)
+
+
+def start_ahead(limits: Limits, count: int) -> None:
+    """Start up to `count` workers for `limits` now, without waiting for them: the next calls
+    under these limits take them (ready by then, or waited for)."""
+    _POOL.start_ahead(limits, count)
 
 
 def _error_reason(frame: dict[str, Any], limits: Limits, doing: str) -> str:
