@@ -102,7 +102,8 @@ class IngestEmbedding:
             return None, not_embedded(exc)
 
     def abandon(self) -> None:
-        """Stop after the batch in progress (what is embedded stays cached)."""
+        """Stop after the batch in progress, not waiting for it (what is embedded stays
+        cached, the rest is embedded next time)."""
         if self._consumer is not None:
             self._consumer.abandon()
 

@@ -21,9 +21,9 @@ from drac.local.search import EmbedReport, Progress, load_model
 from drac.local.workspace import Workspace
 from drac.ports import Embedder
 
-BATCH = 32
-"""Chunk texts embedded per call: several forward batches, so every granted thread has work,
-and the progress bar still moves every few seconds."""
+PER_THREAD = 32
+"""Chunk texts embedded per call and granted thread: each thread gets a few forward batches
+of texts of similar length, and the progress bar still moves every few seconds."""
 
 _DONE = object()
 
@@ -47,7 +47,7 @@ class BackgroundEmbedding:
         *,
         threads: int,
         progress: Progress | None = None,
-        batch: int = BATCH,
+        per_thread: int = PER_THREAD,
     ) -> None:
         self.ws = ws
         self.embedder = embedder
@@ -55,7 +55,7 @@ class BackgroundEmbedding:
         self.budget = budget
         self.threads = max(1, threads)
         self.progress = progress
-        self.batch = max(1, batch)
+        self.per_thread = max(1, per_thread)
         self.error: BaseException | None = None
         self.embedded = 0
         self._total = 0
@@ -75,14 +75,17 @@ class BackgroundEmbedding:
         self._queue.put(document_id)
 
     def finish(self) -> EmbedReport:
-        """Wait for the documents added, then embed every active chunk text still missing
+        """Wait for the batch in progress, then embed every active chunk text still missing
         with the whole budget; raise what the embedder raised."""
         self._queue.put(_DONE)
         self._thread.join()
         if self.error is not None:
             raise self.error
         texts = [chunk.text for chunk in self.ws.active_chunks()]
-        self._embed(self.cached.missing(texts))
+        pending = self.cached.missing(texts)
+        self._discover(pending)
+        while pending:
+            pending = self._embed_some(pending)
         return EmbedReport(
             embedder=self.embedder.name,
             chunks=len(texts),
@@ -91,41 +94,62 @@ class BackgroundEmbedding:
         )
 
     def abandon(self) -> None:
-        """Stop after the batch in progress (Ctrl-C): what is embedded stays cached, the rest
-        is embedded next time."""
+        """Stop after the batch in progress (Ctrl-C), without waiting for it (it may wait for
+        a token a document still converting holds): each batch's vectors are stored in one
+        transaction, and what is missing is embedded next time."""
         self._stop.set()
         self._queue.put(_DONE)
-        self._thread.join()
 
     def _run(self) -> None:
-        while True:
-            item = self._queue.get()
-            if item is _DONE or self._stop.is_set():
-                return
-            try:
-                texts = [chunk.text for chunk in self.ws.active_chunks(str(item))]
-                self._embed(self.cached.missing(texts))
-            except Exception as exc:  # never a document's failure: reported by finish
-                self.error = exc
-                return
+        try:
+            self._consume()
+        except Exception as exc:  # never a document's failure: `finish` raises it
+            self.error = exc
 
-    def _embed(self, texts: Sequence[str]) -> None:
-        fresh = [text for text in texts if text not in self._seen]
-        if not fresh:
-            return
-        if not self.embedded and not self._total:
-            load_model(self.embedder)
+    def _consume(self) -> None:
+        """Embed the texts of the documents committed so far, a call at a time, taking in
+        the documents committed meanwhile before each call (the texts left when the run
+        ends are embedded by `finish`)."""
+        pending: list[str] = []
+        while not self._stop.is_set():
+            items = [] if pending else [self._queue.get()]
+            items += self._ready()
+            if _DONE in items:
+                return
+            for document_id in items:
+                texts = [chunk.text for chunk in self.ws.active_chunks(str(document_id))]
+                fresh = self._discover(self.cached.missing(texts))
+                pending.extend(fresh)
+            if pending:
+                pending = self._embed_some(pending)
+
+    def _ready(self) -> list[object]:
+        items: list[object] = []
+        while True:
+            try:
+                items.append(self._queue.get_nowait())
+            except queue.Empty:
+                return items
+
+    def _discover(self, texts: Sequence[str]) -> list[str]:
+        """The texts not seen before, counted in the progress total."""
+        fresh = [text for text in dict.fromkeys(texts) if text not in self._seen]
         self._seen.update(fresh)
         self._total += len(fresh)
-        self._tell()
-        for start in range(0, len(fresh), self.batch):
-            if self._stop.is_set():
-                return
-            with self.budget.threads(self.threads) as granted:
-                use_threads(self.embedder, granted)
-                self.cached.embed(fresh[start : start + self.batch])
-            self.embedded += len(fresh[start : start + self.batch])
+        if fresh:
             self._tell()
+        return fresh
+
+    def _embed_some(self, pending: list[str]) -> list[str]:
+        """Embed one call's worth of the pending texts on the threads granted; the rest."""
+        load_model(self.embedder)
+        with self.budget.threads(self.threads) as granted:
+            use_threads(self.embedder, granted)
+            count = self.per_thread * granted
+            self.cached.embed(pending[:count])
+        self.embedded += len(pending[:count])
+        self._tell()
+        return pending[count:]
 
     def _tell(self) -> None:
         if self.progress is not None:
