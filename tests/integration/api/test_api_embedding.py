@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from shared_paths import CLOUDWAY, require
 
+import drac.api.embedding as api_embedding
 import drac.api.workspace as api_workspace
 from drac.api import Workspace
 from drac.embedders.cache import CachingEmbedder, text_key
@@ -73,6 +74,8 @@ def docs(tmp_path: Path) -> Path:
 
 def _use(monkeypatch: pytest.MonkeyPatch, embedder: Embedder) -> None:
     monkeypatch.setattr(api_workspace, "search_embedder", lambda spec=None: embedder)
+    # two cores whatever the machine: a job waiting in a test never holds the only token
+    monkeypatch.setattr(api_embedding, "available_cores", lambda: 2)
 
 
 def _vectors(ws: Workspace, embedder: Embedder) -> dict[str, Any]:
@@ -83,20 +86,27 @@ def _vectors(ws: Workspace, embedder: Embedder) -> dict[str, Any]:
     return {text: found.get(text_key(text)) for text in texts}
 
 
+def _after_the_first_call(monkeypatch: pytest.MonkeyPatch, embedder: HashedWords) -> list[bool]:
+    """Documents after the first (in name order) convert only once the embedder has been
+    called (or 10 s have passed): whether it had been, for each."""
+    real = api_workspace.ingest_file
+    overlapped: list[bool] = []
+
+    def ingest_file(path: Path, *args: Any, **kwargs: Any) -> Any:
+        if path.name != sorted(CORPUS_FILES)[0]:
+            overlapped.append(embedder.called.wait(timeout=10))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(api_workspace, "ingest_file", ingest_file)
+    return overlapped
+
+
 def test_later_documents_convert_while_earlier_ones_are_embedded(
     tmp_path: Path, docs: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     embedder = HashedWords()
     _use(monkeypatch, embedder)
-    real = api_workspace.ingest_file
-    overlapped: list[bool] = []
-
-    def ingest_file(path: Path, *args: Any, **kwargs: Any) -> Any:
-        if path.name != sorted(CORPUS_FILES)[0]:  # the first document is converted alone
-            overlapped.append(embedder.called.wait(timeout=10))
-        return real(path, *args, **kwargs)
-
-    monkeypatch.setattr(api_workspace, "ingest_file", ingest_file)
+    overlapped = _after_the_first_call(monkeypatch, embedder)
     files = [docs / name for name in sorted(CORPUS_FILES)]
     with Workspace.open(tmp_path / "ws") as ws:
         report = ws.ingest(files, jobs=1, embed=True)
@@ -128,9 +138,11 @@ def test_an_overlapped_ingest_gives_the_chunks_and_vectors_of_a_sequential_one(
 def test_an_embedder_failing_mid_run_leaves_documents_indexed_and_vectors_for_next_time(
     tmp_path: Path, docs: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _use(monkeypatch, HashedWords(fail_at=2))
+    failing = HashedWords(fail_at=2)  # the first document embedded, then the server is gone
+    _use(monkeypatch, failing)
+    _after_the_first_call(monkeypatch, failing)
     with Workspace.open(tmp_path / "ws") as ws:
-        report = ws.ingest(docs, jobs=1, embed=True)
+        report = ws.ingest([docs / name for name in sorted(CORPUS_FILES)], jobs=1, embed=True)
         assert [o.status for o in report.outcomes] == ["INDEXED"] * len(CORPUS_FILES)
         assert report.embedded is None
         assert report.embed_warning is not None
