@@ -68,11 +68,13 @@ class IngestEmbedding:
     def __init__(
         self, ws: LocalWorkspace, embedder: Embedder | None, jobs: int, cores: int | None = None
     ) -> None:
+        cores = cores or available_cores()
         self.ws = ws
         self.embedder = embedder
-        self.budget = ThreadBudget(budget_size(cores or available_cores(), jobs))
+        self.budget = ThreadBudget(budget_size(cores, jobs))
         self._consumer: BackgroundEmbedding | None = None
-        self._threads = EmbedderSettings.from_env().threads or self.budget.size
+        # the embedded model's own default; never more because --jobs asked for more
+        self._threads = EmbedderSettings.from_env().threads or min(cores, 4)
 
     def start(self, progress: Progress | None = None) -> IngestEmbedding:
         """Start the consumer thread (nothing to start without an embedder)."""

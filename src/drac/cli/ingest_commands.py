@@ -190,8 +190,8 @@ def _run_all(
     """The documents run `jobs` at a time, their chunks embedded alongside as each is
     committed, then what is left; one bar for the documents, one for the embedding."""
     with _progress() as progress:
-        embedding.start(embed_bar(progress, embedding))
         events = embedding.events(_ProgressEvents(progress, "ingest", len(files)))
+        embedding.start(embed_bar(progress, embedding))
         try:
             outcomes = run_all(files, run, jobs, events, embedding.budget)
         except IngestInterrupted as exc:
