@@ -26,6 +26,7 @@ from drac.embedders.factory import embedder_from_spec, is_configured
 from drac.errors import FilterError
 from drac.filters import MetadataFilter, parse_expressions
 from drac.local.inputs import walk_inputs
+from drac.local.office_ahead import OfficeAhead
 from drac.local.outcome import Outcome
 from drac.local.pipeline import IngestSettings, ingest_file, live_documents
 from drac.local.search import EmbedReport, Progress, default_mode, search_workspace
@@ -127,8 +128,12 @@ class Workspace:
         settings = IngestSettings(strategy=chosen, force=force, tenant=tenant, metadata=extra)
         named = set(given)
 
+        ahead = OfficeAhead(inputs.files, self._local, settings, named)
+
         def run(path: Path, progress: Progress) -> Outcome:
-            return ingest_file(
+            return ahead.serve(
+                path,
+                ingest_file,
                 path,
                 self._local,
                 settings,
@@ -144,7 +149,8 @@ class Workspace:
             embedding = IngestEmbedding(self._local, embedder, jobs).start()
             listener = embedding.events(events if events is not None else QuietEvents())
             try:
-                outcomes = run_all(inputs.files, run, jobs, listener, embedding.budget)
+                with ahead:
+                    outcomes = run_all(inputs.files, run, jobs, listener, embedding.budget)
             except BaseException:
                 embedding.abandon()
                 raise

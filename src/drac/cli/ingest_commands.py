@@ -51,6 +51,7 @@ from drac.errors import DracError, MetadataError, WorkspaceError
 from drac.local.errors import WorkspaceUnusableError
 from drac.local.files import shown_path
 from drac.local.inputs import Skipped, walk_inputs
+from drac.local.office_ahead import OfficeAhead
 from drac.local.outcome import Outcome
 from drac.local.pipeline import (
     SCAN_HINT,
@@ -161,9 +162,12 @@ def ingest(
     )
     ws = open_workspace(workspace, create=True)
     try:
+        ahead = OfficeAhead(files, ws, settings, named)
 
         def run(path: Path, report: Callable[[int, int], None]) -> Outcome:
-            return ingest_file(
+            return ahead.serve(
+                path,
+                ingest_file,
                 path,
                 ws,
                 settings,
@@ -174,7 +178,7 @@ def ingest(
                 follow_symlinks=path in named,
             )
 
-        with _writing(ws):
+        with _writing(ws), ahead:
             outcomes.extend(_run_all(files, run, jobs, ingest_embedding(ws, embed, jobs)))
     finally:
         ws.close()

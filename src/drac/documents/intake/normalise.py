@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 from PIL import Image, ImageSequence, UnidentifiedImageError
 
+from drac.documents.intake.ahead import Converted, converted_ahead
 from drac.documents.intake.archive import check_inflation
 from drac.documents.intake.delimited import SAMPLE_CHARS, sniff_delimiter
 from drac.documents.intake.detect import DocumentFormat
@@ -79,13 +80,6 @@ class Defences:
 ALL_DEFENCES = Defences()
 
 
-class Converted(NamedTuple):
-    """What LibreOffice wrote, and the warnings for the document (references removed)."""
-
-    data: bytes
-    warnings: list[str]
-
-
 def normalise(
     data: bytes,
     fmt: DocumentFormat,
@@ -94,7 +88,8 @@ def normalise(
     max_pages: int = 5000,
 ) -> Converted:
     """Return the document as PDF (PDF as-is, office/HTML via LibreOffice, images via
-    Pillow) with the warnings the normalisation has for the document.
+    Pillow) with the warnings the normalisation has for the document. An office document
+    converted ahead in a batch of its run (`ahead.served`) is given that PDF.
 
     Raises DocumentError naming the reason when the document cannot be normalised.
     """
@@ -103,6 +98,9 @@ def normalise(
     if fmt.is_office:
         if fmt.is_zip_container:
             check_inflation(data)  # before LibreOffice inflates anything
+        ahead = converted_ahead(data, fmt)
+        if ahead is not None:
+            return ahead
         return convert_with_libreoffice(data, _SUFFIX[fmt], "pdf", timeout_s=timeout_s)
     if fmt.is_image:
         return Converted(image_to_pdf(data, max_pages=max_pages), [])
