@@ -150,7 +150,8 @@ def main() -> None:
         f"({first['documents']} documents, {first['chunks']} chunks), offline, "
         f"`--jobs {args.jobs}`, the embedded model, a fresh workspace and process per run, "
         f"median of {args.rounds} interleaved rounds; {machine()}.",
-        "`DRAC_SHARED=/work/shared .venv/bin/python bench/ingest_embedding.py --write`",
+        "`DRAC_SHARED=/work/shared .venv/bin/python bench/ingest_embedding.py "
+        f"--rounds {args.rounds} --modes {args.modes} --write`",
         "",
         "| ingest | wall s | CPU s | conversion done at s | embedded by then | load (5 min) |",
         "|---|---:|---:|---:|---:|---:|",
