@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Protocol
 
 from drac.api.errors import IngestInterrupted
+from drac.local.cores import ThreadBudget
 from drac.local.errors import WorkspaceUnusableError
 from drac.local.files import shown_path
 from drac.local.outcome import Outcome
@@ -54,16 +55,27 @@ def _ignore(_done: int, _total: int) -> None:
 
 
 def run_all(
-    files: Sequence[Path], run: RunOne, jobs: int, events: RunEvents | None = None
+    files: Sequence[Path],
+    run: RunOne,
+    jobs: int,
+    events: RunEvents | None = None,
+    budget: ThreadBudget | None = None,
 ) -> list[Outcome]:
     """Run `run` over the files, `jobs` at a time; the outcomes in the files' order. A bug in
     one document is that document's FAILED outcome; WorkspaceUnusableError (no document could
     be stored) stops the run. On Ctrl-C, IngestInterrupted at once, without waiting for the
-    documents in progress."""
+    documents in progress. With a `budget`, each document holds one of its tokens while it
+    runs (the embedder alongside holds the others)."""
     listener: RunEvents = events if events is not None else QuietEvents()
     outcomes: list[Outcome] = []
 
     def one(path: Path) -> Outcome:
+        if budget is None:
+            return held(path)
+        with budget.job():
+            return held(path)
+
+    def held(path: Path) -> Outcome:
         report = listener.started(path)
         try:
             return run(path, report)

@@ -9,11 +9,17 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-from drac.api.embedding import embed_new_chunks, embedding_wanted, search_embedder
+from drac.api.embedding import (
+    IngestEmbedding,
+    embed_new_chunks,
+    embedding_wanted,
+    not_embedded,
+    search_embedder,
+)
 from drac.api.models_setup import build_escalation, build_models
 from drac.api.operations import Removal, remove_reference, replan_all
 from drac.api.reports import IngestReport, ReplanReport
-from drac.api.running import RunEvents, run_all
+from drac.api.running import QuietEvents, RunEvents, run_all
 from drac.api.status import WorkspaceStatus, gather_status
 from drac.api.views import ChunkView, Hit, SearchResults, exported_chunks
 from drac.embedders.factory import embedder_from_spec, is_configured
@@ -28,6 +34,7 @@ from drac.local.trust import choose_workspace
 from drac.local.workspace import Workspace as LocalWorkspace
 from drac.metadata import MetaValue, validated
 from drac.models import DocumentRecord, Strategy
+from drac.ports import Embedder
 from drac.retrieval.rank import Mode
 from drac.settings import EmbedderSettings
 from drac.strategies import resolve_strategy
@@ -137,10 +144,19 @@ class Workspace:
                 follow_symlinks=path in named,
             )
 
+        embedder, warning = self._embedder(embed)
         with self._local.writing():
-            with ahead:
-                report.outcomes.extend(run_all(inputs.files, run, jobs, events))
-            report.embedded, report.embed_warning = self._embed(embed)
+            embedding = IngestEmbedding(self._local, embedder, jobs).start()
+            listener = embedding.events(events if events is not None else QuietEvents())
+            try:
+                with ahead:
+                    outcomes = run_all(inputs.files, run, jobs, listener, embedding.budget)
+            except BaseException:
+                embedding.abandon()
+                raise
+            report.outcomes.extend(outcomes)
+            report.embedded, report.embed_warning = embedding.finish()
+        report.embed_warning = warning or report.embed_warning
         return report
 
     def replan(
@@ -248,17 +264,25 @@ class Workspace:
             return resolve_strategy(asked)
         return self._local.saved_strategy() or Strategy()
 
-    def _embed(self, embed: bool | None) -> tuple[EmbedReport | None, str | None]:
-        """Embed new chunk texts (a warning, never an error, when the embedder fails)."""
+    def _embedder(self, embed: bool | None) -> tuple[Embedder | None, str | None]:
+        """The embedder new chunk texts are embedded with (None when not wanted), or the
+        warning of one that cannot be made."""
         if not embedding_wanted(embed):
             return None, None
         try:
-            embedder = search_embedder()
-            if embedder is None:
-                return None, None
+            return search_embedder(), None
+        except Exception as exc:  # the ingest goes on; search embeds what is missing
+            return None, not_embedded(exc)
+
+    def _embed(self, embed: bool | None) -> tuple[EmbedReport | None, str | None]:
+        """Embed new chunk texts (a warning, never an error, when the embedder fails)."""
+        embedder, warning = self._embedder(embed)
+        if embedder is None:
+            return None, warning
+        try:
             return embed_new_chunks(self._local, embedder), None
-        except Exception as exc:  # the ingest has succeeded; search embeds what is missing
-            return None, f"chunks not embedded ({type(exc).__name__}: {exc})"
+        except Exception as exc:  # the re-plan has succeeded; search embeds what is missing
+            return None, not_embedded(exc)
 
 
 def _as_filter(filters: FilterSpec | None) -> MetadataFilter | None:

@@ -16,13 +16,16 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from drac.api.embedding import (
     SKIP_ENV,
+    IngestEmbedding,
     configured_embedder_spec,
     embedding_wanted,
+    not_embedded,
     search_embedder,
 )
 from drac.api.embedding import embed_new_chunks as embed_new_chunks_now
 from drac.cli.options import stderr
 from drac.local.search import EmbedReport
+from drac.local.search import Progress as Told
 from drac.local.workspace import Workspace
 from drac.settings import Settings
 from drac.terminal import printable
@@ -70,11 +73,46 @@ def embed_new_chunks(ws: Workspace, embed: bool | None, quiet: bool = False) -> 
                 progress.update(task, visible=False)
         return result
     except Exception as exc:  # any embedder failure is a warning: the ingest has succeeded
-        stderr.print(
-            f"[yellow]warning[/] chunks not embedded ({escape(type(exc).__name__)}: "
-            f"{escape(str(exc))}); `drac search` embeds them when it can, else uses BM25"
-        )
+        warn_not_embedded(not_embedded(exc))
         return None
+
+
+def warn_not_embedded(warning: str) -> None:
+    """The one line of an embedding step that failed."""
+    stderr.print(
+        f"[yellow]warning[/] {escape(warning)}; `drac search` embeds them when it can, else "
+        "uses BM25"
+    )
+
+
+def ingest_embedding(ws: Workspace, embed: bool | None, jobs: int) -> IngestEmbedding:
+    """The embedding that runs alongside an ingest's conversion, with the embedder `drac
+    search` will use (none when not wanted, or when it cannot be made: then one warning)."""
+    embedder = None
+    if wanted(embed):
+        try:
+            spec = configured_embedder_spec()
+            embedder = search_embedder(spec)
+            if embedder is not None:
+                _announce_network_embedder(spec, embedder.name)
+        except Exception as exc:  # a warning: the documents are ingested all the same
+            warn_not_embedded(not_embedded(exc))
+    return IngestEmbedding(ws, embedder, jobs)
+
+
+def embed_bar(progress: Progress, embedding: IngestEmbedding) -> Told | None:
+    """A bar in the ingest's progress display for the embedding alongside it, shown once
+    there are texts to embed."""
+    if embedding.embedder is None:
+        return None
+    task = progress.add_task(
+        f"embed ({escape(embedding.embedder.name)})", total=None, visible=False
+    )
+
+    def report(done: int, total: int) -> None:
+        progress.update(task, completed=done, total=total, visible=True)
+
+    return report
 
 
 def _announce_network_embedder(spec: str, name: str) -> None:

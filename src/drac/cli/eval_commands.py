@@ -12,6 +12,7 @@ from drac.cli import cli
 from drac.cli.options import json_option, open_workspace, print_json, stdout, workspace_option
 from drac.costs.prices import load_prices
 from drac.costs.report import CostReport, cost_report
+from drac.embedders.cache import CachingEmbedder
 from drac.errors import DracError
 from drac.evaluation.baseline import fixed_chunk_set, pdf_sibling, pdf_text
 from drac.evaluation.chunksets import ChunkSet, EvalChunk, load_chunk_set
@@ -87,7 +88,7 @@ def eval_command(
     as_json: bool,
 ) -> None:
     """Score retrieval on QUERIES.csv: R@k, R@3, P@3, P@k, MRR, NDCG@k per chunk set."""
-    from drac.embedders.cache import CachingEmbedder
+    from drac.embedders.cache import MemoryVectorStore
     from drac.embedders.factory import embedder_from_spec
 
     sets: list[ChunkSet] = []
@@ -112,11 +113,13 @@ def eval_command(
         chosen = embedder_from_spec(
             embedder if embedder is not None else EmbedderSettings.from_env().spec
         )
-        if chosen is not None and ws is not None:
-            # vectors of unchanged chunks and queries are reused on the next run
-            chosen = CachingEmbedder(chosen, ws.vectors)
         if not sets:
             raise click.UsageError("nothing to evaluate: ingest documents or pass --compare")
+        if chosen is not None:
+            # by text digest: the workspace's vectors (those of its ingest too) are reused, and
+            # the baselines' and the queries' are kept in it for the next run
+            chosen = CachingEmbedder(chosen, ws.vectors if ws is not None else MemoryVectorStore())
+            _embed_missing(chosen, sets, quiet=as_json)
         report = evaluate(sets, load_queries(queries), chosen, k=k)
     except (DracError, ValueError) as exc:
         raise click.ClickException(str(exc)) from exc
@@ -130,6 +133,24 @@ def eval_command(
         return
     wide = stdout if stdout.is_terminal else Console(soft_wrap=True, width=200)
     print_report(report, wide)
+
+
+def _embed_missing(cached: CachingEmbedder, sets: list[ChunkSet], quiet: bool) -> None:
+    """Embed the chunk texts of every set that have no vector yet, with a progress bar."""
+    from rich.markup import escape
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from drac.cli.options import stderr
+
+    texts = [chunk.text for chunk_set in sets for chunk in chunk_set.chunks]
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, console=stderr, disable=quiet) as progress:
+        task = progress.add_task(f"embed ({escape(cached.name)})", total=None, visible=False)
+
+        def report(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total, visible=True)
+
+        cached.fill(texts, report)
 
 
 def _money(value: float) -> str:

@@ -23,12 +23,19 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from drac.api.embedding import IngestEmbedding
 from drac.api.errors import IngestInterrupted
 from drac.api.operations import Removal, remove_reference
 from drac.api.operations import table_rows_note as _table_rows_note
 from drac.api.running import run_all
 from drac.cli import cli
-from drac.cli.embed_step import embed_new_chunks, embed_option
+from drac.cli.embed_step import (
+    embed_bar,
+    embed_new_chunks,
+    embed_option,
+    ingest_embedding,
+    warn_not_embedded,
+)
 from drac.cli.models_setup import build_escalation, build_models, conversion_options
 from drac.cli.options import (
     chosen_strategy,
@@ -171,10 +178,8 @@ def ingest(
                 follow_symlinks=path in named,
             )
 
-        with _writing(ws):
-            with ahead:
-                outcomes.extend(_run_all(files, run, jobs, "ingest"))
-            embed_new_chunks(ws, embed, quiet=as_json)
+        with _writing(ws), ahead:
+            outcomes.extend(_run_all(files, run, jobs, ingest_embedding(ws, embed, jobs)))
     finally:
         ws.close()
     _report(outcomes, as_json, skipped)
@@ -184,14 +189,22 @@ def _run_all(
     files: Sequence[Path],
     run: Callable[[Path, Callable[[int, int], None]], Outcome],
     jobs: int,
-    label: str,
+    embedding: IngestEmbedding,
 ) -> list[Outcome]:
+    """The documents run `jobs` at a time, their chunks embedded alongside as each is
+    committed, then what is left; one bar for the documents, one for the embedding."""
     with _progress() as progress:
+        events = embedding.events(_ProgressEvents(progress, "ingest", len(files)))
+        embedding.start(embed_bar(progress, embedding))
         try:
-            return run_all(files, run, jobs, _ProgressEvents(progress, label, len(files)))
+            outcomes = run_all(files, run, jobs, events, embedding.budget)
         except IngestInterrupted as exc:
             progress.stop()
-            _abandon(exc.done, exc.total)
+            _abandon(exc.done, exc.total)  # the process ends: the embedding thread with it
+        _, warning = embedding.finish()
+    if warning:
+        warn_not_embedded(warning)
+    return outcomes
 
 
 class _ProgressEvents:

@@ -4,7 +4,7 @@ nothing; and the one way to embed queries (some models read a query differently)
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 from drac.ports import Embedder
@@ -23,6 +23,22 @@ class VectorStore(Protocol):
     def put_vectors(self, model: str, vectors: Mapping[str, Sequence[float]]) -> None:
         """Store vectors by key."""
         ...
+
+
+class MemoryVectorStore:
+    """Vectors kept in memory for one run (where no workspace is at hand)."""
+
+    def __init__(self) -> None:
+        self._vectors: dict[tuple[str, str], list[float]] = {}
+
+    def get_vectors(self, model: str, keys: Sequence[str]) -> Mapping[str, list[float]]:
+        """The stored vectors of these keys (missing keys are absent)."""
+        return {key: self._vectors[model, key] for key in keys if (model, key) in self._vectors}
+
+    def put_vectors(self, model: str, vectors: Mapping[str, Sequence[float]]) -> None:
+        """Store vectors by key."""
+        for key, vector in vectors.items():
+            self._vectors[model, key] = list(vector)
 
 
 def text_key(text: str) -> str:
@@ -78,6 +94,23 @@ class CachingEmbedder(Embedder):
         keys = {text_key(text): text for text in texts}
         known = self.store.get_vectors(self.identity, list(keys))
         return [text for key, text in keys.items() if key not in known]
+
+    def fill(
+        self,
+        texts: Sequence[str],
+        progress: Callable[[int, int], None] | None = None,
+        batch: int = 64,
+    ) -> int:
+        """Embed and store the passage texts the store lacks, `batch` a call, telling
+        `progress(done, total)` before the first and after each; how many were embedded."""
+        missing = self.missing(texts)
+        if progress is not None and missing:
+            progress(0, len(missing))
+        for start in range(0, len(missing), batch):
+            self.embed(missing[start : start + batch])
+            if progress is not None:
+                progress(min(start + batch, len(missing)), len(missing))
+        return len(missing)
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per passage text, embedding only the texts the store does not have."""

@@ -117,6 +117,14 @@ class EmbeddedE5Embedder(Embedder):
         path = Path(package.__file__).parent / MODEL_FILES[self.variant]
         return BlasE5(path, threads=self.threads or thread_budget())
 
+    def use_threads(self, count: int) -> None:
+        """Run the next calls on at most `count` threads (an ingest's thread budget grants
+        them; the C engine keeps the threads it was built with)."""
+        with self._lock:
+            self.threads = max(1, count)
+            if self._model is not None and self.engine == "blas":
+                self._model.threads = self.threads
+
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One unit vector per passage text, in order."""
         return self._encode(texts, query=False)

@@ -29,8 +29,9 @@ from drac.retrieval.rank import (
 
 Announce = Callable[[int], None]
 Progress = Callable[[int, int], None]
-EMBED_BATCH = 8
-"""Chunk texts embedded per call at ingest (the progress bar moves once per batch)."""
+EMBED_BATCH = 64
+"""Chunk texts embedded per call (the progress bar moves once per call): enough for the
+embedded model's threads to share several forward batches."""
 
 
 class SearchResult(BaseModel):
@@ -187,10 +188,10 @@ def _bm25_result(
 
 
 def embed_active_chunks(
-    ws: Workspace, embedder: Embedder, progress: Progress | None = None
+    ws: Workspace, embedder: Embedder, progress: Progress | None = None, batch: int = EMBED_BATCH
 ) -> EmbedReport:
-    """Embed the active chunk texts the workspace's vector cache lacks (only those), in
-    batches, telling `progress(done, total)` after each; what `drac search` then reads."""
+    """Embed the active chunk texts the workspace's vector cache lacks (only those), `batch`
+    a call, telling `progress(done, total)` after each; what `drac search` then reads."""
     started = time.perf_counter()
     cached = CachingEmbedder(embedder, ws.vectors)
     texts = [c.text for c in ws.active_chunks()]
@@ -199,10 +200,10 @@ def embed_active_chunks(
         load_model(embedder)
         if progress is not None:
             progress(0, len(missing))
-    for start in range(0, len(missing), EMBED_BATCH):
-        cached.embed(missing[start : start + EMBED_BATCH])
+    for start in range(0, len(missing), batch):
+        cached.embed(missing[start : start + batch])
         if progress is not None:
-            progress(min(start + EMBED_BATCH, len(missing)), len(missing))
+            progress(min(start + batch, len(missing)), len(missing))
     return EmbedReport(
         embedder=embedder.name,
         chunks=len(texts),

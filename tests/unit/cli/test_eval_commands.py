@@ -107,3 +107,45 @@ def test_cost_reports_stages_agentic_equivalent_and_projection(workspace):
     assert "conversion" in text and "planning" in text
     assert "Per 1,000,000 pages" in text and "agentic" in text
     assert "No model calls are recorded" not in text
+
+
+class _Recording:
+    """A fake embedder (length and letter sums) recording the texts it embeds."""
+
+    name = "recording"
+    dimension = 3
+
+    def __init__(self):
+        self.texts = []
+
+    def embed(self, texts):
+        self.texts.extend(texts)
+        return [[float(len(t)), float(sum(map(ord, t)) % 97), 1.0] for t in texts]
+
+
+def test_eval_reuses_the_workspace_vectors_and_embeds_only_what_is_missing(
+    tmp_path, monkeypatch
+):
+    import drac.cli.embed_step as embed_step
+    import drac.embedders.factory as factory
+
+    recording = _Recording()
+    monkeypatch.setattr(embed_step, "search_embedder", lambda spec=None: recording)
+    monkeypatch.setattr(factory, "embedder_from_spec", lambda spec, env=None: recording)
+    source = tmp_path / "docs"
+    source.mkdir()
+    (source / "policy.md").write_text(DOC, encoding="utf-8")
+    ws = tmp_path / "ws"
+    assert CliRunner().invoke(cli, ["ingest", str(source), "-w", str(ws)]).exit_code == 0
+    ingested = list(recording.texts)  # every drac chunk, embedded at ingest
+    (tmp_path / "queries.csv").write_text(QUERIES, encoding="utf-8")
+    args = ["eval", str(tmp_path / "queries.csv"), "-w", str(ws), "--baseline", "fixed"]
+    recording.texts.clear()
+    first = CliRunner().invoke(cli, args)
+    assert first.exit_code == 0, first.output
+    assert ingested and not set(ingested) & set(recording.texts)  # the ingest's are reused
+    assert "embed (recording)" in first.stderr  # the fixed windows and the queries: new
+    recording.texts.clear()
+    again = CliRunner().invoke(cli, args)
+    assert again.exit_code == 0 and recording.texts == []  # all cached, by text digest
+    assert "embed (" not in again.stderr

@@ -135,3 +135,17 @@ def test_query_vectors_are_cached_apart_from_passage_vectors(tmp_path: Path) -> 
     plain = CachingEmbedder(CountingEmbedder(), ws.vectors)
     assert plain.embed_queries(["x"]) == plain.embed(["x"])  # one side only: one cache
     ws.close()
+
+
+def test_fill_embeds_only_the_missing_texts_in_batches_and_tells_progress() -> None:
+    from drac.embedders.cache import MemoryVectorStore
+
+    inner = CountingEmbedder()
+    cached = CachingEmbedder(inner, MemoryVectorStore())
+    cached.embed(["b"])
+    told: list[tuple[int, int]] = []
+    texts = ["a", "b", "c", "d", "a", "e"]
+    assert cached.fill(texts, lambda done, total: told.append((done, total)), batch=2) == 4
+    assert inner.calls[1:] == [["a", "c"], ["d", "e"]]
+    assert told == [(0, 4), (2, 4), (4, 4)]
+    assert cached.fill(texts) == 0 and len(inner.calls) == 3
