@@ -6,7 +6,6 @@ guard, the careful second request, the error marker)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import pytest
 from real_server import RunningServer
@@ -16,6 +15,7 @@ from drac.clients.openai_compat import OpenAICompatVisionModel
 from drac.documents.vision.batches import LOOP_REASON, convert_batch
 from drac.documents.vision.loops import loop_start
 from drac.ports import MemoryLedger, ModelReply, VisionModel
+from tests.unit.documents.test_repetition_loops import Page
 
 pytestmark = pytest.mark.real_model
 
@@ -23,14 +23,6 @@ PAGE_TEXT = "| Item | Price |\n|---|---|\n" + "| Tea | 1 |\n" * 4
 """The start of a page the model continues by repeating its last row (measured: it does)."""
 SYSTEM = "Transcribe the page as Markdown."
 """A short instruction: a 270M base model given drac's whole conversion prompt echoes it."""
-
-
-@dataclass(frozen=True)
-class Page:
-    number: int
-    png: bytes = b""
-    text_chars: int = 0
-    text_layer: str = ""
 
 
 class PageAsText(VisionModel):

@@ -14,6 +14,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -204,30 +205,9 @@ def convert_with_libreoffice(
         outdir = work / "out"
         profile = work / "profile"
         _seed_profile(profile, defences.settings)
-        command = [
-            soffice,
-            f"-env:UserInstallation={profile.as_uri()}",
-            "--headless",
-            "--invisible",
-            "--nologo",
-            "--nodefault",
-            "--norestore",
-            "--nolockcheck",
-            *_import_filter(suffix, data),
-            "--convert-to",
-            target,
-            "--outdir",
-            str(outdir),
-            str(source),
-        ]
-        scratch = work / "tmp"  # LibreOffice's own temporary files go with the work folder
-        scratch.mkdir()
-        env = {
-            **parser_environment(os.environ),  # no AWS credentials for LibreOffice
-            "HOME": tmp,
-            "TMPDIR": str(scratch),
-            "SAL_USE_VCLPLUGIN": "svp",
-        }
+        import_filter = _import_filter(suffix, data)
+        command = _soffice_command(soffice, profile, import_filter, target, outdir, [source])
+        env = _soffice_environment(work)
         what = f"the {kind} to {goal}"
         run = _run_guarded(
             command, env=env, workdir=tmp, timeout_s=timeout_s, memory_bytes=memory_bytes, what=what
@@ -237,6 +217,39 @@ def convert_with_libreoffice(
             raise DocumentError(_no_output_reason(run, kind, goal, memory_bytes))
         _keep_profile(profile)
         return Converted(result.read_bytes(), warnings)
+
+
+def _soffice_command(
+    soffice: str,
+    profile: Path,
+    import_filter: list[str],
+    target: str,
+    outdir: Path,
+    sources: Sequence[Path],
+) -> list[str]:
+    """The headless LibreOffice command converting `sources` to `target` in `outdir`, with the
+    user profile at `profile`."""
+    return [
+        soffice,
+        f"-env:UserInstallation={profile.as_uri()}",
+        "--headless", "--invisible", "--nologo", "--nodefault", "--norestore", "--nolockcheck",
+        *import_filter,
+        "--convert-to", target, "--outdir", str(outdir),
+        *(str(source) for source in sources),
+    ]  # fmt: skip
+
+
+def _soffice_environment(work: Path) -> dict[str, str]:
+    """LibreOffice's environment for the work folder `work`: no AWS credentials, its home
+    there, and its own temporary files in `work/tmp` (made here) so they go with the folder."""
+    scratch = work / "tmp"
+    scratch.mkdir()
+    return {
+        **parser_environment(os.environ),
+        "HOME": str(work),
+        "TMPDIR": str(scratch),
+        "SAL_USE_VCLPLUGIN": "svp",
+    }
 
 
 def _import_filter(suffix: str, data: bytes) -> list[str]:

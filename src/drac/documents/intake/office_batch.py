@@ -16,7 +16,6 @@ The cloud never batches: it converts one document per process.
 from __future__ import annotations
 
 import contextlib
-import os
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,11 +33,12 @@ from drac.documents.intake.normalise import (
     _keep_profile,
     _run_guarded,
     _seed_profile,
+    _soffice_command,
+    _soffice_environment,
     find_soffice,
 )
 from drac.documents.sandbox.containment.budget import Budget, charged_to, document_budget
 from drac.documents.sandbox.containment.errors import BudgetExceeded
-from drac.documents.sandbox.containment.policy import parser_environment
 from drac.documents.sandbox.lo_guard import CANNOT_START
 from drac.documents.sandbox.references import remove_external_references
 from drac.errors import DocumentError
@@ -130,23 +130,11 @@ def convert_batch(
         profile = work / "profile"
         _seed_profile(profile)
         first = documents[0]
-        command = [
-            find_soffice(),
-            f"-env:UserInstallation={profile.as_uri()}",
-            "--headless", "--invisible", "--nologo", "--nodefault", "--norestore",
-            "--nolockcheck",
-            *_import_filter(_SUFFIX[first.fmt], first.readable),
-            "--convert-to", "pdf", "--outdir", str(outdir),
-            *(str(name) for name in names),
-        ]  # fmt: skip
-        scratch = work / "tmp"
-        scratch.mkdir()
-        env = {
-            **parser_environment(os.environ),
-            "HOME": tmp,
-            "TMPDIR": str(scratch),
-            "SAL_USE_VCLPLUGIN": "svp",
-        }
+        command = _soffice_command(
+            find_soffice(), profile, _import_filter(_SUFFIX[first.fmt], first.readable), "pdf",
+            outdir, names,
+        )  # fmt: skip
+        env = _soffice_environment(work)
         what = f"a batch of {len(documents)} documents to PDF"
         try:
             with charged_to(cap):
