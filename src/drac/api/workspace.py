@@ -128,8 +128,6 @@ class Workspace:
         settings = IngestSettings(strategy=chosen, force=force, tenant=tenant, metadata=extra)
         named = set(given)
 
-        ahead = OfficeAhead(inputs.files, self._local, settings, named)
-
         def run(path: Path, progress: Progress) -> Outcome:
             return ahead.serve(
                 path,
@@ -147,6 +145,7 @@ class Workspace:
         embedder, warning = self._embedder(embed)
         with self._local.writing():
             embedding = IngestEmbedding(self._local, embedder, jobs).start()
+            ahead = OfficeAhead(inputs.files, self._local, settings, named, embedding.budget)
             listener = embedding.events(events if events is not None else QuietEvents())
             try:
                 with ahead:

@@ -162,7 +162,8 @@ def ingest(
     )
     ws = open_workspace(workspace, create=True)
     try:
-        ahead = OfficeAhead(files, ws, settings, named)
+        embedding = ingest_embedding(ws, embed, jobs)
+        ahead = OfficeAhead(files, ws, settings, named, embedding.budget)
 
         def run(path: Path, report: Callable[[int, int], None]) -> Outcome:
             return ahead.serve(
@@ -179,7 +180,7 @@ def ingest(
             )
 
         with _writing(ws), ahead:
-            outcomes.extend(_run_all(files, run, jobs, ingest_embedding(ws, embed, jobs)))
+            outcomes.extend(_run_all(files, run, jobs, embedding))
     finally:
         ws.close()
     _report(outcomes, as_json, skipped)

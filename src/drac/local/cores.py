@@ -45,6 +45,7 @@ class ThreadBudget:
         self._free = self.size
         self._waiting: deque[object] = deque()
         self._changed = threading.Condition()
+        self._held = threading.local()  # how many jobs this thread is in
 
     @property
     def in_use(self) -> int:
@@ -54,12 +55,28 @@ class ThreadBudget:
 
     @contextmanager
     def job(self) -> Iterator[None]:
-        """Hold one token for the block (one document's conversion)."""
+        """Hold one token for the block (one document's conversion, or a LibreOffice batch)."""
         taken = self._acquire(1)
+        self._held.jobs = getattr(self._held, "jobs", 0) + 1
         try:
             yield
         finally:
+            self._held.jobs -= 1
             self._release(taken)
+
+    @contextmanager
+    def lent(self) -> Iterator[None]:
+        """Give back the token this thread's job holds for the block, and take one again after
+        it: for a job that waits on another thread needing a token (a document waiting for
+        the PDF its batch is making). Outside a job, nothing is given back."""
+        if getattr(self._held, "jobs", 0) < 1:
+            yield
+            return
+        self._release(1)
+        try:
+            yield
+        finally:
+            self._acquire(1)
 
     @contextmanager
     def threads(self, wanted: int) -> Iterator[int]:

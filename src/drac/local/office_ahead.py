@@ -10,6 +10,9 @@ removed, under its own CPU budget) and converts them in batches of one LibreOffi
 each (`office_batch`). The thread converting a document is served the PDF made from exactly
 its bytes, and charged what preparing it cost and its share of the batch; a document without
 one (its batch failed, its file changed, or it was not converted ahead) is converted alone.
+With the run's thread budget (`drac.local.cores`), LibreOffice converting a batch holds one of
+its tokens, and a document waiting for its PDF gives its own back meanwhile, so the batch, the
+documents and the embedder together stay within the cores.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -37,6 +41,7 @@ from drac.documents.intake.office_batch import (
 from drac.documents.sandbox.containment.budget import current as current_budget
 from drac.errors import DracError
 from drac.ids import ContentDigest
+from drac.local.cores import ThreadBudget
 from drac.local.inputs import read_limited
 from drac.local.workspace import Workspace
 
@@ -80,8 +85,12 @@ class OfficeAhead:
         workspace: Workspace,
         settings: IngestSettings,
         named: set[Path] | None = None,
+        budget: ThreadBudget | None = None,
     ) -> None:
         self.files = list(files)
+        self.budget = budget
+        """The run's thread budget: a batch holds one token while LibreOffice converts it, and
+        a document waiting for its PDF lends its own back meanwhile."""
         self.workspace = workspace
         self.settings = settings
         self.named = named or set()
@@ -135,7 +144,8 @@ class OfficeAhead:
                 self._blocked += 1
                 self._served.notify_all()
             try:
-                slot.done.wait(_WAIT_S)
+                with self.budget.lent() if self.budget else nullcontext():
+                    slot.done.wait(_WAIT_S)
             finally:
                 with self._served:
                     self._blocked -= 1
@@ -212,9 +222,10 @@ class OfficeAhead:
             return
         documents = [found for _, found in group]
         try:
-            batch = convert_batch(
-                documents, timeout_s=self.settings.conversion.libreoffice_timeout_s
-            )
+            with self.budget.job() if self.budget else nullcontext():
+                batch = convert_batch(
+                    documents, timeout_s=self.settings.conversion.libreoffice_timeout_s
+                )
         except Exception:  # a full disk, or a bug: each document is then converted alone
             batch = Batch([None] * len(documents), 0.0)
         with self._served:

@@ -128,3 +128,24 @@ def test_tokens_go_first_to_whoever_asked_first() -> None:
     for thread in (embedder, job):
         thread.join(timeout=10)
     assert order == ["embedder", "job"]
+
+
+def test_a_job_lends_its_token_while_it_waits_and_takes_one_again() -> None:
+    budget = ThreadBudget(1)
+    with budget.job():
+        assert budget.in_use == 1
+        with budget.lent():
+            assert budget.in_use == 0
+            with budget.job():  # another job (a LibreOffice batch) can run meanwhile
+                assert budget.in_use == 1
+        assert budget.in_use == 1
+    assert budget.in_use == 0
+
+
+def test_outside_a_job_nothing_is_lent() -> None:
+    budget = ThreadBudget(2)
+    with budget.lent():
+        assert budget.in_use == 0
+    with budget.threads(2), budget.lent():  # the embedder's threads are not a job's token
+        assert budget.in_use == 2
+    assert budget.in_use == 0

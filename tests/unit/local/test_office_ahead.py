@@ -13,10 +13,11 @@ import pytest
 from reliability.hostile_links import docx as linked_docx
 
 from drac.documents.intake import normalise
-from drac.documents.intake.ahead import Converted
+from drac.documents.intake.ahead import Converted, converted_ahead
 from drac.documents.intake.detect import DocumentFormat
 from drac.documents.intake.office_batch import Batch
 from drac.local import Workspace, office_ahead
+from drac.local.cores import ThreadBudget
 from drac.local.office_ahead import OfficeAhead, _Slot
 from drac.local.pipeline import IngestSettings, ingest_file
 
@@ -189,3 +190,36 @@ def test_an_interrupted_run_does_not_wait_for_its_batch(folder, tmp_path, monkey
     finally:
         workspace.close()
     assert time.monotonic() - started < 25
+
+
+def test_a_batch_holds_a_token_the_waiting_document_lends_it(folder, tmp_path, monkeypatch):
+    budget = ThreadBudget(1)  # one core: the document waiting for its PDF holds the only token
+    held_while_converting: list[int] = []
+
+    def convert(documents, **_):
+        held_while_converting.append(budget.in_use)
+        pdfs = [Converted(b"%PDF-made-ahead", []) for _ in documents]
+        return Batch(pdfs, 0.0)
+
+    monkeypatch.setattr(office_ahead, "convert_batch", convert)
+    path = folder / "doc0.docx"
+    workspace = Workspace(tmp_path / "ws")
+    found: list[Converted | None] = []
+    try:
+        with OfficeAhead([path], workspace, IngestSettings(), budget=budget) as ahead:
+            done = threading.Thread(target=lambda: _wait_for_pdf(ahead, budget, path, found))
+            done.start()
+            done.join(30)
+            assert not done.is_alive(), "the batch waited for the token its document held"
+    finally:
+        workspace.close()
+    assert held_while_converting == [1]  # the batch's own token, lent by the waiting document
+    assert found == [Converted(b"%PDF-made-ahead", [])]
+    assert budget.in_use == 0
+
+
+def _wait_for_pdf(ahead: OfficeAhead, budget: ThreadBudget, path: Path, found: list) -> None:
+    """One document's job: holding a token, it asks for its PDF as `normalise` does."""
+    data = path.read_bytes()
+    with budget.job():
+        found.append(ahead.serve(path, converted_ahead, data, DocumentFormat.DOCX))
