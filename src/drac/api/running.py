@@ -4,12 +4,12 @@ to its own document, outcomes in the order the files were given."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Protocol
 
 from drac.api.errors import IngestInterrupted
-from drac.local.cores import ThreadBudget
+from drac.local.cores import SIGNAL_POLL_S, ThreadBudget
 from drac.local.errors import WorkspaceUnusableError
 from drac.local.files import shown_path
 from drac.local.outcome import Outcome
@@ -90,11 +90,13 @@ def run_all(
     pool = ThreadPoolExecutor(max_workers=jobs)
     interrupted = False
     try:
-        futures = {pool.submit(one, path): path for path in files}
-        for future in as_completed(futures):
-            outcome = future.result()
-            outcomes.append(outcome)
-            listener.finished(outcome)
+        pending: set[Future[Outcome]] = {pool.submit(one, path) for path in files}
+        while pending:
+            done, pending = wait(pending, timeout=SIGNAL_POLL_S, return_when=FIRST_COMPLETED)
+            for future in done:
+                outcome = future.result()
+                outcomes.append(outcome)
+                listener.finished(outcome)
     except KeyboardInterrupt:
         interrupted = True
         raise IngestInterrupted(len(outcomes), len(files)) from None

@@ -91,6 +91,7 @@ def render_command(
     )
 
     from drac.documents.options import ConversionOptions
+    from drac.local.cores import result_of
 
     console = Console(stderr=True)
     options = ConversionOptions(dpi=dpi, max_side_px=max_side)
@@ -108,7 +109,9 @@ def render_command(
 
         executor = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="drac-render")
         try:
-            for result in executor.map(one, files):  # printed in the files' order
+            futures = [executor.submit(one, name) for name in files]
+            for future in futures:  # printed in the files' order
+                result = result_of(future)
                 failed += result.failed
                 done += 1
                 progress.console.print(result.line)

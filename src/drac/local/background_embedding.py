@@ -16,7 +16,7 @@ import time
 from collections.abc import Sequence
 
 from drac.embedders.cache import CachingEmbedder
-from drac.local.cores import ThreadBudget
+from drac.local.cores import ThreadBudget, join
 from drac.local.search import EmbedReport, Progress, load_model
 from drac.local.workspace import Workspace
 from drac.ports import Embedder
@@ -78,7 +78,7 @@ class BackgroundEmbedding:
         """Wait for the batch in progress, then embed every active chunk text still missing
         with the whole budget; raise what the embedder raised."""
         self._queue.put(_DONE)
-        self._thread.join()
+        join(self._thread)
         if self.error is not None:
             raise self.error
         texts = [chunk.text for chunk in self.ws.active_chunks()]

@@ -2,7 +2,9 @@
 this process may run on, so embedding alongside conversion never oversubscribes them.
 
 The rule: the budget holds `budget_size(cores, jobs)` tokens. A document being converted holds
-one (its LibreOffice, pdfium or OCR worker runs on that core); the embedder takes, for each
+one (its LibreOffice, pdfium or OCR worker runs on that core), and so does LibreOffice
+converting a batch of the run's office documents ahead, while a document waiting for that
+batch lends its own back (`ThreadBudget.lent`); the embedder takes, for each
 batch of texts, as many of the free tokens as it has threads, at least one (it waits for
 one). Tokens are handed out in the order they were asked for, so neither side starves.
 """
@@ -13,7 +15,33 @@ import os
 import threading
 from collections import deque
 from collections.abc import Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
+from typing import TypeVar
+
+T = TypeVar("T")
+
+SIGNAL_POLL_S = 0.25
+"""How often a main thread waiting for other threads wakes. Linux may hand a Ctrl-C to any
+thread of the process; Python then only sets a flag, and a main thread blocked on a lock does
+not see it until that lock is released (it once waited for a LibreOffice batch's timeout)."""
+
+
+def join(thread: threading.Thread) -> None:
+    """Wait for `thread` to end, seeing a Ctrl-C within SIGNAL_POLL_S."""
+    while thread.is_alive():
+        thread.join(SIGNAL_POLL_S)
+
+
+def result_of(future: Future[T]) -> T:
+    """The future's result (or its exception raised), waited for seeing a Ctrl-C within
+    SIGNAL_POLL_S."""
+    while True:
+        try:
+            return future.result(timeout=SIGNAL_POLL_S)
+        except TimeoutError:
+            if future.done():  # the work itself raised TimeoutError
+                raise
 
 
 def available_cores() -> int:

@@ -41,7 +41,7 @@ from drac.documents.intake.office_batch import (
 from drac.documents.sandbox.containment.budget import current as current_budget
 from drac.errors import DracError
 from drac.ids import ContentDigest
-from drac.local.cores import ThreadBudget
+from drac.local.cores import ThreadBudget, join
 from drac.local.inputs import read_limited
 from drac.local.workspace import Workspace
 
@@ -116,7 +116,7 @@ class OfficeAhead:
         with self._served:
             self._served.notify_all()
         if kind is None:  # interrupted: not kept waiting (its LibreOffice ends at its timeout)
-            self._thread.join()
+            join(self._thread)
         self._fill_rest()
 
     def serve(self, path: Path, work: Callable[..., T], *args: Any, **kwargs: Any) -> T:

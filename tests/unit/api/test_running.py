@@ -4,6 +4,8 @@ progress."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -66,3 +68,39 @@ def test_ctrl_c_does_not_wait_for_the_documents_in_progress() -> None:
         assert seen == [str(FILES[0])]
     finally:
         release.set()
+
+
+CTRL_C_IN_A_WORKER = """
+import signal, sys, threading, time
+from pathlib import Path
+from drac.api.errors import IngestInterrupted
+from drac.api.running import run_all
+from drac.local.outcome import Outcome
+
+release = threading.Event()
+timed_out = []
+
+def run(path, progress):
+    time.sleep(1)  # the main thread is waiting for this document by now
+    # Linux may deliver a Ctrl-C to any thread: here, to this one
+    signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+    if not release.wait(30):
+        timed_out.append(path)
+    return Outcome(path=str(path), status="INDEXED")
+
+try:
+    run_all([Path("/docs/a.md")], run, jobs=1)
+except IngestInterrupted:
+    print("interrupted, document still running:", not timed_out)
+finally:
+    release.set()
+"""
+
+
+def test_ctrl_c_delivered_to_a_worker_thread_still_stops_the_run() -> None:
+    # a process of its own: the main thread must be the interpreter's, and only its own
+    # signal handler may run
+    result = subprocess.run(
+        [sys.executable, "-c", CTRL_C_IN_A_WORKER], capture_output=True, text=True, timeout=120
+    )
+    assert result.stdout.strip() == "interrupted, document still running: True", result.stderr

@@ -149,3 +149,20 @@ def test_outside_a_job_nothing_is_lent() -> None:
     with budget.threads(2), budget.lent():  # the embedder's threads are not a job's token
         assert budget.in_use == 2
     assert budget.in_use == 0
+
+
+def test_a_result_waited_for_in_short_polls_is_the_futures_own() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from drac.local.cores import join, result_of
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        slow = pool.submit(lambda: time.sleep(0.6) or "rendered")  # longer than one poll
+        failing = pool.submit(lambda: (_ for _ in ()).throw(TimeoutError("the work's own")))
+        assert result_of(slow) == "rendered"
+        with pytest.raises(TimeoutError, match="the work's own"):
+            result_of(failing)
+    thread = threading.Thread(target=time.sleep, args=(0.6,))
+    thread.start()
+    join(thread)
+    assert not thread.is_alive()
