@@ -51,3 +51,18 @@ def CachedEmbedder(inner: Embedder, path: Path = OUT / "embeddings.sqlite") -> E
     from drac.local.stores import SqliteVectorStore
 
     return CachingEmbedder(inner, SqliteVectorStore(Database(path)))
+
+
+def processes_cpu_s() -> dict[int, tuple[int, float]]:
+    """Every live process: its parent's pid and its CPU seconds (user + system), from /proc."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    found: dict[int, tuple[int, float]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        found[int(entry.name)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / ticks)
+    return found

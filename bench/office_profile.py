@@ -25,6 +25,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from _common import processes_cpu_s
+
 import drac.documents.intake.normalise as normalise_module
 import drac.documents.offline.converter as offline_module
 import drac.local.office_ahead as ahead_module
@@ -44,17 +46,8 @@ def tree_cpu() -> float:
     own = resource.getrusage(resource.RUSAGE_SELF)
     reaped = resource.getrusage(resource.RUSAGE_CHILDREN)
     total = own.ru_utime + own.ru_stime + reaped.ru_utime + reaped.ru_stime
-    ticks = os.sysconf("SC_CLK_TCK")
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == os.getpid():
-            total += (int(fields[11]) + int(fields[12])) / ticks
-    return total
+    live = processes_cpu_s().values()
+    return total + sum(cpu for parent, cpu in live if parent == os.getpid())
 
 
 def measured(module: Any, name: str, label: str) -> None:

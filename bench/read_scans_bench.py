@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 import pypdfium2 as pdfium
-from _common import CORPUS, machine, write_section
+from _common import CORPUS, machine, processes_cpu_s, write_section
 
 from drac.documents.intake.normalise import image_to_pdf
 from drac.documents.options import ConversionOptions
@@ -34,8 +34,6 @@ from drac.documents.pdf.scans import read_scanned_pages
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ocr_bench import PICKS
-
-TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def scan_pdf(pages: int) -> bytes:
@@ -60,17 +58,9 @@ def _children_cpu_s() -> float:
 
 def _descendants_cpu_s() -> float:
     """CPU seconds (user + system) of every live descendant of this process."""
-    parents: dict[int, int] = {}
-    times: dict[int, float] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        parents[int(entry.name)] = int(fields[1])
-        times[int(entry.name)] = (int(fields[11]) + int(fields[12])) / TICKS
+    live = processes_cpu_s()
+    parents = {pid: parent for pid, (parent, _) in live.items()}
+    times = {pid: cpu for pid, (_, cpu) in live.items()}
     mine, found = {os.getpid()}, True
     while found:
         found = False
