@@ -15,6 +15,12 @@ import pytest
 from hostile_office import docx
 from polling import wait_for
 
+AT_A_TERMINAL = (
+    "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "from drac.cli import main; main()"
+)
+"""drac as a terminal starts it: Ctrl-C raises KeyboardInterrupt even when the test runner was
+itself started with SIGINT ignored (a shell's background job), which its children inherit."""
 
 def _gone(pid: int) -> bool:
     try:
@@ -49,7 +55,7 @@ def test_ctrl_c_abandons_the_batch_and_kills_libreoffice(tmp_path: Path) -> None
         (tmp_path / name).write_bytes(docx([f"The {name} document."]))
     env = {**os.environ, "DRAC_SOFFICE": str(soffice), "TMPDIR": str(scratch),
            "PYTHONFAULTHANDLER": "1"}  # fmt: skip
-    command = [sys.executable, "-c", "from drac.cli import main; main()", "ingest",
+    command = [sys.executable, "-c", AT_A_TERMINAL, "ingest",
                "first.docx", "second.docx", "-w", "ws", "--jobs", "1"]  # fmt: skip
     drac = subprocess.Popen(command, cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True)
     try:
@@ -86,7 +92,7 @@ def test_killing_drac_at_random_points_leaves_no_work_folder(tmp_path: Path) -> 
     scratch.mkdir()
     (tmp_path / "report.docx").write_bytes(docx(["The interrupted report."]))
     env = {**os.environ, "TMPDIR": str(scratch), "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    command = [sys.executable, "-c", "from drac.cli import main; main()", "ingest",
+    command = [sys.executable, "-c", AT_A_TERMINAL, "ingest",
                "report.docx", "-w", "ws", "--force"]  # fmt: skip
     rng = random.Random(16)
     for _ in range(6):

@@ -72,6 +72,7 @@ def test_ctrl_c_does_not_wait_for_the_documents_in_progress() -> None:
 
 CTRL_C_IN_A_WORKER = """
 import signal, sys, threading, time
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as at a terminal (see test_interrupt)
 from pathlib import Path
 from drac.api.errors import IngestInterrupted
 from drac.api.running import run_all
