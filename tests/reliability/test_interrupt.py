@@ -22,6 +22,7 @@ AT_A_TERMINAL = (
 """drac as a terminal starts it: Ctrl-C raises KeyboardInterrupt even when the test runner was
 itself started with SIGINT ignored (a shell's background job), which its children inherit."""
 
+
 def _gone(pid: int) -> bool:
     try:
         return "State:\tZ" in Path(f"/proc/{pid}/status").read_text()
