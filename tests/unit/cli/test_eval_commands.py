@@ -144,8 +144,8 @@ def test_eval_reuses_the_workspace_vectors_and_embeds_only_what_is_missing(
     first = CliRunner().invoke(cli, args)
     assert first.exit_code == 0, first.output
     assert ingested and not set(ingested) & set(recording.texts)  # the ingest's are reused
-    assert "embed (recording)" in first.stderr  # the fixed windows and the queries: new
+    assert "embed (recording)" in first.output  # the fixed windows and the queries: new
     recording.texts.clear()
     again = CliRunner().invoke(cli, args)
     assert again.exit_code == 0 and recording.texts == []  # all cached, by text digest
-    assert "embed (" not in again.stderr
+    assert "embed (" not in again.output
