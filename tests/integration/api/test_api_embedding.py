@@ -4,7 +4,6 @@ embedder that fails mid-run is a warning, and what it left is embedded next time
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 import threading
 from collections.abc import Sequence
@@ -22,7 +21,7 @@ from drac.embedders.embedded import EmbeddedE5Embedder, embedded_available
 from drac.local.search import embed_active_chunks, search_workspace
 from drac.ports import Embedder
 from drac.retrieval.rank import Mode
-from drac.retrieval.text import bm25_terms
+from tests.unit.local.test_search import term_vector
 
 CORPUS_FILES = (
     "Delayed Baggage.md",
@@ -53,13 +52,7 @@ class HashedWords(Embedder):
             raise RuntimeError("the embedding server went away")
         self.calls.append(list(texts))
         self.called.set()
-        vectors = []
-        for text in texts:
-            vector = [0.0] * self.dimension
-            for term in bm25_terms(text):
-                vector[hashlib.sha256(term.encode()).digest()[0] % self.dimension] += 1.0
-            vectors.append(vector)
-        return vectors
+        return [term_vector(text, self.dimension) for text in texts]
 
 
 @pytest.fixture

@@ -32,6 +32,15 @@ QUERIES = [
 ]
 
 
+def term_vector(text: str, dimension: int) -> list[float]:
+    """A bag of the text's index terms hashed into `dimension` slots: a deterministic stand-in
+    for an embedding, near for texts that share words."""
+    vector = [0.0] * dimension
+    for term in bm25_terms(text):
+        vector[hashlib.sha256(term.encode()).digest()[0] % dimension] += 1.0
+    return vector
+
+
 class HashedWordsEmbedder(Embedder):
     """A deterministic bag-of-words embedder (hashed into 32 dimensions) that records calls."""
 
@@ -43,13 +52,7 @@ class HashedWordsEmbedder(Embedder):
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         self.calls.append(list(texts))
-        vectors = []
-        for text in texts:
-            vector = [0.0] * self.dimension
-            for term in bm25_terms(text):
-                vector[hashlib.sha256(term.encode()).digest()[0] % self.dimension] += 1.0
-            vectors.append(vector)
-        return vectors
+        return [term_vector(text, self.dimension) for text in texts]
 
     @property
     def embedded(self) -> int:
